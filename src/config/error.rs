@@ -1,0 +1,260 @@
+//! What can be wrong with a configuration tree. Each problem names the file, line and
+//! column, and carries the file's text so miette can show the offending snippet.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use thiserror::Error;
+
+use super::source::{Origin, SourceMap};
+
+/// A file position ready for a diagnostic: its text, the span, and `file:line:column`.
+#[derive(Debug, Clone)]
+pub struct Pointer {
+    pub src: NamedSource<Arc<String>>,
+    pub span: SourceSpan,
+    pub at: String,
+}
+
+impl Pointer {
+    pub fn new(sources: &SourceMap, origin: Origin, len: usize) -> Self {
+        let file = sources.file(origin.file);
+        let loc = sources.locate(origin);
+        let start = (origin.offset as usize).min(file.text.len());
+        let len = len.min(file.text.len() - start);
+        Pointer {
+            src: file.named_source(),
+            span: SourceSpan::new(start.into(), len),
+            at: format!("{}:{}:{}", loc.file, loc.line, loc.column),
+        }
+    }
+}
+
+#[derive(Debug, Error, Diagnostic)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    #[diagnostic(code(chaudit::config::read))]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("configuration file {path} does not exist")]
+    #[diagnostic(code(chaudit::config::not_found))]
+    NotFound { path: PathBuf },
+
+    #[error("{path}:{line}:{column}: file is not valid UTF-8")]
+    #[diagnostic(
+        code(chaudit::config::encoding),
+        help("ClickHouse reads config files as UTF-8; re-encode the file")
+    )]
+    NotUtf8 {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+    },
+
+    #[error("{path}: symbolic link loop")]
+    #[diagnostic(code(chaudit::config::symlink_loop))]
+    SymlinkLoop { path: PathBuf },
+
+    #[error("{at}: {message}")]
+    #[diagnostic(code(chaudit::config::syntax))]
+    Syntax {
+        message: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("here")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: root element <{found}> does not match the main config's <{expected}>")]
+    #[diagnostic(
+        code(chaudit::config::root_mismatch),
+        help(
+            "ClickHouse refuses to start: a fragment's root must be <clickhouse> (or the legacy <yandex>)"
+        )
+    )]
+    RootMismatch {
+        found: String,
+        expected: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("this root")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: both remove and replace attributes set for element <{tag}>")]
+    #[diagnostic(
+        code(chaudit::config::remove_and_replace),
+        help("ClickHouse refuses to start; keep one of the two")
+    )]
+    RemoveAndReplace {
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("remove and replace")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: more than one substitution attribute (incl, from_env, from_zk) on <{tag}>")]
+    #[diagnostic(
+        code(chaudit::config::substitution),
+        help("ClickHouse refuses to start; an element takes one substitution")
+    )]
+    MultipleSubstitutions {
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("here")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: <include> {problem}")]
+    #[diagnostic(code(chaudit::config::include))]
+    BadInclude {
+        problem: &'static str,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("here")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: <{tag}> has a value and {attribute} but no 'replace' attribute")]
+    #[diagnostic(
+        code(chaudit::config::substitution_on_value),
+        help("ClickHouse refuses to start: remove the value or add replace=\"1\"")
+    )]
+    SubstitutionOnValue {
+        tag: String,
+        attribute: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("has a value")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: include_from file {path} does not exist")]
+    #[diagnostic(
+        code(chaudit::config::include_from_missing),
+        help("ClickHouse refuses to start with 'File not found'")
+    )]
+    IncludeFromMissing {
+        path: PathBuf,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("names a missing file")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: {what} is not available, so <{tag}> is left empty")]
+    #[diagnostic(
+        code(chaudit::config::substitution_missing),
+        help(
+            "ClickHouse only warns and starts with an empty <{tag}>; a numeric or required setting then fails start-up. Provide it, or mark the element optional=\"true\" to drop it instead"
+        )
+    )]
+    SubstitutionLeftEmpty {
+        what: String,
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("empty after substitution")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: environment variable {var} is not valid XML content: {message}")]
+    #[diagnostic(code(chaudit::config::env_value))]
+    BadEnvValue {
+        var: String,
+        message: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("from_env")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: users config {path} does not exist")]
+    #[diagnostic(code(chaudit::config::users_missing))]
+    UsersConfigMissing {
+        path: PathBuf,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("names a missing file")]
+        span: SourceSpan,
+    },
+
+    // ---- warnings: ClickHouse starts, but the operator should know ----
+    #[error("{at}: {what} is not available; <{tag}> keeps its own content")]
+    #[diagnostic(code(chaudit::config::substitution_missing), severity(Warning))]
+    SubstitutionNotFound {
+        what: String,
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("not substituted")]
+        span: SourceSpan,
+    },
+
+    #[error("{at}: from_zk=\"{path}\" cannot be resolved offline; its value is unknown")]
+    #[diagnostic(
+        code(chaudit::config::from_zk),
+        severity(Advice),
+        help("rules that read <{tag}> see it as written, without the ZooKeeper content")
+    )]
+    FromZkOffline {
+        path: String,
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("from ZooKeeper")]
+        span: SourceSpan,
+    },
+
+    #[error(
+        "{path}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file"
+    )]
+    #[diagnostic(code(chaudit::config::fragment_skipped), severity(Warning))]
+    FragmentSkipped {
+        path: String,
+        found: String,
+        expected: String,
+    },
+}
+
+impl ConfigError {
+    pub fn syntax(pointer: Pointer, message: impl Into<String>) -> Self {
+        ConfigError::Syntax {
+            message: message.into(),
+            at: pointer.at,
+            src: pointer.src,
+            span: pointer.span,
+        }
+    }
+
+    /// True for problems ClickHouse itself would start with (warnings and advice).
+    pub fn is_warning(&self) -> bool {
+        matches!(
+            self,
+            ConfigError::SubstitutionNotFound { .. }
+                | ConfigError::FromZkOffline { .. }
+                | ConfigError::FragmentSkipped { .. }
+        )
+    }
+}
+
+pub type Result<T, E = ConfigError> = std::result::Result<T, E>;

@@ -1,0 +1,242 @@
+//! Loading a ClickHouse server configuration exactly as ClickHouse does: the main file,
+//! its `config.d/` and `conf.d/` fragments, substitutions, and the users config with
+//! `users.d/`, every value keeping the file, line and column that set it.
+
+pub mod error;
+pub mod files;
+pub mod merge;
+pub mod render;
+pub mod source;
+pub mod substitute;
+pub mod tree;
+pub mod xml;
+pub mod yaml;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use error::ConfigError;
+pub use source::{FileId, Location, Origin, SourceMap};
+pub use tree::{Element, Node};
+
+use error::{Pointer, Result};
+use substitute::Substituter;
+
+/// Settings of the loader that differ between a server host and a test.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// Used when the config has no `<include_from>` and this file exists.
+    pub default_include_from: PathBuf,
+    /// The environment `from_env` reads (chaudit's own by default).
+    pub env: HashMap<String, String>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions {
+            default_include_from: "/etc/metrika.xml".into(),
+            env: std::env::vars().collect(),
+        }
+    }
+}
+
+/// One processed config (the server's or the users'): its merged tree and the files used.
+#[derive(Debug)]
+pub struct ConfigTree {
+    pub root: Element,
+    /// Main file, fragments in merge order, then the include_from file, as ClickHouse lists them.
+    pub files: Vec<FileId>,
+}
+
+#[derive(Debug)]
+pub struct LoadedConfig {
+    pub sources: SourceMap,
+    pub server: ConfigTree,
+    /// The users config (users.xml + users.d/); `None` when user_directories names none.
+    pub users: Option<ConfigTree>,
+    /// True when users come from the main config itself (no users.xml beside it).
+    pub users_in_main: bool,
+    /// Problems ClickHouse would start with anyway (warnings), and substitutions that
+    /// leave an element empty (errors, although the server only logs them).
+    pub problems: Vec<ConfigError>,
+}
+
+impl LoadedConfig {
+    pub fn locate(&self, origin: Origin) -> Location {
+        self.sources.locate(origin)
+    }
+
+    /// The users tree, falling back to the server tree when users live in the main config.
+    pub fn users_root(&self) -> Option<&Element> {
+        match (&self.users, self.users_in_main) {
+            (Some(users), _) => Some(&users.root),
+            (None, true) => Some(&self.server.root),
+            (None, false) => None,
+        }
+    }
+}
+
+/// Loads the main server config, its fragments and its users config.
+pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
+    let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut sources = SourceMap::new(base_dir.clone());
+    let mut problems = Vec::new();
+    let server = process(main, options, &mut sources, &mut problems)?;
+    let (users, users_in_main) = match users_config_path(&server.root, &base_dir, &sources)? {
+        UsersSource::File(path) => (
+            Some(process(&path, options, &mut sources, &mut problems)?),
+            false,
+        ),
+        UsersSource::Main => (None, true),
+        UsersSource::None => (None, false),
+    };
+    Ok(LoadedConfig {
+        sources,
+        server,
+        users,
+        users_in_main,
+        problems,
+    })
+}
+
+/// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
+pub fn process(
+    main: &Path,
+    options: &LoadOptions,
+    sources: &mut SourceMap,
+    problems: &mut Vec<ConfigError>,
+) -> Result<ConfigTree> {
+    let main_id = files::read(sources, main)?;
+    let mut root = files::parse(sources, main_id)?;
+    let mut used = vec![main_id];
+    for path in files::merge_files(main)? {
+        let id = files::read(sources, &path)?;
+        let fragment = files::parse(sources, id)?;
+        if !same_root(&root.name, &fragment.name) {
+            if is_clickhouse_root(&root.name) {
+                let p = Pointer::new(sources, fragment.origin, fragment.name.len() + 1);
+                return Err(ConfigError::RootMismatch {
+                    found: fragment.name,
+                    expected: root.name,
+                    at: p.at,
+                    src: p.src,
+                    span: p.span,
+                });
+            }
+            let path = sources.file(id).display.clone();
+            problems.push(ConfigError::FragmentSkipped {
+                path,
+                found: fragment.name,
+                expected: root.name.clone(),
+            });
+            continue;
+        }
+        merge::merge_children(&mut root, fragment, sources)?;
+        used.push(id);
+    }
+
+    let include_from = read_include_from(&mut root, main, options, sources, problems)?;
+    if let Some((id, _)) = &include_from {
+        used.push(*id);
+    }
+    Substituter {
+        include_from: include_from.as_ref().map(|(_, e)| e),
+        env: &options.env,
+        sources,
+        problems,
+    }
+    .run(&mut root)?;
+    Ok(ConfigTree { root, files: used })
+}
+
+fn same_root(a: &str, b: &str) -> bool {
+    a == b || (is_clickhouse_root(a) && is_clickhouse_root(b))
+}
+
+fn is_clickhouse_root(name: &str) -> bool {
+    name == "clickhouse" || name == "yandex"
+}
+
+/// The include_from file (after substituting the `<include_from>` element itself), or
+/// /etc/metrika.xml when there is no such element and that file exists.
+fn read_include_from(
+    root: &mut Element,
+    main: &Path,
+    options: &LoadOptions,
+    sources: &mut SourceMap,
+    problems: &mut Vec<ConfigError>,
+) -> Result<Option<(FileId, Element)>> {
+    let element = root.elements_mut().find(|e| e.name == "include_from");
+    let path = match element {
+        Some(element) => {
+            let kept = Substituter {
+                include_from: None,
+                env: &options.env,
+                sources,
+                problems,
+            }
+            .element(element)?;
+            let value = element.value();
+            if !kept || value.is_empty() {
+                return Ok(None);
+            }
+            // ClickHouse resolves a relative path against its working directory; the
+            // config's own directory is the best offline stand-in.
+            let path = main.parent().unwrap_or(Path::new("")).join(&value);
+            if !path.exists() {
+                let p = Pointer::new(sources, element.value_origin(), value.len());
+                return Err(ConfigError::IncludeFromMissing {
+                    path,
+                    at: p.at,
+                    src: p.src,
+                    span: p.span,
+                });
+            }
+            path
+        }
+        None if options.default_include_from.exists() => options.default_include_from.clone(),
+        None => return Ok(None),
+    };
+    let id = files::read(sources, &path)?;
+    Ok(Some((id, files::parse(sources, id)?)))
+}
+
+enum UsersSource {
+    File(PathBuf),
+    Main,
+    None,
+}
+
+/// Where users come from: `user_directories/users_xml/path`, else `users_config`, else
+/// users.xml (or .yaml/.yml) beside the main config, else the main config itself.
+fn users_config_path(root: &Element, base_dir: &Path, sources: &SourceMap) -> Result<UsersSource> {
+    let named = match root.child("user_directories") {
+        Some(dirs) => match dirs.find("users_xml/path") {
+            Some(path) => Some(path),
+            None => return Ok(UsersSource::None),
+        },
+        None => root.child("users_config"),
+    };
+    if let Some(element) = named {
+        let path = base_dir.join(element.value());
+        if !path.is_file() {
+            let p = Pointer::new(
+                sources,
+                element.value_origin(),
+                element.value().len().max(1),
+            );
+            return Err(ConfigError::UsersConfigMissing {
+                path,
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            });
+        }
+        return Ok(UsersSource::File(path));
+    }
+    Ok(["users.xml", "users.yaml", "users.yml"]
+        .iter()
+        .map(|name| base_dir.join(name))
+        .find(|p| p.is_file())
+        .map_or(UsersSource::Main, UsersSource::File))
+}

@@ -1,0 +1,141 @@
+//! The files a configuration was read from, and positions inside them.
+//!
+//! Every node of a merged tree carries an [`Origin`] (file + byte offset). Line and
+//! column are computed on demand from the file's line index, so loading thousands of
+//! fragments stays cheap.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Index of a file in a [`SourceMap`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// Where a node came from: a file and the byte offset of its first character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Origin {
+    pub file: FileId,
+    pub offset: u32,
+}
+
+/// A resolved position, 1-based line and column (column counted in characters).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct Location {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug)]
+pub struct SourceFile {
+    /// Absolute or as-resolved path (what ClickHouse would list in its header comment).
+    pub path: PathBuf,
+    /// How the file is shown to the user: relative to the main config's directory when possible.
+    pub display: String,
+    pub text: Arc<String>,
+    line_starts: Vec<u32>,
+}
+
+impl SourceFile {
+    pub fn new(path: PathBuf, display: String, text: String) -> Self {
+        let mut line_starts = vec![0u32];
+        line_starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| (i + 1) as u32),
+        );
+        SourceFile {
+            path,
+            display,
+            text: Arc::new(text),
+            line_starts,
+        }
+    }
+
+    /// 1-based line and column of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (u32, u32) {
+        let line_index = match self.line_starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line_index] as usize;
+        let end = (offset as usize).min(self.text.len());
+        let column = self
+            .text
+            .get(start..end)
+            .map_or(end - start, |s| s.chars().count());
+        (line_index as u32 + 1, column as u32 + 1)
+    }
+
+    /// A miette source for diagnostics that point into this file.
+    pub fn named_source(&self) -> miette::NamedSource<Arc<String>> {
+        miette::NamedSource::new(&self.display, Arc::clone(&self.text))
+    }
+}
+
+/// Every file that contributed to a loaded configuration, in the order read.
+#[derive(Debug, Default)]
+pub struct SourceMap {
+    files: Vec<SourceFile>,
+    /// Directory that display paths are made relative to.
+    base_dir: PathBuf,
+}
+
+impl SourceMap {
+    pub fn new(base_dir: PathBuf) -> Self {
+        SourceMap {
+            files: Vec::new(),
+            base_dir,
+        }
+    }
+
+    pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
+        let display = display_path(&self.base_dir, &path);
+        self.files.push(SourceFile::new(path, display, text));
+        FileId(self.files.len() as u32 - 1)
+    }
+
+    pub fn file(&self, id: FileId) -> &SourceFile {
+        &self.files[id.0 as usize]
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
+        self.files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (FileId(i as u32), f))
+    }
+
+    pub fn locate(&self, origin: Origin) -> Location {
+        let file = self.file(origin.file);
+        let (line, column) = file.line_col(origin.offset);
+        Location {
+            file: file.display.clone(),
+            line,
+            column,
+        }
+    }
+}
+
+/// `path` relative to `base` when it lies below it, else as given.
+pub fn display_path(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_are_one_based_and_count_characters() {
+        let f = SourceFile::new("a".into(), "a".into(), "ab\ncé<x>\n".into());
+        assert_eq!(f.line_col(0), (1, 1));
+        assert_eq!(f.line_col(3), (2, 1));
+        // 'é' is two bytes but one column
+        assert_eq!(f.line_col(6), (2, 3));
+    }
+}

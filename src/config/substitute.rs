@@ -1,0 +1,239 @@
+//! Substitutions after the merge (ConfigProcessor::doIncludesRecursive): `incl` from the
+//! include_from file, `from_env`, `from_zk`, and `<include .../>` elements.
+
+use std::collections::HashMap;
+
+use super::error::{ConfigError, Pointer, Result};
+use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_children};
+use super::source::{Origin, SourceMap};
+use super::tree::{Element, Node};
+use super::xml;
+
+/// ClickHouse recurses without a limit; a self-including config would never finish.
+const MAX_DEPTH: usize = 256;
+
+pub struct Substituter<'a> {
+    pub include_from: Option<&'a Element>,
+    pub env: &'a HashMap<String, String>,
+    pub sources: &'a SourceMap,
+    /// Problems ClickHouse starts with (it only logs a warning for them).
+    pub problems: &'a mut Vec<ConfigError>,
+}
+
+/// What the parent does with a child after its substitution.
+enum Outcome {
+    Keep,
+    Remove,
+    /// `<include>` replaced by the included nodes (which ClickHouse does not substitute again).
+    Splice(Vec<Node>),
+    /// `<include merge="true">`: the included nodes merge into the parent.
+    MergeIntoParent(Element),
+}
+
+impl Substituter<'_> {
+    /// Substitutes below `root` (the root itself takes no substitution).
+    pub fn run(&mut self, root: &mut Element) -> Result<()> {
+        self.children(root, 0)
+    }
+
+    /// Substitutes one element in place, e.g. `<include_from from_env=...>` before it is read.
+    pub fn element(&mut self, e: &mut Element) -> Result<bool> {
+        Ok(!matches!(self.process(e, 0)?, Outcome::Remove))
+    }
+
+    fn children(&mut self, e: &mut Element, depth: usize) -> Result<()> {
+        let mut i = 0;
+        while i < e.children.len() {
+            let Node::Element(child) = &mut e.children[i] else {
+                i += 1;
+                continue;
+            };
+            match self.process(child, depth + 1)? {
+                Outcome::Keep => i += 1,
+                Outcome::Remove => {
+                    e.children.remove(i);
+                }
+                Outcome::Splice(nodes) => {
+                    let n = nodes.len();
+                    e.children.splice(i..=i, nodes);
+                    i += n;
+                }
+                Outcome::MergeIntoParent(source) => {
+                    e.children.remove(i);
+                    merge_children(e, source, self.sources)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn process(&mut self, e: &mut Element, depth: usize) -> Result<Outcome> {
+        if depth > MAX_DEPTH {
+            return Err(self.syntax(e, "substitutions nest too deeply (an include loop?)"));
+        }
+        let present: Vec<&str> = SUBSTITUTION_ATTRIBUTES
+            .into_iter()
+            .filter(|a| e.has_attribute(a))
+            .collect();
+        if present.len() > 1 {
+            let p = self.point(e);
+            return Err(ConfigError::MultipleSubstitutions {
+                tag: e.name.clone(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            });
+        }
+        let is_include = e.name == "include";
+        if is_include && e.has_child_nodes() {
+            return Err(self.bad_include(e, "must have no children"));
+        }
+        if is_include && present.is_empty() {
+            return Err(self.bad_include(e, "needs one of incl, from_env or from_zk"));
+        }
+        let Some(&kind) = present.first() else {
+            self.children(e, depth)?;
+            return Ok(Outcome::Keep);
+        };
+        let name = e.attribute(kind).unwrap_or_default().to_string();
+        let replace = e.has_attribute("replace");
+        if kind != "incl" && e.has_child_nodes() && !replace {
+            let p = self.point(e);
+            return Err(ConfigError::SubstitutionOnValue {
+                tag: e.name.clone(),
+                attribute: format!("{kind}=\"{name}\""),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            });
+        }
+        let source = match kind {
+            "incl" => self.include_from.and_then(|root| root.find(&name)).cloned(),
+            "from_env" => self.env_value(e, &name)?,
+            _ => {
+                // No ZooKeeper offline: ClickHouse without ZooKeeper leaves the element as written.
+                let p = self.point(e);
+                self.problems.push(ConfigError::FromZkOffline {
+                    path: name,
+                    tag: e.name.clone(),
+                    at: p.at,
+                    src: p.src,
+                    span: p.span,
+                });
+                self.children(e, depth)?;
+                return Ok(Outcome::Keep);
+            }
+        };
+        let Some(source) = source else {
+            return Ok(self.missing(e, kind, &name, is_include));
+        };
+        if is_include {
+            return Ok(if e.has_attribute("merge") {
+                Outcome::MergeIntoParent(source)
+            } else {
+                Outcome::Splice(source.children)
+            });
+        }
+        for attribute in SUBSTITUTION_ATTRIBUTES {
+            e.remove_attribute(attribute);
+        }
+        if replace {
+            e.children.clear();
+            e.remove_attribute("replace");
+        }
+        e.children.extend(source.children);
+        for attribute in source.attributes {
+            e.set_attribute(&attribute.name, &attribute.value);
+        }
+        // ClickHouse processes the element again: included content may hold substitutions.
+        self.process(e, depth + 1)?;
+        Ok(Outcome::Keep)
+    }
+
+    /// The value of an environment variable, parsed as XML content as ClickHouse does.
+    fn env_value(&self, e: &Element, var: &str) -> Result<Option<Element>> {
+        let Some(value) = self.env.get(var) else {
+            return Ok(None);
+        };
+        let mut scratch = SourceMap::new("/".into());
+        let id = scratch.add(
+            format!("${var}").into(),
+            format!("<from_env>{value}</from_env>"),
+        );
+        let mut parsed = xml::parse(&scratch, id).map_err(|err| {
+            let p = self.point(e);
+            ConfigError::BadEnvValue {
+                var: var.to_string(),
+                message: err.to_string(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            }
+        })?;
+        // The value was set where from_env is written: findings point there.
+        restamp(&mut parsed, e.origin);
+        Ok(Some(parsed))
+    }
+
+    fn missing(&mut self, e: &Element, kind: &str, name: &str, is_include: bool) -> Outcome {
+        if e.has_attribute("optional") {
+            return Outcome::Remove;
+        }
+        let what = match kind {
+            "incl" => format!("incl \"{name}\" (not in the include_from file)"),
+            _ => format!("environment variable {name}"),
+        };
+        let p = self.point(e);
+        let left_empty = !is_include && !e.has_element_children() && e.value().is_empty();
+        self.problems.push(if left_empty {
+            ConfigError::SubstitutionLeftEmpty {
+                what,
+                tag: e.name.clone(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            }
+        } else {
+            ConfigError::SubstitutionNotFound {
+                what,
+                tag: e.name.clone(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            }
+        });
+        if is_include {
+            Outcome::Remove
+        } else {
+            Outcome::Keep
+        }
+    }
+
+    fn point(&self, e: &Element) -> Pointer {
+        Pointer::new(self.sources, e.origin, e.name.len() + 1)
+    }
+
+    fn bad_include(&self, e: &Element, problem: &'static str) -> ConfigError {
+        let p = self.point(e);
+        ConfigError::BadInclude {
+            problem,
+            at: p.at,
+            src: p.src,
+            span: p.span,
+        }
+    }
+
+    fn syntax(&self, e: &Element, message: &str) -> ConfigError {
+        ConfigError::syntax(self.point(e), message)
+    }
+}
+
+fn restamp(e: &mut Element, origin: Origin) {
+    e.origin = origin;
+    for node in &mut e.children {
+        match node {
+            Node::Element(child) => restamp(child, origin),
+            Node::Text(t) | Node::Comment(t) => t.origin = origin,
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! The configuration tree: ClickHouse's DOM, with provenance on every node.
+
+use super::source::Origin;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Text {
+    pub value: String,
+    /// CDATA sections survive ClickHouse's "drop the old text" step of a merge.
+    pub cdata: bool,
+    pub origin: Origin,
+}
+
+impl Text {
+    pub fn is_whitespace(&self) -> bool {
+        !self.cdata
+            && self
+                .value
+                .bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    Element(Element),
+    Text(Text),
+    Comment(Text),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Element {
+    pub name: String,
+    pub attributes: Vec<Attribute>,
+    pub children: Vec<Node>,
+    /// The element (start tag or YAML key) that last set or merged into this element.
+    pub origin: Origin,
+    /// Earlier elements this one overrode or was merged with, oldest first.
+    pub history: Vec<Origin>,
+}
+
+impl Element {
+    pub fn new(name: impl Into<String>, origin: Origin) -> Self {
+        Element {
+            name: name.into(),
+            attributes: Vec::new(),
+            children: Vec::new(),
+            origin,
+            history: Vec::new(),
+        }
+    }
+
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value.as_str())
+    }
+
+    pub fn has_attribute(&self, name: &str) -> bool {
+        self.attributes.iter().any(|a| a.name == name)
+    }
+
+    pub fn set_attribute(&mut self, name: &str, value: &str) {
+        match self.attributes.iter_mut().find(|a| a.name == name) {
+            Some(a) => a.value = value.to_string(),
+            None => self.attributes.push(Attribute {
+                name: name.into(),
+                value: value.into(),
+            }),
+        }
+    }
+
+    pub fn remove_attribute(&mut self, name: &str) {
+        self.attributes.retain(|a| a.name != name);
+    }
+
+    /// Child elements in document order.
+    pub fn elements(&self) -> impl Iterator<Item = &Element> {
+        self.children.iter().filter_map(|n| match n {
+            Node::Element(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    pub fn elements_mut(&mut self) -> impl Iterator<Item = &mut Element> {
+        self.children.iter_mut().filter_map(|n| match n {
+            Node::Element(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    /// The first child element with this name: what ClickHouse reads for a scalar setting.
+    pub fn child(&self, name: &str) -> Option<&Element> {
+        self.elements().find(|e| e.name == name)
+    }
+
+    /// Every child element with this name (repeated elements such as `listen_host`).
+    pub fn children_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Element> + 'a {
+        self.elements().filter(move |e| e.name == name)
+    }
+
+    /// Follows a `/`-separated path of first-matching child names.
+    pub fn find(&self, path: &str) -> Option<&Element> {
+        path.split('/')
+            .filter(|s| !s.is_empty())
+            .try_fold(self, |e, name| e.child(name))
+    }
+
+    pub fn has_child_nodes(&self) -> bool {
+        !self.children.is_empty()
+    }
+
+    pub fn has_element_children(&self) -> bool {
+        self.elements().next().is_some()
+    }
+
+    /// All text below this element, as Poco's `innerText` (what ClickHouse reads).
+    pub fn inner_text(&self) -> String {
+        let mut out = String::new();
+        self.collect_text(&mut out);
+        out
+    }
+
+    fn collect_text(&self, out: &mut String) {
+        for node in &self.children {
+            match node {
+                Node::Text(t) => out.push_str(&t.value),
+                Node::Element(e) => e.collect_text(out),
+                Node::Comment(_) => {}
+            }
+        }
+    }
+
+    /// The element's value as a setting: its inner text without surrounding whitespace.
+    pub fn value(&self) -> String {
+        self.inner_text().trim().to_string()
+    }
+
+    /// Where this element's value was set: the first non-whitespace text node, or the element.
+    pub fn value_origin(&self) -> Origin {
+        self.children
+            .iter()
+            .find_map(|n| match n {
+                Node::Text(t) if !t.is_whitespace() => Some(t.origin),
+                _ => None,
+            })
+            .unwrap_or(self.origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::source::FileId;
+
+    fn origin() -> Origin {
+        Origin {
+            file: FileId(0),
+            offset: 0,
+        }
+    }
+
+    fn text(v: &str) -> Node {
+        Node::Text(Text {
+            value: v.into(),
+            cdata: false,
+            origin: origin(),
+        })
+    }
+
+    #[test]
+    fn child_returns_the_first_of_duplicates() {
+        let mut root = Element::new("clickhouse", origin());
+        for v in ["1", "2"] {
+            let mut e = Element::new("max_threads", origin());
+            e.children.push(text(v));
+            root.children.push(Node::Element(e));
+        }
+        assert_eq!(root.child("max_threads").unwrap().value(), "1");
+        assert_eq!(root.children_named("max_threads").count(), 2);
+    }
+
+    #[test]
+    fn find_follows_a_path() {
+        let mut a = Element::new("a", origin());
+        let mut b = Element::new("b", origin());
+        b.children.push(text(" 5 "));
+        a.children.push(Node::Element(b));
+        assert_eq!(a.find("b").unwrap().value(), "5");
+        assert!(a.find("b/c").is_none());
+    }
+}

@@ -1,0 +1,315 @@
+//! YAML config files into the same [`Element`] trees as XML, as ClickHouse's
+//! YAMLParser converts them: keys become elements under `<clickhouse>`, `"@name": scalar`
+//! sets an attribute, a sequence repeats its key's element (sequences of mappings only
+//! with `yaml_parser_version: 2`), and `yaml_parser_version` itself is consumed.
+
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+use super::error::{ConfigError, Pointer, Result};
+use super::source::{FileId, Origin, SourceMap};
+use super::tree::{Attribute, Element, Node, Text};
+
+const ATTRIBUTE_PREFIX: char = '@';
+const PARSER_VERSION_KEY: &str = "yaml_parser_version";
+const LATEST_PARSER_VERSION: i64 = 2;
+
+#[derive(Debug, Clone)]
+enum Yaml {
+    Null(Origin),
+    Scalar(String, Origin),
+    Sequence(Vec<Yaml>),
+    Mapping(Vec<(Yaml, Yaml)>),
+}
+
+/// Parses one YAML file of the source map into a `<clickhouse>` root element.
+pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
+    let text = std::sync::Arc::clone(&sources.file(file).text);
+    let positions = LineIndex::new(&text);
+    let origin_of = |line: usize, col: usize| Origin {
+        file,
+        offset: positions.offset(&text, line, col),
+    };
+    let document = read_document(&text, &origin_of).map_err(|(origin, message)| {
+        ConfigError::syntax(Pointer::new(sources, origin, 1), message)
+    })?;
+    let mut root = Element::new("clickhouse", Origin { file, offset: 0 });
+    let mut converter = Converter { version: 1 };
+    let mut extra = Vec::new();
+    converter
+        .process(document, &mut root, &mut extra)
+        .map_err(|(origin, message)| {
+            ConfigError::syntax(Pointer::new(sources, origin, 1), message)
+        })?;
+    if !extra.is_empty() {
+        return Err(ConfigError::syntax(
+            Pointer::new(sources, Origin { file, offset: 0 }, 1),
+            "the top level of a YAML config must be a mapping",
+        ));
+    }
+    Ok(root)
+}
+
+type Failure = (Origin, String);
+
+/// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
+fn read_document(
+    text: &str,
+    origin_of: &dyn Fn(usize, usize) -> Origin,
+) -> std::result::Result<Yaml, Failure> {
+    enum Open {
+        Sequence(Vec<Yaml>, usize),
+        Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>, usize),
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let mut anchors: HashMap<usize, Yaml> = HashMap::new();
+    let mut document: Option<Yaml> = None;
+    let at = |span: &Span| origin_of(span.start.line(), span.start.col());
+
+    for item in Parser::new_from_str(text) {
+        let (event, span) = item.map_err(|e| {
+            (
+                origin_of(e.marker().line(), e.marker().col()),
+                e.info().to_string(),
+            )
+        })?;
+        let (value, anchor) = match event {
+            Event::Scalar(value, style, anchor, _) => {
+                let is_null = style == ScalarStyle::Plain
+                    && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
+                let node = if is_null {
+                    Yaml::Null(at(&span))
+                } else {
+                    Yaml::Scalar(value.into_owned(), at(&span))
+                };
+                (node, anchor)
+            }
+            Event::Alias(id) => {
+                let node = anchors
+                    .get(&id)
+                    .cloned()
+                    .ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
+                (node, 0)
+            }
+            Event::SequenceStart(anchor, _) => {
+                stack.push(Open::Sequence(Vec::new(), anchor));
+                continue;
+            }
+            Event::MappingStart(anchor, _) => {
+                stack.push(Open::Mapping(Vec::new(), None, anchor));
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+                Some(Open::Sequence(items, anchor)) => (Yaml::Sequence(items), anchor),
+                Some(Open::Mapping(pairs, _, anchor)) => (Yaml::Mapping(pairs), anchor),
+                None => continue,
+            },
+            Event::DocumentEnd => {
+                if document.is_some() {
+                    break;
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        if anchor > 0 {
+            anchors.insert(anchor, value.clone());
+        }
+        match stack.last_mut() {
+            Some(Open::Sequence(items, _)) => items.push(value),
+            Some(Open::Mapping(pairs, pending_key, _)) => match pending_key.take() {
+                Some(key) => pairs.push((key, value)),
+                None => *pending_key = Some(value),
+            },
+            None => document = Some(value),
+        }
+    }
+    Ok(document.unwrap_or(Yaml::Null(origin_of(1, 0))))
+}
+
+struct Converter {
+    version: i64,
+}
+
+impl Converter {
+    /// ClickHouse's `processNode`: puts `node` into `target`; elements cloned for
+    /// repeated sequence items go to `siblings` (they follow `target` in its parent).
+    fn process(
+        &mut self,
+        node: Yaml,
+        target: &mut Element,
+        siblings: &mut Vec<Element>,
+    ) -> std::result::Result<(), Failure> {
+        match node {
+            Yaml::Null(_) => {}
+            Yaml::Scalar(value, origin) => {
+                target.children.push(Node::Text(Text {
+                    value,
+                    cdata: false,
+                    origin,
+                }));
+            }
+            Yaml::Sequence(items) => {
+                for (i, item) in items.into_iter().enumerate() {
+                    let clone = (target.has_child_nodes() && !matches!(item, Yaml::Mapping(_)))
+                        || (i > 0 && self.version >= 2);
+                    if clone {
+                        let mut copy = Element::new(
+                            target.name.clone(),
+                            item_origin(&item).unwrap_or(target.origin),
+                        );
+                        let mut nested = Vec::new();
+                        self.process(item, &mut copy, &mut nested)?;
+                        siblings.push(copy);
+                        siblings.extend(nested);
+                    } else {
+                        self.process(item, target, siblings)?;
+                    }
+                }
+            }
+            Yaml::Mapping(pairs) => {
+                for (key, value) in pairs {
+                    let (name, key_origin) = match key {
+                        Yaml::Scalar(name, origin) => (name, origin),
+                        other => {
+                            let origin = item_origin(&other).unwrap_or(target.origin);
+                            return Err((origin, "a key must be a string".into()));
+                        }
+                    };
+                    if let (Some(attribute), Yaml::Scalar(text, _)) =
+                        (name.strip_prefix(ATTRIBUTE_PREFIX), &value)
+                    {
+                        target.attributes.retain(|a| a.name != attribute);
+                        target.attributes.push(Attribute {
+                            name: attribute.to_string(),
+                            value: text.clone(),
+                        });
+                    } else if name == PARSER_VERSION_KEY {
+                        self.version = parser_version(&value).map_err(|m| (key_origin, m))?;
+                    } else {
+                        let mut child = Element::new(name, key_origin);
+                        let mut clones = Vec::new();
+                        self.process(value, &mut child, &mut clones)?;
+                        target.children.push(Node::Element(child));
+                        target
+                            .children
+                            .extend(clones.into_iter().map(Node::Element));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn parser_version(value: &Yaml) -> std::result::Result<i64, String> {
+    let wrong = || {
+        format!(
+            "{PARSER_VERSION_KEY} specifies wrong version, must be an integer in range 1..{LATEST_PARSER_VERSION}"
+        )
+    };
+    let Yaml::Scalar(text, _) = value else {
+        return Err(wrong());
+    };
+    let version: i64 = text.trim().parse().map_err(|_| wrong())?;
+    if !(1..=LATEST_PARSER_VERSION).contains(&version) {
+        return Err(format!(
+            "{PARSER_VERSION_KEY} specifies unsupported version {version}, must be 1..{LATEST_PARSER_VERSION}"
+        ));
+    }
+    Ok(version)
+}
+
+fn item_origin(node: &Yaml) -> Option<Origin> {
+    match node {
+        Yaml::Null(o) | Yaml::Scalar(_, o) => Some(*o),
+        Yaml::Sequence(items) => items.iter().find_map(item_origin),
+        Yaml::Mapping(pairs) => pairs.first().and_then(|(k, _)| item_origin(k)),
+    }
+}
+
+/// Byte offsets of line starts, to turn the parser's (line, character column) into bytes.
+struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(
+            text.bytes()
+                .enumerate()
+                .filter(|(_, b)| *b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex(starts)
+    }
+
+    fn offset(&self, text: &str, line: usize, col: usize) -> u32 {
+        let start = self
+            .0
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or(text.len());
+        let within = text[start..]
+            .char_indices()
+            .nth(col)
+            .map_or(text.len() - start, |(i, _)| i);
+        (start + within) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn convert(text: &str) -> (SourceMap, Result<Element>) {
+        let mut sources = SourceMap::new("/".into());
+        let id = sources.add("/c.yaml".into(), text.into());
+        let root = parse(&sources, id);
+        (sources, root)
+    }
+
+    fn names(e: &Element) -> Vec<String> {
+        e.elements()
+            .map(|c| format!("{}={}", c.name, c.inner_text()))
+            .collect()
+    }
+
+    #[test]
+    fn attributes_scalars_and_lists() {
+        let (sources, root) =
+            convert("listen_host: [a, b]\nmacros:\n  \"@replace\": 1\n  shard: 01\n");
+        let root = root.unwrap();
+        assert_eq!(
+            names(&root),
+            ["listen_host=a", "listen_host=b", "macros=01"]
+        );
+        let macros = root.child("macros").unwrap();
+        assert_eq!(macros.attribute("replace"), Some("1"));
+        let loc = sources.locate(macros.child("shard").unwrap().origin);
+        assert_eq!((loc.line, loc.column), (4, 3));
+    }
+
+    #[test]
+    fn sequences_of_mappings_depend_on_parser_version() {
+        let doc = "seq:\n  - a: 1\n  - b: 2\n";
+        let (_, v1) = convert(doc);
+        assert_eq!(names(&v1.unwrap()), ["seq=12"]);
+        let (_, v2) = convert(&format!("yaml_parser_version: 2\n{doc}"));
+        assert_eq!(names(&v2.unwrap()), ["seq=1", "seq=2"]);
+    }
+
+    #[test]
+    fn null_values_are_empty_elements_and_anchors_resolve() {
+        let (_, root) = convert("a:\nb: &x 5\nc: *x\n");
+        assert_eq!(names(&root.unwrap()), ["a=", "b=5", "c=5"]);
+    }
+
+    #[test]
+    fn syntax_errors_name_the_line() {
+        let (_, root) = convert("a: [1, 2\nb: 3\n");
+        assert!(root.unwrap_err().to_string().starts_with("c.yaml:"));
+        let (_, bad_version) = convert("yaml_parser_version: 7\n");
+        assert!(bad_version.is_err());
+    }
+}
