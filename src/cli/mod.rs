@@ -17,11 +17,7 @@ pub mod exit {
 }
 
 #[derive(Parser)]
-#[command(
-    name = "chaudit",
-    version,
-    about = "Audit a ClickHouse server's configuration"
-)]
+#[command(name = "chaudit", version, about = "Audit a ClickHouse server's configuration")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -75,22 +71,14 @@ fn show(args: &ShowArgs) -> ExitCode {
             Some(users) => users,
             None if loaded.users_in_main => &loaded.server,
             None => {
-                eprintln!(
-                    "chaudit: this configuration has no users config (user_directories names no users_xml)"
-                );
+                eprintln!("chaudit: this configuration has no users config (user_directories names no users_xml)");
                 return ExitCode::from(exit::USAGE_OR_CONFIG);
             }
         }
     } else {
         &loaded.server
     };
-    let text = render(
-        tree,
-        &loaded.sources,
-        &RenderOptions {
-            provenance: args.provenance,
-        },
-    );
+    let text = render(tree, &loaded.sources, &RenderOptions { provenance: args.provenance });
     write_stdout(&text)
 }
 
@@ -115,10 +103,7 @@ fn report_fatal(err: ConfigError) -> ExitCode {
 /// Writes all output in one go: a closed pipe is not a crash.
 fn write_stdout(text: &str) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(exit::OK),
         Err(e) => {

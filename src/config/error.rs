@@ -46,15 +46,8 @@ pub enum ConfigError {
     NotFound { path: PathBuf },
 
     #[error("{path}:{line}:{column}: file is not valid UTF-8")]
-    #[diagnostic(
-        code(chaudit::config::encoding),
-        help("ClickHouse reads config files as UTF-8; re-encode the file")
-    )]
-    NotUtf8 {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-    },
+    #[diagnostic(code(chaudit::config::encoding), help("ClickHouse reads config files as UTF-8; re-encode the file"))]
+    NotUtf8 { path: PathBuf, line: usize, column: usize },
 
     #[error("{path}: symbolic link loop")]
     #[diagnostic(code(chaudit::config::symlink_loop))]
@@ -74,9 +67,7 @@ pub enum ConfigError {
     #[error("{at}: root element <{found}> does not match the main config's <{expected}>")]
     #[diagnostic(
         code(chaudit::config::root_mismatch),
-        help(
-            "ClickHouse refuses to start: a fragment's root must be <clickhouse> (or the legacy <yandex>)"
-        )
+        help("ClickHouse refuses to start: a fragment's root must be <clickhouse> (or the legacy <yandex>)")
     )]
     RootMismatch {
         found: String,
@@ -89,10 +80,7 @@ pub enum ConfigError {
     },
 
     #[error("{at}: both remove and replace attributes set for element <{tag}>")]
-    #[diagnostic(
-        code(chaudit::config::remove_and_replace),
-        help("ClickHouse refuses to start; keep one of the two")
-    )]
+    #[diagnostic(code(chaudit::config::remove_and_replace), help("ClickHouse refuses to start; keep one of the two"))]
     RemoveAndReplace {
         tag: String,
         at: String,
@@ -185,8 +173,8 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: users config {path} does not exist")]
-    #[diagnostic(code(chaudit::config::users_missing))]
+    #[error("{at}: users config {path} does not exist; ClickHouse starts without the users it would define")]
+    #[diagnostic(code(chaudit::config::users_missing), severity(Warning))]
     UsersConfigMissing {
         path: PathBuf,
         at: String,
@@ -197,7 +185,7 @@ pub enum ConfigError {
     },
 
     // ---- warnings: ClickHouse starts, but the operator should know ----
-    #[error("{at}: {what} is not available; <{tag}> keeps its own content")]
+    #[error("{at}: {what} is not available; <{tag}> keeps what it has")]
     #[diagnostic(code(chaudit::config::substitution_missing), severity(Warning))]
     SubstitutionNotFound {
         what: String,
@@ -225,25 +213,14 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error(
-        "{path}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file"
-    )]
+    #[error("{path}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file")]
     #[diagnostic(code(chaudit::config::fragment_skipped), severity(Warning))]
-    FragmentSkipped {
-        path: String,
-        found: String,
-        expected: String,
-    },
+    FragmentSkipped { path: String, found: String, expected: String },
 }
 
 impl ConfigError {
     pub fn syntax(pointer: Pointer, message: impl Into<String>) -> Self {
-        ConfigError::Syntax {
-            message: message.into(),
-            at: pointer.at,
-            src: pointer.src,
-            span: pointer.span,
-        }
+        ConfigError::Syntax { message: message.into(), at: pointer.at, src: pointer.src, span: pointer.span }
     }
 
     /// True for problems ClickHouse itself would start with (warnings and advice).
@@ -251,6 +228,7 @@ impl ConfigError {
         matches!(
             self,
             ConfigError::SubstitutionNotFound { .. }
+                | ConfigError::UsersConfigMissing { .. }
                 | ConfigError::FromZkOffline { .. }
                 | ConfigError::FragmentSkipped { .. }
         )

@@ -32,12 +32,7 @@ pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
             Err(source) => return Err(ConfigError::Read { path: dir, source }),
         };
         for entry in entries {
-            let path = entry
-                .map_err(|source| ConfigError::Read {
-                    path: dir.clone(),
-                    source,
-                })?
-                .path();
+            let path = entry.map_err(|source| ConfigError::Read { path: dir.clone(), source })?.path();
             if is_mergeable(&path)? {
                 files.push(path);
             }
@@ -53,53 +48,32 @@ fn is_mergeable(path: &Path) -> Result<bool> {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| MERGE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
-    let hidden = path
-        .file_stem()
-        .is_some_and(|s| s.as_bytes().starts_with(b"."));
+    let hidden = path.file_stem().is_some_and(|s| s.as_bytes().starts_with(b"."));
     if !extension_ok || hidden {
         return Ok(false);
     }
     match std::fs::metadata(path) {
         Ok(meta) => Ok(meta.is_file()),
-        Err(e) if e.raw_os_error() == Some(ELOOP) => Err(ConfigError::SymlinkLoop {
-            path: path.to_path_buf(),
-        }),
+        Err(e) if e.raw_os_error() == Some(ELOOP) => Err(ConfigError::SymlinkLoop { path: path.to_path_buf() }),
         // a dangling link is not a regular file: ClickHouse skips it
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
-        Err(source) => Err(ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
+        Err(source) => Err(ConfigError::Read { path: path.to_path_buf(), source }),
     }
 }
 
 /// Reads a file as UTF-8 text into the source map.
 pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
     let bytes = std::fs::read(path).map_err(|source| match source.kind() {
-        ErrorKind::NotFound => ConfigError::NotFound {
-            path: path.to_path_buf(),
-        },
-        _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop {
-            path: path.to_path_buf(),
-        },
-        _ => ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
-        },
+        ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
+        _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop { path: path.to_path_buf() },
+        _ => ConfigError::Read { path: path.to_path_buf(), source },
     })?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
         let line_start = valid.iter().rposition(|b| *b == b'\n').map_or(0, |p| p + 1);
-        let column = String::from_utf8_lossy(&valid[line_start..])
-            .chars()
-            .count()
-            + 1;
-        ConfigError::NotUtf8 {
-            path: path.to_path_buf(),
-            line,
-            column,
-        }
+        let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
+        ConfigError::NotUtf8 { path: path.to_path_buf(), line, column }
     })?;
     Ok(sources.add(path.to_path_buf(), text))
 }
@@ -108,11 +82,7 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
 /// XML when its first non-blank character is `<`.
 pub fn parse(sources: &SourceMap, id: FileId) -> Result<Element> {
     let file = sources.file(id);
-    let extension = file
-        .path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
+    let extension = file.path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match extension.as_deref() {
         Some("xml") => xml::parse(sources, id),
         Some("yaml" | "yml") => yaml::parse(sources, id),
@@ -129,26 +99,14 @@ mod tests {
     fn conf_d_sorts_before_config_d_and_filters_names() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for f in [
-            "config.d/b.xml",
-            "config.d/a.YAML",
-            "config.d/.hidden.xml",
-            "config.d/n.txt",
-            "conf.d/z.conf",
-        ] {
+        for f in ["config.d/b.xml", "config.d/a.YAML", "config.d/.hidden.xml", "config.d/n.txt", "conf.d/z.conf"] {
             let p = root.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "<clickhouse/>").unwrap();
         }
         let files = merge_files(&root.join("config.xml")).unwrap();
-        let names: Vec<_> = files
-            .iter()
-            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
-            .collect();
-        assert_eq!(
-            names,
-            ["conf.d/z.conf", "config.d/a.YAML", "config.d/b.xml"]
-        );
+        let names: Vec<_> = files.iter().map(|p| p.strip_prefix(root).unwrap().display().to_string()).collect();
+        assert_eq!(names, ["conf.d/z.conf", "config.d/a.YAML", "config.d/b.xml"]);
     }
 
     #[test]
@@ -157,10 +115,7 @@ mod tests {
         let d = dir.path().join("config.d");
         std::fs::create_dir(&d).unwrap();
         std::os::unix::fs::symlink(d.join("loop.xml"), d.join("loop.xml")).unwrap();
-        assert!(matches!(
-            merge_files(&dir.path().join("config.xml")),
-            Err(ConfigError::SymlinkLoop { .. })
-        ));
+        assert!(matches!(merge_files(&dir.path().join("config.xml")), Err(ConfigError::SymlinkLoop { .. })));
     }
 
     #[test]
@@ -169,13 +124,6 @@ mod tests {
         let p = dir.path().join("c.xml");
         std::fs::write(&p, b"<a>\n  \xff</a>").unwrap();
         let mut sources = SourceMap::new(dir.path().into());
-        assert!(matches!(
-            read(&mut sources, &p),
-            Err(ConfigError::NotUtf8 {
-                line: 2,
-                column: 3,
-                ..
-            })
-        ));
+        assert!(matches!(read(&mut sources, &p), Err(ConfigError::NotUtf8 { line: 2, column: 3, .. })));
     }
 }

@@ -19,9 +19,7 @@ pub const SUBSTITUTION_ATTRIBUTES: [&str; 3] = ["incl", "from_zk", "from_env"];
 /// their own attributes are not copied).
 pub fn merge_children(target: &mut Element, with: Element, sources: &SourceMap) -> Result<()> {
     // ClickHouse drops the old (non-whitespace, non-CDATA) text first: the fragment's text wins.
-    target
-        .children
-        .retain(|n| !matches!(n, Node::Text(t) if !t.cdata && !t.is_whitespace()));
+    target.children.retain(|n| !matches!(n, Node::Text(t) if !t.cdata && !t.is_whitespace()));
 
     let mut by_identity: HashMap<String, VecDeque<usize>> = HashMap::new();
     for (i, node) in target.children.iter().enumerate() {
@@ -29,10 +27,7 @@ pub fn merge_children(target: &mut Element, with: Element, sources: &SourceMap) 
             by_identity.entry(identity(e)).or_default().push_back(i);
         }
     }
-    let mut slots: Vec<Option<Node>> = std::mem::take(&mut target.children)
-        .into_iter()
-        .map(Some)
-        .collect();
+    let mut slots: Vec<Option<Node>> = std::mem::take(&mut target.children).into_iter().map(Some).collect();
 
     for node in with.children {
         let Node::Element(mut incoming) = node else {
@@ -43,16 +38,9 @@ pub fn merge_children(target: &mut Element, with: Element, sources: &SourceMap) 
         let replace = incoming.has_attribute("replace");
         if remove && replace {
             let p = Pointer::new(sources, incoming.origin, incoming.name.len() + 1);
-            return Err(ConfigError::RemoveAndReplace {
-                tag: incoming.name,
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            });
+            return Err(ConfigError::RemoveAndReplace { tag: incoming.name, at: p.at, src: p.src, span: p.span });
         }
-        let paired = by_identity
-            .get_mut(&identity(&incoming))
-            .and_then(VecDeque::pop_front);
+        let paired = by_identity.get_mut(&identity(&incoming)).and_then(VecDeque::pop_front);
         match paired {
             Some(i) if remove => slots[i] = None,
             Some(i) => {
@@ -100,11 +88,7 @@ pub fn identity(e: &Element) -> String {
     let mut attributes: Vec<(&str, &str)> = e
         .attributes
         .iter()
-        .filter(|a| {
-            a.name != "replace"
-                && a.name != "remove"
-                && !SUBSTITUTION_ATTRIBUTES.contains(&a.name.as_str())
-        })
+        .filter(|a| a.name != "replace" && a.name != "remove" && !SUBSTITUTION_ATTRIBUTES.contains(&a.name.as_str()))
         .map(|a| (a.name.as_str(), a.value.as_str()))
         .collect();
     attributes.sort_unstable();
@@ -121,8 +105,7 @@ pub fn identity(e: &Element) -> String {
 /// An appended element keeps its own attributes, but below it `replace` is meaningless
 /// and `remove`-marked children are dropped (ClickHouse's deleteAttributesRecursive).
 fn strip_merge_attributes(e: &mut Element) {
-    e.children
-        .retain(|n| !matches!(n, Node::Element(c) if c.has_attribute("remove")));
+    e.children.retain(|n| !matches!(n, Node::Element(c) if c.has_attribute("remove")));
     for child in e.elements_mut() {
         child.remove_attribute("replace");
         strip_merge_attributes(child);
@@ -185,11 +168,7 @@ mod tests {
 
     #[test]
     fn text_is_replaced_and_history_kept() {
-        let root = merged(
-            "<clickhouse><a>1</a></clickhouse>",
-            &["<clickhouse><a>2</a></clickhouse>"],
-        )
-        .unwrap();
+        let root = merged("<clickhouse><a>1</a></clickhouse>", &["<clickhouse><a>2</a></clickhouse>"]).unwrap();
         let a = root.child("a").unwrap();
         assert_eq!(a.value(), "2");
         assert_eq!(a.history.len(), 1);
@@ -197,20 +176,14 @@ mod tests {
 
     #[test]
     fn an_empty_fragment_element_empties_the_value() {
-        let root = merged(
-            "<clickhouse><a>1</a></clickhouse>",
-            &["<clickhouse><a/></clickhouse>"],
-        )
-        .unwrap();
+        let root = merged("<clickhouse><a>1</a></clickhouse>", &["<clickhouse><a/></clickhouse>"]).unwrap();
         assert_eq!(root.child("a").unwrap().value(), "");
     }
 
     #[test]
     fn remove_and_replace_together_is_an_error() {
-        let err = merged(
-            "<clickhouse><a/></clickhouse>",
-            &["<clickhouse><a remove=\"1\" replace=\"1\"/></clickhouse>"],
-        );
+        let err =
+            merged("<clickhouse><a/></clickhouse>", &["<clickhouse><a remove=\"1\" replace=\"1\"/></clickhouse>"]);
         assert!(matches!(err, Err(ConfigError::RemoveAndReplace { .. })));
     }
 }

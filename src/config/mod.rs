@@ -5,6 +5,7 @@
 pub mod error;
 pub mod files;
 pub mod merge;
+pub mod model;
 pub mod render;
 pub mod source;
 pub mod substitute;
@@ -33,10 +34,7 @@ pub struct LoadOptions {
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions {
-            default_include_from: "/etc/metrika.xml".into(),
-            env: std::env::vars().collect(),
-        }
+        LoadOptions { default_include_from: "/etc/metrika.xml".into(), env: std::env::vars().collect() }
     }
 }
 
@@ -82,21 +80,15 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let mut sources = SourceMap::new(base_dir.clone());
     let mut problems = Vec::new();
     let server = process(main, options, &mut sources, &mut problems)?;
-    let (users, users_in_main) = match users_config_path(&server.root, &base_dir, &sources)? {
-        UsersSource::File(path) => (
-            Some(process(&path, options, &mut sources, &mut problems)?),
-            false,
-        ),
+    let (users, users_in_main) = match users_config_path(&server.root, main, &sources, &mut problems) {
+        UsersSource::File(path) => (Some(process(&path, options, &mut sources, &mut problems)?), false),
         UsersSource::Main => (None, true),
         UsersSource::None => (None, false),
     };
-    Ok(LoadedConfig {
-        sources,
-        server,
-        users,
-        users_in_main,
-        problems,
-    })
+    // The <include_from> element is substituted twice (as ClickHouse does): report once.
+    let mut seen = std::collections::HashSet::new();
+    problems.retain(|p| seen.insert(p.to_string()));
+    Ok(LoadedConfig { sources, server, users, users_in_main, problems })
 }
 
 /// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
@@ -124,11 +116,7 @@ pub fn process(
                 });
             }
             let path = sources.file(id).display.clone();
-            problems.push(ConfigError::FragmentSkipped {
-                path,
-                found: fragment.name,
-                expected: root.name.clone(),
-            });
+            problems.push(ConfigError::FragmentSkipped { path, found: fragment.name, expected: root.name.clone() });
             continue;
         }
         merge::merge_children(&mut root, fragment, sources)?;
@@ -139,13 +127,8 @@ pub fn process(
     if let Some((id, _)) = &include_from {
         used.push(*id);
     }
-    Substituter {
-        include_from: include_from.as_ref().map(|(_, e)| e),
-        env: &options.env,
-        sources,
-        problems,
-    }
-    .run(&mut root)?;
+    Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems }
+        .run(&mut root)?;
     Ok(ConfigTree { root, files: used })
 }
 
@@ -169,13 +152,7 @@ fn read_include_from(
     let element = root.elements_mut().find(|e| e.name == "include_from");
     let path = match element {
         Some(element) => {
-            let kept = Substituter {
-                include_from: None,
-                env: &options.env,
-                sources,
-                problems,
-            }
-            .element(element)?;
+            let kept = Substituter { include_from: None, env: &options.env, sources, problems }.element(element)?;
             let value = element.value();
             if !kept || value.is_empty() {
                 return Ok(None);
@@ -185,12 +162,7 @@ fn read_include_from(
             let path = main.parent().unwrap_or(Path::new("")).join(&value);
             if !path.exists() {
                 let p = Pointer::new(sources, element.value_origin(), value.len());
-                return Err(ConfigError::IncludeFromMissing {
-                    path,
-                    at: p.at,
-                    src: p.src,
-                    span: p.span,
-                });
+                return Err(ConfigError::IncludeFromMissing { path, at: p.at, src: p.src, span: p.span });
             }
             path
         }
@@ -209,34 +181,31 @@ enum UsersSource {
 
 /// Where users come from: `user_directories/users_xml/path`, else `users_config`, else
 /// users.xml (or .yaml/.yml) beside the main config, else the main config itself.
-fn users_config_path(root: &Element, base_dir: &Path, sources: &SourceMap) -> Result<UsersSource> {
+fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems: &mut Vec<ConfigError>) -> UsersSource {
+    let base_dir = main.parent().unwrap_or(Path::new(""));
     let named = match root.child("user_directories") {
         Some(dirs) => match dirs.find("users_xml/path") {
             Some(path) => Some(path),
-            None => return Ok(UsersSource::None),
+            None => return UsersSource::None,
         },
         None => root.child("users_config"),
     };
     if let Some(element) = named {
         let path = base_dir.join(element.value());
         if !path.is_file() {
-            let p = Pointer::new(
-                sources,
-                element.value_origin(),
-                element.value().len().max(1),
-            );
-            return Err(ConfigError::UsersConfigMissing {
-                path,
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            });
+            let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
+            problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
+            return UsersSource::None;
         }
-        return Ok(UsersSource::File(path));
+        return if same_file(&path, main) { UsersSource::Main } else { UsersSource::File(path) };
     }
-    Ok(["users.xml", "users.yaml", "users.yml"]
+    ["users.xml", "users.yaml", "users.yml"]
         .iter()
         .map(|name| base_dir.join(name))
-        .find(|p| p.is_file())
-        .map_or(UsersSource::Main, UsersSource::File))
+        .find(|p| p.is_file() && !same_file(p, main))
+        .map_or(UsersSource::Main, UsersSource::File)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }

@@ -17,12 +17,7 @@ pub fn render(tree: &ConfigTree, sources: &SourceMap, options: &RenderOptions) -
         let _ = write!(out, "\n       {}", sources.file(*id).path.display());
     }
     out.push_str("      -->\n\n");
-    Renderer {
-        sources,
-        options,
-        out,
-    }
-    .element(&tree.root, 0)
+    Renderer { sources, options, out }.element(&tree.root, 0)
 }
 
 struct Renderer<'a> {
@@ -45,21 +40,21 @@ impl Renderer<'_> {
         if self.options.provenance {
             let _ = writeln!(self.out, "{indent}<!-- {} -->", self.provenance(e));
         }
-        let _ = write!(self.out, "{indent}<{}", e.name);
-        for a in &e.attributes {
+        // ClickHouse keeps a legacy <yandex> root and spent replace/remove markers; the
+        // output speaks today's form.
+        let name = if depth == 0 { "clickhouse" } else { e.name.as_str() };
+        let _ = write!(self.out, "{indent}<{name}");
+        for a in e.attributes.iter().filter(|a| a.name != "replace" && a.name != "remove") {
             let _ = write!(self.out, " {}=\"{}\"", a.name, escape(&a.value, true));
         }
-        let content: Vec<&Node> = e
-            .children
-            .iter()
-            .filter(|n| !matches!(n, Node::Text(t) if t.is_whitespace()))
-            .collect();
+        let content: Vec<&Node> =
+            e.children.iter().filter(|n| !matches!(n, Node::Text(t) if t.is_whitespace())).collect();
         if content.is_empty() {
             self.out.push_str("/>\n");
             return;
         }
         if !e.has_element_children() && !content.iter().any(|n| matches!(n, Node::Comment(_))) {
-            let _ = writeln!(self.out, ">{}</{}>", text_of(&content), e.name);
+            let _ = writeln!(self.out, ">{}</{name}>", text_of(&content));
             return;
         }
         self.out.push_str(">\n");
@@ -77,7 +72,7 @@ impl Renderer<'_> {
                 }
             }
         }
-        let _ = writeln!(self.out, "{indent}</{}>", e.name);
+        let _ = writeln!(self.out, "{indent}</{name}>");
     }
 
     fn provenance(&self, e: &Element) -> String {
@@ -110,12 +105,8 @@ fn text_of(content: &[&Node]) -> String {
 
 /// `hide_in_preprocessed="true"` keeps a secret out of ClickHouse's preprocessed file.
 fn is_hidden(e: &Element) -> bool {
-    e.attribute("hide_in_preprocessed").is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
+    e.attribute("hide_in_preprocessed")
+        .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }
 
 fn escape(s: &str, attribute: bool) -> String {

@@ -39,18 +39,8 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(path: PathBuf, display: String, text: String) -> Self {
         let mut line_starts = vec![0u32];
-        line_starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| (i + 1) as u32),
-        );
-        SourceFile {
-            path,
-            display,
-            text: Arc::new(text),
-            line_starts,
-        }
+        line_starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| (i + 1) as u32));
+        SourceFile { path, display, text: Arc::new(text), line_starts }
     }
 
     /// 1-based line and column of a byte offset.
@@ -61,10 +51,7 @@ impl SourceFile {
         };
         let start = self.line_starts[line_index] as usize;
         let end = (offset as usize).min(self.text.len());
-        let column = self
-            .text
-            .get(start..end)
-            .map_or(end - start, |s| s.chars().count());
+        let column = self.text.get(start..end).map_or(end - start, |s| s.chars().count());
         (line_index as u32 + 1, column as u32 + 1)
     }
 
@@ -84,10 +71,7 @@ pub struct SourceMap {
 
 impl SourceMap {
     pub fn new(base_dir: PathBuf) -> Self {
-        SourceMap {
-            files: Vec::new(),
-            base_dir,
-        }
+        SourceMap { files: Vec::new(), base_dir }
     }
 
     pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
@@ -101,29 +85,19 @@ impl SourceMap {
     }
 
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (FileId(i as u32), f))
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
     }
 
     pub fn locate(&self, origin: Origin) -> Location {
         let file = self.file(origin.file);
         let (line, column) = file.line_col(origin.offset);
-        Location {
-            file: file.display.clone(),
-            line,
-            column,
-        }
+        Location { file: file.display.clone(), line, column }
     }
 }
 
 /// `path` relative to `base` when it lies below it, else as given.
 pub fn display_path(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base)
-        .unwrap_or(path)
-        .display()
-        .to_string()
+    path.strip_prefix(base).unwrap_or(path).display().to_string()
 }
 
 #[cfg(test)]

@@ -71,18 +71,10 @@ impl Substituter<'_> {
         if depth > MAX_DEPTH {
             return Err(self.syntax(e, "substitutions nest too deeply (an include loop?)"));
         }
-        let present: Vec<&str> = SUBSTITUTION_ATTRIBUTES
-            .into_iter()
-            .filter(|a| e.has_attribute(a))
-            .collect();
+        let present: Vec<&str> = SUBSTITUTION_ATTRIBUTES.into_iter().filter(|a| e.has_attribute(a)).collect();
         if present.len() > 1 {
             let p = self.point(e);
-            return Err(ConfigError::MultipleSubstitutions {
-                tag: e.name.clone(),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            });
+            return Err(ConfigError::MultipleSubstitutions { tag: e.name.clone(), at: p.at, src: p.src, span: p.span });
         }
         let is_include = e.name == "include";
         if is_include && e.has_child_nodes() {
@@ -156,10 +148,7 @@ impl Substituter<'_> {
             return Ok(None);
         };
         let mut scratch = SourceMap::new("/".into());
-        let id = scratch.add(
-            format!("${var}").into(),
-            format!("<from_env>{value}</from_env>"),
-        );
+        let id = scratch.add(format!("${var}").into(), format!("<from_env>{value}</from_env>"));
         let mut parsed = xml::parse(&scratch, id).map_err(|err| {
             let p = self.point(e);
             ConfigError::BadEnvValue {
@@ -184,29 +173,15 @@ impl Substituter<'_> {
             _ => format!("environment variable {name}"),
         };
         let p = self.point(e);
-        let left_empty = !is_include && !e.has_element_children() && e.value().is_empty();
+        // An unset variable is the classic start-up failure; a missing incl (the stock
+        // configs of old releases are full of them) leaves defaults in place.
+        let left_empty = kind == "from_env" && !is_include;
         self.problems.push(if left_empty {
-            ConfigError::SubstitutionLeftEmpty {
-                what,
-                tag: e.name.clone(),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            }
+            ConfigError::SubstitutionLeftEmpty { what, tag: e.name.clone(), at: p.at, src: p.src, span: p.span }
         } else {
-            ConfigError::SubstitutionNotFound {
-                what,
-                tag: e.name.clone(),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            }
+            ConfigError::SubstitutionNotFound { what, tag: e.name.clone(), at: p.at, src: p.src, span: p.span }
         });
-        if is_include {
-            Outcome::Remove
-        } else {
-            Outcome::Keep
-        }
+        if is_include { Outcome::Remove } else { Outcome::Keep }
     }
 
     fn point(&self, e: &Element) -> Pointer {
@@ -215,12 +190,7 @@ impl Substituter<'_> {
 
     fn bad_include(&self, e: &Element, problem: &'static str) -> ConfigError {
         let p = self.point(e);
-        ConfigError::BadInclude {
-            problem,
-            at: p.at,
-            src: p.src,
-            span: p.span,
-        }
+        ConfigError::BadInclude { problem, at: p.at, src: p.src, span: p.span }
     }
 
     fn syntax(&self, e: &Element, message: &str) -> ConfigError {

@@ -18,11 +18,7 @@ pub struct Text {
 
 impl Text {
     pub fn is_whitespace(&self) -> bool {
-        !self.cdata
-            && self
-                .value
-                .bytes()
-                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        !self.cdata && self.value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
     }
 }
 
@@ -46,20 +42,11 @@ pub struct Element {
 
 impl Element {
     pub fn new(name: impl Into<String>, origin: Origin) -> Self {
-        Element {
-            name: name.into(),
-            attributes: Vec::new(),
-            children: Vec::new(),
-            origin,
-            history: Vec::new(),
-        }
+        Element { name: name.into(), attributes: Vec::new(), children: Vec::new(), origin, history: Vec::new() }
     }
 
     pub fn attribute(&self, name: &str) -> Option<&str> {
-        self.attributes
-            .iter()
-            .find(|a| a.name == name)
-            .map(|a| a.value.as_str())
+        self.attributes.iter().find(|a| a.name == name).map(|a| a.value.as_str())
     }
 
     pub fn has_attribute(&self, name: &str) -> bool {
@@ -69,10 +56,7 @@ impl Element {
     pub fn set_attribute(&mut self, name: &str, value: &str) {
         match self.attributes.iter_mut().find(|a| a.name == name) {
             Some(a) => a.value = value.to_string(),
-            None => self.attributes.push(Attribute {
-                name: name.into(),
-                value: value.into(),
-            }),
+            None => self.attributes.push(Attribute { name: name.into(), value: value.into() }),
         }
     }
 
@@ -107,9 +91,7 @@ impl Element {
 
     /// Follows a `/`-separated path of first-matching child names.
     pub fn find(&self, path: &str) -> Option<&Element> {
-        path.split('/')
-            .filter(|s| !s.is_empty())
-            .try_fold(self, |e, name| e.child(name))
+        path.split('/').filter(|s| !s.is_empty()).try_fold(self, |e, name| e.child(name))
     }
 
     pub fn has_child_nodes(&self) -> bool {
@@ -160,18 +142,11 @@ mod tests {
     use crate::config::source::FileId;
 
     fn origin() -> Origin {
-        Origin {
-            file: FileId(0),
-            offset: 0,
-        }
+        Origin { file: FileId(0), offset: 0 }
     }
 
     fn text(v: &str) -> Node {
-        Node::Text(Text {
-            value: v.into(),
-            cdata: false,
-            origin: origin(),
-        })
+        Node::Text(Text { value: v.into(), cdata: false, origin: origin() })
     }
 
     #[test]

@@ -12,13 +12,8 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
     let text = std::sync::Arc::clone(&sources.file(file).text);
     let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let bom = text.len() - body.len();
-    let at = |offset: u64| Origin {
-        file,
-        offset: (offset as usize + bom) as u32,
-    };
-    let fail = |offset: u64, message: String| {
-        ConfigError::syntax(Pointer::new(sources, at(offset), 1), message)
-    };
+    let at = |offset: u64| Origin { file, offset: (offset as usize + bom) as u32 };
+    let fail = |offset: u64, message: String| ConfigError::syntax(Pointer::new(sources, at(offset), 1), message);
 
     let mut reader = Reader::from_str(body);
     reader.config_mut().trim_text(false);
@@ -26,15 +21,10 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
     let mut root: Option<Element> = None;
     loop {
         let start = reader.buffer_position();
-        let event = reader
-            .read_event()
-            .map_err(|e| fail(reader.error_position(), e.to_string()))?;
+        let event = reader.read_event().map_err(|e| fail(reader.error_position(), e.to_string()))?;
         match event {
             Event::Start(_) | Event::Empty(_) if root.is_some() && stack.is_empty() => {
-                return Err(fail(
-                    start,
-                    "a second root element; a config file has exactly one".into(),
-                ));
+                return Err(fail(start, "a second root element; a config file has exactly one".into()));
             }
             Event::Start(tag) => stack.push(element(&tag, at(start)).map_err(|m| fail(start, m))?),
             Event::Empty(tag) => {
@@ -65,21 +55,13 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
             Event::CData(c) => {
                 let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
                 if let Some(top) = stack.last_mut() {
-                    top.children.push(Node::Text(Text {
-                        value,
-                        cdata: true,
-                        origin: at(start),
-                    }));
+                    top.children.push(Node::Text(Text { value, cdata: true, origin: at(start) }));
                 }
             }
             Event::Comment(c) => {
                 if let Some(top) = stack.last_mut() {
                     let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                    top.children.push(Node::Comment(Text {
-                        value,
-                        cdata: false,
-                        origin: at(start),
-                    }));
+                    top.children.push(Node::Comment(Text { value, cdata: false, origin: at(start) }));
                 }
             }
             Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
@@ -100,13 +82,8 @@ fn element(tag: &BytesStart, origin: Origin) -> std::result::Result<Element, Str
     let mut e = Element::new(tag.name().as_ref().to_string(), origin);
     for attribute in tag.attributes() {
         let attribute = attribute.map_err(|err| err.to_string())?;
-        let value = attribute
-            .normalized_value(XmlVersion::Implicit1_0)
-            .map_err(|err| err.to_string())?;
-        e.attributes.push(Attribute {
-            name: attribute.key.as_ref().to_string(),
-            value: value.into_owned(),
-        });
+        let value = attribute.normalized_value(XmlVersion::Implicit1_0).map_err(|err| err.to_string())?;
+        e.attributes.push(Attribute { name: attribute.key.as_ref().to_string(), value: value.into_owned() });
     }
     Ok(e)
 }
@@ -120,29 +97,17 @@ fn attach(stack: &mut [Element], root: &mut Option<Element>, e: Element) {
 
 /// Adds text to the open element, joining it with a preceding text node (entity
 /// references arrive as separate events but are one DOM text node).
-fn push_text(
-    stack: &mut [Element],
-    value: &str,
-    origin: Origin,
-) -> std::result::Result<(), String> {
+fn push_text(stack: &mut [Element], value: &str, origin: Origin) -> std::result::Result<(), String> {
     let Some(top) = stack.last_mut() else {
-        return if value.trim().is_empty() {
-            Ok(())
-        } else {
-            Err("text outside the root element".into())
-        };
+        return if value.trim().is_empty() { Ok(()) } else { Err("text outside the root element".into()) };
     };
-    if let Some(Node::Text(last)) = top.children.last_mut() {
-        if !last.cdata {
-            last.value.push_str(value);
-            return Ok(());
-        }
+    if let Some(Node::Text(last)) = top.children.last_mut()
+        && !last.cdata
+    {
+        last.value.push_str(value);
+        return Ok(());
     }
-    top.children.push(Node::Text(Text {
-        value: value.to_string(),
-        cdata: false,
-        origin,
-    }));
+    top.children.push(Node::Text(Text { value: value.to_string(), cdata: false, origin }));
     Ok(())
 }
 
@@ -159,10 +124,7 @@ mod tests {
     #[test]
     fn keeps_positions_text_and_entities() {
         let mut sources = SourceMap::new("/".into());
-        let id = sources.add(
-            "/t.xml".into(),
-            "<clickhouse>\n  <a x=\"1\">b &amp; c</a>\n</clickhouse>".into(),
-        );
+        let id = sources.add("/t.xml".into(), "<clickhouse>\n  <a x=\"1\">b &amp; c</a>\n</clickhouse>".into());
         let root = parse(&sources, id).unwrap();
         let a = root.child("a").unwrap();
         assert_eq!(a.inner_text(), "b & c");

@@ -27,21 +27,15 @@ enum Yaml {
 pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
     let text = std::sync::Arc::clone(&sources.file(file).text);
     let positions = LineIndex::new(&text);
-    let origin_of = |line: usize, col: usize| Origin {
-        file,
-        offset: positions.offset(&text, line, col),
-    };
-    let document = read_document(&text, &origin_of).map_err(|(origin, message)| {
-        ConfigError::syntax(Pointer::new(sources, origin, 1), message)
-    })?;
+    let origin_of = |line: usize, col: usize| Origin { file, offset: positions.offset(&text, line, col) };
+    let document = read_document(&text, &origin_of)
+        .map_err(|(origin, message)| ConfigError::syntax(Pointer::new(sources, origin, 1), message))?;
     let mut root = Element::new("clickhouse", Origin { file, offset: 0 });
     let mut converter = Converter { version: 1 };
     let mut extra = Vec::new();
     converter
         .process(document, &mut root, &mut extra)
-        .map_err(|(origin, message)| {
-            ConfigError::syntax(Pointer::new(sources, origin, 1), message)
-        })?;
+        .map_err(|(origin, message)| ConfigError::syntax(Pointer::new(sources, origin, 1), message))?;
     if !extra.is_empty() {
         return Err(ConfigError::syntax(
             Pointer::new(sources, Origin { file, offset: 0 }, 1),
@@ -54,10 +48,7 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
 type Failure = (Origin, String);
 
 /// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
-fn read_document(
-    text: &str,
-    origin_of: &dyn Fn(usize, usize) -> Origin,
-) -> std::result::Result<Yaml, Failure> {
+fn read_document(text: &str, origin_of: &dyn Fn(usize, usize) -> Origin) -> std::result::Result<Yaml, Failure> {
     enum Open {
         Sequence(Vec<Yaml>, usize),
         Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>, usize),
@@ -68,28 +59,16 @@ fn read_document(
     let at = |span: &Span| origin_of(span.start.line(), span.start.col());
 
     for item in Parser::new_from_str(text) {
-        let (event, span) = item.map_err(|e| {
-            (
-                origin_of(e.marker().line(), e.marker().col()),
-                e.info().to_string(),
-            )
-        })?;
+        let (event, span) = item.map_err(|e| (origin_of(e.marker().line(), e.marker().col()), e.info().to_string()))?;
         let (value, anchor) = match event {
             Event::Scalar(value, style, anchor, _) => {
-                let is_null = style == ScalarStyle::Plain
-                    && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
-                let node = if is_null {
-                    Yaml::Null(at(&span))
-                } else {
-                    Yaml::Scalar(value.into_owned(), at(&span))
-                };
+                let is_null =
+                    style == ScalarStyle::Plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
+                let node = if is_null { Yaml::Null(at(&span)) } else { Yaml::Scalar(value.into_owned(), at(&span)) };
                 (node, anchor)
             }
             Event::Alias(id) => {
-                let node = anchors
-                    .get(&id)
-                    .cloned()
-                    .ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
+                let node = anchors.get(&id).cloned().ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
                 (node, 0)
             }
             Event::SequenceStart(anchor, _) => {
@@ -144,21 +123,14 @@ impl Converter {
         match node {
             Yaml::Null(_) => {}
             Yaml::Scalar(value, origin) => {
-                target.children.push(Node::Text(Text {
-                    value,
-                    cdata: false,
-                    origin,
-                }));
+                target.children.push(Node::Text(Text { value, cdata: false, origin }));
             }
             Yaml::Sequence(items) => {
                 for (i, item) in items.into_iter().enumerate() {
-                    let clone = (target.has_child_nodes() && !matches!(item, Yaml::Mapping(_)))
-                        || (i > 0 && self.version >= 2);
+                    let clone =
+                        (target.has_child_nodes() && !matches!(item, Yaml::Mapping(_))) || (i > 0 && self.version >= 2);
                     if clone {
-                        let mut copy = Element::new(
-                            target.name.clone(),
-                            item_origin(&item).unwrap_or(target.origin),
-                        );
+                        let mut copy = Element::new(target.name.clone(), item_origin(&item).unwrap_or(target.origin));
                         let mut nested = Vec::new();
                         self.process(item, &mut copy, &mut nested)?;
                         siblings.push(copy);
@@ -177,14 +149,9 @@ impl Converter {
                             return Err((origin, "a key must be a string".into()));
                         }
                     };
-                    if let (Some(attribute), Yaml::Scalar(text, _)) =
-                        (name.strip_prefix(ATTRIBUTE_PREFIX), &value)
-                    {
+                    if let (Some(attribute), Yaml::Scalar(text, _)) = (name.strip_prefix(ATTRIBUTE_PREFIX), &value) {
                         target.attributes.retain(|a| a.name != attribute);
-                        target.attributes.push(Attribute {
-                            name: attribute.to_string(),
-                            value: text.clone(),
-                        });
+                        target.attributes.push(Attribute { name: attribute.to_string(), value: text.clone() });
                     } else if name == PARSER_VERSION_KEY {
                         self.version = parser_version(&value).map_err(|m| (key_origin, m))?;
                     } else {
@@ -192,9 +159,7 @@ impl Converter {
                         let mut clones = Vec::new();
                         self.process(value, &mut child, &mut clones)?;
                         target.children.push(Node::Element(child));
-                        target
-                            .children
-                            .extend(clones.into_iter().map(Node::Element));
+                        target.children.extend(clones.into_iter().map(Node::Element));
                     }
                 }
             }
@@ -205,9 +170,7 @@ impl Converter {
 
 fn parser_version(value: &Yaml) -> std::result::Result<i64, String> {
     let wrong = || {
-        format!(
-            "{PARSER_VERSION_KEY} specifies wrong version, must be an integer in range 1..{LATEST_PARSER_VERSION}"
-        )
+        format!("{PARSER_VERSION_KEY} specifies wrong version, must be an integer in range 1..{LATEST_PARSER_VERSION}")
     };
     let Yaml::Scalar(text, _) = value else {
         return Err(wrong());
@@ -235,25 +198,13 @@ struct LineIndex(Vec<usize>);
 impl LineIndex {
     fn new(text: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(
-            text.bytes()
-                .enumerate()
-                .filter(|(_, b)| *b == b'\n')
-                .map(|(i, _)| i + 1),
-        );
+        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
         LineIndex(starts)
     }
 
     fn offset(&self, text: &str, line: usize, col: usize) -> u32 {
-        let start = self
-            .0
-            .get(line.saturating_sub(1))
-            .copied()
-            .unwrap_or(text.len());
-        let within = text[start..]
-            .char_indices()
-            .nth(col)
-            .map_or(text.len() - start, |(i, _)| i);
+        let start = self.0.get(line.saturating_sub(1)).copied().unwrap_or(text.len());
+        let within = text[start..].char_indices().nth(col).map_or(text.len() - start, |(i, _)| i);
         (start + within) as u32
     }
 }
@@ -270,20 +221,14 @@ mod tests {
     }
 
     fn names(e: &Element) -> Vec<String> {
-        e.elements()
-            .map(|c| format!("{}={}", c.name, c.inner_text()))
-            .collect()
+        e.elements().map(|c| format!("{}={}", c.name, c.inner_text())).collect()
     }
 
     #[test]
     fn attributes_scalars_and_lists() {
-        let (sources, root) =
-            convert("listen_host: [a, b]\nmacros:\n  \"@replace\": 1\n  shard: 01\n");
+        let (sources, root) = convert("listen_host: [a, b]\nmacros:\n  \"@replace\": 1\n  shard: 01\n");
         let root = root.unwrap();
-        assert_eq!(
-            names(&root),
-            ["listen_host=a", "listen_host=b", "macros=01"]
-        );
+        assert_eq!(names(&root), ["listen_host=a", "listen_host=b", "macros=01"]);
         let macros = root.child("macros").unwrap();
         assert_eq!(macros.attribute("replace"), Some("1"));
         let loc = sources.locate(macros.child("shard").unwrap().origin);
