@@ -1,6 +1,7 @@
 //! Properties of the merge that hold for any tree.
 
-use chaudit::config::{self, Element, LoadOptions, Node, SourceMap, merge::merge_children, xml};
+use chaudit::config::merge::{SUBSTITUTION_ATTRIBUTES, identity, merge_fragments};
+use chaudit::config::{self, Element, LoadOptions, Node, SourceMap, xml};
 use proptest::prelude::*;
 
 /// A small XML tree: few names so fragments pair with existing elements often.
@@ -19,6 +20,22 @@ fn tree(depth: u32) -> BoxedStrategy<String> {
     prop_oneof![leaf, branch].boxed()
 }
 
+/// A fragment whose elements may carry remove, replace or an extra attribute.
+fn fragment() -> impl Strategy<Value = String> {
+    let marker = prop::sample::select(vec!["", " remove=\"1\"", " replace=\"0\"", " k=\"1\"", " k=\"2\""]);
+    prop::collection::vec((tree(2), marker), 0..5).prop_map(|children| {
+        let body: String = children
+            .into_iter()
+            .map(|(t, m)| match t.find('>') {
+                // put the marker into the element's start tag (before a self-closing slash too)
+                Some(end) if !m.is_empty() && !t[..end].contains('=') => format!("{}{}{}", &t[..end], m, &t[end..]),
+                _ => t,
+            })
+            .collect();
+        format!("<clickhouse>{body}</clickhouse>")
+    })
+}
+
 fn document(max_children: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(tree(2), 0..max_children).prop_map(|c| format!("<clickhouse>{}</clickhouse>", c.concat()))
 }
@@ -32,27 +49,104 @@ fn shape(e: &Element) -> String {
         .iter()
         .filter_map(|n| match n {
             Node::Element(c) => Some(shape(c)),
-            Node::Text(t) if !t.is_whitespace() => Some(format!("'{}'", t.value)),
+            Node::Text(t) if !t.is_whitespace() => Some(format!("'{}'", t.value())),
             _ => None,
         })
         .collect();
     format!("{}[{}]({})", e.name, attrs.join(","), children.join(","))
 }
 
-fn merged(main: &str, fragments: &[&str]) -> Element {
+fn parse_all(main: &str, fragments: &[&str]) -> (Element, Vec<Element>) {
     let mut sources = SourceMap::new("/".into());
     let id = sources.add("/config.xml".into(), main.into());
-    let mut root = xml::parse(&sources, id).unwrap();
-    for (i, f) in fragments.iter().enumerate() {
-        let id = sources.add(format!("/config.d/{i}.xml").into(), (*f).into());
-        let with = xml::parse(&sources, id).unwrap();
-        merge_children(&mut root, with, &sources).unwrap();
-    }
+    let root = xml::parse(&sources, id).unwrap();
+    let parsed = fragments
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let id = sources.add(format!("/config.d/{i}.xml").into(), (*f).into());
+            xml::parse(&sources, id).unwrap()
+        })
+        .collect();
+    (root, parsed)
+}
+
+fn merged(main: &str, fragments: &[&str]) -> Element {
+    let (mut root, parsed) = parse_all(main, fragments);
+    merge_fragments(&mut root, parsed, &SourceMap::new("/".into())).unwrap();
     root
+}
+
+/// ClickHouse's ConfigProcessor::mergeRecursive, transliterated one fragment at a time: the
+/// reference the one-pass merge must agree with.
+fn reference_merge(target: &mut Element, with: Element) {
+    target.children.retain(|n| !matches!(n, Node::Text(t) if !t.is_cdata() && !t.is_whitespace()));
+    let mut unmatched: Vec<Option<String>> =
+        target.children.iter().map(|n| if let Node::Element(e) = n { Some(identity(e)) } else { None }).collect();
+    for node in with.children {
+        let Node::Element(mut w) = node else {
+            target.children.push(node);
+            unmatched.push(None);
+            continue;
+        };
+        let (remove, replace) = (w.has_attribute("remove"), w.has_attribute("replace"));
+        let id = identity(&w);
+        match unmatched.iter().position(|u| u.as_deref() == Some(id.as_str())) {
+            Some(i) => {
+                unmatched[i] = None;
+                if remove {
+                    target.children[i] =
+                        Node::Comment(chaudit::config::tree::Text::new("removed".into(), false, w.origin));
+                } else if replace {
+                    target.children[i] = Node::Element(w);
+                } else if let Node::Element(e) = &mut target.children[i] {
+                    if w.has_child_nodes() {
+                        for a in SUBSTITUTION_ATTRIBUTES {
+                            e.remove_attribute(a);
+                        }
+                    }
+                    for a in &w.attributes {
+                        e.set_attribute(&a.name, &a.value);
+                    }
+                    let children = std::mem::take(&mut w.children);
+                    w.children = children;
+                    reference_merge(e, w);
+                }
+            }
+            None if remove => {}
+            None => {
+                strip(&mut w);
+                target.children.push(Node::Element(w));
+                unmatched.push(None);
+            }
+        }
+    }
+    target.children.retain(|n| !matches!(n, Node::Comment(c) if c.value() == "removed"));
+}
+
+fn strip(e: &mut Element) {
+    e.children.retain(|n| !matches!(n, Node::Element(c) if c.has_attribute("remove")));
+    for c in e.elements_mut() {
+        c.remove_attribute("replace");
+        strip(c);
+    }
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn one_pass_merge_equals_clickhouse_merging_fragment_by_fragment(
+        main in document(6),
+        fragments in prop::collection::vec(fragment(), 1..5),
+    ) {
+        let refs: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        let (mut expected, parsed) = parse_all(&main, &refs);
+        for f in parsed {
+            reference_merge(&mut expected, f);
+        }
+        prop_assert_eq!(shape(&merged(&main, &refs)), shape(&expected));
+    }
 
     #[test]
     fn an_empty_fragment_changes_nothing(main in document(5)) {

@@ -6,7 +6,9 @@
 //! counts, not its value), otherwise attributes are copied, the old text is dropped and
 //! children merge recursively. Unpaired children are appended.
 
-use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::error::{ConfigError, Pointer, Result};
 use super::source::SourceMap;
@@ -15,60 +17,252 @@ use super::tree::{Element, Node};
 /// Attributes that drive merging and substitution, ignored for an element's identity.
 pub const SUBSTITUTION_ATTRIBUTES: [&str; 3] = ["incl", "from_zk", "from_env"];
 
-/// Merges the children of `with` into `target` (roots and `<include merge>` use this directly:
-/// their own attributes are not copied).
-pub fn merge_children(target: &mut Element, with: Element, sources: &SourceMap) -> Result<()> {
-    // ClickHouse drops the old (non-whitespace, non-CDATA) text first: the fragment's text wins.
-    target.children.retain(|n| !matches!(n, Node::Text(t) if !t.cdata && !t.is_whitespace()));
+/// Merges fragments (root elements, in path order) into `target`, with the result of
+/// ClickHouse merging them one after another. All fragments are handled in one pass per
+/// element, so thousands of fragments that touch one big section stay linear.
+pub fn merge_fragments(target: &mut Element, fragments: Vec<Element>, sources: &SourceMap) -> Result<()> {
+    merge_sequence(target, fragments.into_iter().map(|f| f.children).collect(), sources)
+}
 
-    let mut by_identity: HashMap<String, VecDeque<usize>> = HashMap::new();
-    for (i, node) in target.children.iter().enumerate() {
-        if let Node::Element(e) = node {
-            by_identity.entry(identity(e)).or_default().push_back(i);
+/// `target` receives, in order, the children of each element merged into it.
+fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &SourceMap) -> Result<()> {
+    let mut level = Level::new(&target.children);
+    for children in incoming {
+        level.merge(&mut target.children, children, sources)?;
+    }
+    let Level { dead, pending, .. } = level;
+    for (i, lists) in pending {
+        if let Node::Element(child) = &mut target.children[i] {
+            merge_sequence(child, lists, sources)?;
         }
     }
-    let mut slots: Vec<Option<Node>> = std::mem::take(&mut target.children).into_iter().map(Some).collect();
-
-    for node in with.children {
-        let Node::Element(mut incoming) = node else {
-            slots.push(Some(node));
-            continue;
-        };
-        let remove = incoming.has_attribute("remove");
-        let replace = incoming.has_attribute("replace");
-        if remove && replace {
-            let p = Pointer::new(sources, incoming.origin, incoming.name.len() + 1);
-            return Err(ConfigError::RemoveAndReplace { tag: incoming.name, at: p.at, src: p.src, span: p.span });
-        }
-        let paired = by_identity.get_mut(&identity(&incoming)).and_then(VecDeque::pop_front);
-        match paired {
-            Some(i) if remove => slots[i] = None,
-            Some(i) => {
-                let Some(Node::Element(existing)) = slots[i].as_mut() else {
-                    continue;
-                };
-                if replace {
-                    incoming.history = std::mem::take(&mut existing.history);
-                    incoming.history.push(existing.origin);
-                    *existing = incoming;
-                } else {
-                    merge_element(existing, incoming, sources)?;
-                }
-            }
-            None if remove => {}
-            None => {
-                strip_merge_attributes(&mut incoming);
-                slots.push(Some(Node::Element(incoming)));
-            }
-        }
+    if !dead.is_empty() {
+        let mut position = 0;
+        target.children.retain(|_| {
+            position += 1;
+            !dead.contains(&(position - 1))
+        });
     }
-    target.children = slots.into_iter().flatten().collect();
     Ok(())
 }
 
-/// A paired element without remove/replace: attributes copied, children merged.
-fn merge_element(existing: &mut Element, incoming: Element, sources: &SourceMap) -> Result<()> {
-    // A fragment that gives a value drops a substitution the old element asked for.
+/// Levels with more nodes than this get a hash index for pairing; smaller ones scan.
+const INDEX_THRESHOLD: usize = 32;
+
+/// The bookkeeping while fragments merge into one element's children. The children stay
+/// where they are: removed ones are only marked dead until the end, so positions hold.
+struct Level {
+    dead: HashSet<usize>,
+    /// Built once the level has more than [`INDEX_THRESHOLD`] nodes; small levels scan.
+    by_identity: Option<HashMap<u64, Positions>>,
+    /// Nodes present when the current fragment started: the only ones it can pair with.
+    fragment_start: usize,
+    /// Children lists still to merge into a paired child, in fragment order.
+    pending: HashMap<usize, Vec<Vec<Node>>>,
+    /// Live non-whitespace text nodes (each merge drops them first).
+    text_nodes: usize,
+    /// Per fragment: positions already paired, and where each list's unpaired part begins.
+    paired: HashSet<usize>,
+    cursor: HashMap<u64, usize>,
+}
+
+fn is_text(node: &Node) -> bool {
+    matches!(node, Node::Text(t) if !t.is_cdata() && !t.is_whitespace())
+}
+
+impl Level {
+    fn new(children: &[Node]) -> Self {
+        Level {
+            dead: HashSet::default(),
+            by_identity: None,
+            fragment_start: 0,
+            pending: HashMap::default(),
+            text_nodes: children.iter().filter(|n| is_text(n)).count(),
+            paired: HashSet::default(),
+            cursor: HashMap::default(),
+        }
+    }
+
+    fn build_index(&mut self, children: &[Node]) {
+        let mut index: HashMap<u64, Positions> = HashMap::default();
+        for (i, node) in children.iter().enumerate() {
+            if let Node::Element(e) = node
+                && !self.dead.contains(&i)
+            {
+                index.entry(identity_hash(e)).or_default().push(i);
+            }
+        }
+        self.by_identity = Some(index);
+    }
+
+    /// The first live child of `incoming`'s identity not yet paired in this fragment.
+    fn pair(&mut self, children: &[Node], incoming: &Element, hash: u64) -> Option<usize> {
+        let candidate = |p: usize| matches!(&children[p], Node::Element(e) if same_identity(e, incoming));
+        let Some(index) = &self.by_identity else {
+            let found = (0..self.fragment_start)
+                .find(|&p| !self.paired.contains(&p) && !self.dead.contains(&p) && candidate(p))?;
+            self.paired.insert(found);
+            return Some(found);
+        };
+        let positions = index.get(&hash)?.as_slice();
+        let start = self.cursor.entry(hash).or_default();
+        let mut found = None;
+        for (k, &p) in positions.iter().enumerate().skip(*start) {
+            if self.paired.contains(&p) {
+                if k == *start {
+                    *start += 1; // everything before the cursor is paired
+                }
+                continue;
+            }
+            if candidate(p) {
+                found = Some(p);
+                break;
+            }
+        }
+        let p = found?;
+        self.paired.insert(p);
+        Some(p)
+    }
+
+    /// ClickHouse's mergeRecursive of one fragment element's children. Pairing uses the
+    /// identities as they were when this fragment started: removals, attribute changes and
+    /// appended elements count from the next fragment on.
+    fn merge(&mut self, target: &mut Vec<Node>, children: Vec<Node>, sources: &SourceMap) -> Result<()> {
+        if self.text_nodes > 0 {
+            for (i, node) in target.iter().enumerate() {
+                if is_text(node) {
+                    self.dead.insert(i);
+                }
+            }
+            self.text_nodes = 0;
+        }
+        self.paired.clear();
+        self.cursor.clear();
+        self.fragment_start = target.len();
+        if self.by_identity.is_none() && target.len() > INDEX_THRESHOLD {
+            self.build_index(target);
+        }
+        let mut removed = Vec::new();
+        let mut renamed = Vec::new();
+        for node in children {
+            let Node::Element(mut incoming) = node else {
+                if is_text(&node) {
+                    self.text_nodes += 1;
+                }
+                target.push(node);
+                continue;
+            };
+            let remove = incoming.has_attribute("remove");
+            let replace = incoming.has_attribute("replace");
+            if remove && replace {
+                let p = Pointer::new(sources, incoming.origin, incoming.name.len() + 1);
+                return Err(ConfigError::RemoveAndReplace { tag: incoming.name, at: p.at, src: p.src, span: p.span });
+            }
+            let hash = identity_hash(&incoming);
+            match self.pair(target, &incoming, hash) {
+                Some(i) if remove => removed.push((i, hash)),
+                Some(i) => {
+                    let Node::Element(existing) = &mut target[i] else { continue };
+                    if replace {
+                        incoming.history = std::mem::take(&mut existing.history);
+                        incoming.history.push(existing.origin);
+                        *existing = incoming;
+                        self.pending.remove(&i);
+                    } else {
+                        absorb(existing, &incoming);
+                        let new_hash = identity_hash(existing);
+                        if new_hash != hash {
+                            renamed.push((i, hash, new_hash));
+                        }
+                        self.pending.entry(i).or_default().push(incoming.children);
+                    }
+                }
+                None if remove => {}
+                None => {
+                    strip_merge_attributes(&mut incoming);
+                    target.push(Node::Element(incoming));
+                }
+            }
+        }
+        let index = self.by_identity.as_mut();
+        let mut index = index;
+        for (i, hash) in removed {
+            self.dead.insert(i);
+            self.pending.remove(&i);
+            if let Some(positions) = index.as_mut().and_then(|index| index.get_mut(&hash)) {
+                positions.remove(i);
+            }
+        }
+        if let Some(index) = index {
+            for (i, old, new) in renamed {
+                if let Some(positions) = index.get_mut(&old) {
+                    positions.remove(i);
+                }
+                index.entry(new).or_default().insert_sorted(i);
+            }
+            for (i, node) in target.iter().enumerate().skip(self.fragment_start) {
+                if let Node::Element(e) = node {
+                    index.entry(identity_hash(e)).or_default().push(i);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Positions of one identity's elements in document order. Most identities occur once:
+/// they cost no allocation.
+#[derive(Default)]
+enum Positions {
+    #[default]
+    None,
+    One([usize; 1]),
+    Many(Vec<usize>),
+}
+
+impl Positions {
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            Positions::None => &[],
+            Positions::One(p) => p,
+            Positions::Many(v) => v,
+        }
+    }
+
+    fn push(&mut self, position: usize) {
+        *self = match std::mem::take(self) {
+            Positions::None => Positions::One([position]),
+            Positions::One([p]) => Positions::Many(vec![p, position]),
+            Positions::Many(mut v) => {
+                v.push(position);
+                Positions::Many(v)
+            }
+        };
+    }
+
+    fn insert_sorted(&mut self, position: usize) {
+        let mut v = self.as_slice().to_vec();
+        v.insert(v.partition_point(|&p| p < position), position);
+        *self = Positions::from_vec(v);
+    }
+
+    fn remove(&mut self, position: usize) {
+        let v: Vec<usize> = self.as_slice().iter().copied().filter(|&p| p != position).collect();
+        *self = Positions::from_vec(v);
+    }
+
+    fn from_vec(v: Vec<usize>) -> Self {
+        match v.as_slice() {
+            [] => Positions::None,
+            [p] => Positions::One([*p]),
+            _ => Positions::Many(v),
+        }
+    }
+}
+
+/// The paired-element part of a merge that does not touch children: a fragment giving a
+/// value drops the old substitution, attributes are copied, provenance moves on.
+fn absorb(existing: &mut Element, incoming: &Element) {
     if incoming.has_child_nodes() {
         for name in SUBSTITUTION_ATTRIBUTES {
             existing.remove_attribute(name);
@@ -77,14 +271,13 @@ fn merge_element(existing: &mut Element, incoming: Element, sources: &SourceMap)
     for attribute in &incoming.attributes {
         existing.set_attribute(&attribute.name, &attribute.value);
     }
+    existing.blank_text |= incoming.blank_text;
     existing.history.push(existing.origin);
     existing.origin = incoming.origin;
-    merge_children(existing, incoming, sources)
 }
 
-/// ClickHouse's identity of an element for pairing: its tag and sorted attributes,
-/// without replace/remove/incl/from_zk/from_env.
-pub fn identity(e: &Element) -> String {
+/// The attributes that make up an element's identity, sorted (most elements have none).
+fn identity_attributes(e: &Element) -> Vec<(&str, &str)> {
     let mut attributes: Vec<(&str, &str)> = e
         .attributes
         .iter()
@@ -92,14 +285,37 @@ pub fn identity(e: &Element) -> String {
         .map(|a| (a.name.as_str(), a.value.as_str()))
         .collect();
     attributes.sort_unstable();
+    attributes
+}
+
+/// ClickHouse's identity of an element for pairing: its tag and sorted attributes,
+/// without replace/remove/incl/from_zk/from_env.
+pub fn identity(e: &Element) -> String {
     let mut key = e.name.clone();
-    for (name, value) in attributes {
+    for (name, value) in identity_attributes(e) {
         key.push('\0');
         key.push_str(name);
         key.push('\0');
         key.push_str(value);
     }
     key
+}
+
+fn identity_hash(e: &Element) -> u64 {
+    let mut hasher = rustc_hash::FxHasher::default();
+    e.name.hash(&mut hasher);
+    if !e.attributes.is_empty() {
+        let attributes = identity_attributes(e);
+        if !attributes.is_empty() {
+            attributes.hash(&mut hasher);
+        }
+    }
+    hasher.finish()
+}
+
+fn same_identity(a: &Element, b: &Element) -> bool {
+    a.name == b.name
+        && ((a.attributes.is_empty() && b.attributes.is_empty()) || identity_attributes(a) == identity_attributes(b))
 }
 
 /// An appended element keeps its own attributes, but below it `replace` is meaningless
@@ -121,11 +337,12 @@ mod tests {
         let mut sources = SourceMap::new("/".into());
         let id = sources.add("/config.xml".into(), main.into());
         let mut root = xml::parse(&sources, id)?;
+        let mut parsed = Vec::new();
         for (n, f) in fragments.iter().enumerate() {
             let id = sources.add(format!("/config.d/{n}.xml").into(), (*f).into());
-            let with = xml::parse(&sources, id)?;
-            merge_children(&mut root, with, &sources)?;
+            parsed.push(xml::parse(&sources, id)?);
         }
+        merge_fragments(&mut root, parsed, &sources)?;
         Ok(root)
     }
 

@@ -101,8 +101,10 @@ pub fn process(
     let main_id = files::read(sources, main)?;
     let mut root = files::parse(sources, main_id)?;
     let mut used = vec![main_id];
-    for path in files::merge_files(main)? {
-        let id = files::read(sources, &path)?;
+    let mut fragments = Vec::new();
+    let paths = files::merge_files(main)?;
+    for path in &paths {
+        let id = files::read(sources, path)?;
         let fragment = files::parse(sources, id)?;
         if !same_root(&root.name, &fragment.name) {
             if is_clickhouse_root(&root.name) {
@@ -119,9 +121,10 @@ pub fn process(
             problems.push(ConfigError::FragmentSkipped { path, found: fragment.name, expected: root.name.clone() });
             continue;
         }
-        merge::merge_children(&mut root, fragment, sources)?;
+        fragments.push(fragment);
         used.push(id);
     }
+    merge::merge_fragments(&mut root, fragments, sources)?;
 
     let include_from = read_include_from(&mut root, main, options, sources, problems)?;
     if let Some((id, _)) = &include_from {

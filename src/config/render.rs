@@ -61,14 +61,14 @@ impl Renderer<'_> {
         for node in content {
             match node {
                 Node::Element(child) => self.write_element(child, depth + 1),
-                Node::Text(t) if t.cdata => {
-                    let _ = writeln!(self.out, "{indent}    <![CDATA[{}]]>", t.value);
+                Node::Text(t) if t.is_cdata() => {
+                    let _ = writeln!(self.out, "{indent}    <![CDATA[{}]]>", t.value());
                 }
                 Node::Text(t) => {
-                    let _ = writeln!(self.out, "{indent}    {}", escape(t.value.trim(), false));
+                    let _ = writeln!(self.out, "{indent}    {}", escape(t.value().trim(), false));
                 }
                 Node::Comment(c) => {
-                    let _ = writeln!(self.out, "{indent}    <!--{}-->", c.value);
+                    let _ = writeln!(self.out, "{indent}    <!--{}-->", c.value());
                 }
             }
         }
@@ -93,10 +93,10 @@ fn text_of(content: &[&Node]) -> String {
     let mut text = String::new();
     for node in content {
         if let Node::Text(t) = node {
-            if t.cdata {
-                let _ = write!(text, "<![CDATA[{}]]>", t.value);
+            if t.is_cdata() {
+                let _ = write!(text, "<![CDATA[{}]]>", t.value());
             } else {
-                text.push_str(&escape(&t.value, false));
+                text.push_str(&escape(&t.value(), false));
             }
         }
     }

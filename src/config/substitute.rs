@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::error::{ConfigError, Pointer, Result};
-use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_children};
+use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_fragments};
 use super::source::{Origin, SourceMap};
 use super::tree::{Element, Node};
 use super::xml;
@@ -60,7 +60,7 @@ impl Substituter<'_> {
                 }
                 Outcome::MergeIntoParent(source) => {
                     e.children.remove(i);
-                    merge_children(e, source, self.sources)?;
+                    merge_fragments(e, vec![source], self.sources)?;
                 }
             }
         }
@@ -131,8 +131,10 @@ impl Substituter<'_> {
         }
         if replace {
             e.children.clear();
+            e.blank_text = false;
             e.remove_attribute("replace");
         }
+        e.blank_text |= source.blank_text;
         e.children.extend(source.children);
         for attribute in source.attributes {
             e.set_attribute(&attribute.name, &attribute.value);

@@ -10,16 +10,41 @@ pub struct Attribute {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
-    pub value: String,
+    value: String,
     /// CDATA sections survive ClickHouse's "drop the old text" step of a merge.
-    pub cdata: bool,
+    cdata: bool,
+    /// Whitespace only (kept: merges test it for every sibling, so it is computed once).
+    blank: bool,
     pub origin: Origin,
 }
 
 impl Text {
-    pub fn is_whitespace(&self) -> bool {
-        !self.cdata && self.value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    pub fn new(value: String, cdata: bool, origin: Origin) -> Self {
+        let blank = !cdata && is_blank(&value);
+        Text { value, cdata, blank, origin }
     }
+
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    pub fn is_cdata(&self) -> bool {
+        self.cdata
+    }
+
+    pub fn is_whitespace(&self) -> bool {
+        self.blank
+    }
+
+    /// Appends text (an entity reference continuing a text node).
+    pub fn push_str(&mut self, more: &str) {
+        self.blank = self.blank && is_blank(more);
+        self.value.push_str(more);
+    }
+}
+
+fn is_blank(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +59,9 @@ pub struct Element {
     pub name: String,
     pub attributes: Vec<Attribute>,
     pub children: Vec<Node>,
+    /// Whitespace-only text stood between the children. It is not kept as nodes (it would
+    /// double the tree's size) but ClickHouse counts it: an element with it "has a value".
+    pub blank_text: bool,
     /// The element (start tag or YAML key) that last set or merged into this element.
     pub origin: Origin,
     /// Earlier elements this one overrode or was merged with, oldest first.
@@ -42,7 +70,14 @@ pub struct Element {
 
 impl Element {
     pub fn new(name: impl Into<String>, origin: Origin) -> Self {
-        Element { name: name.into(), attributes: Vec::new(), children: Vec::new(), origin, history: Vec::new() }
+        Element {
+            name: name.into(),
+            attributes: Vec::new(),
+            children: Vec::new(),
+            blank_text: false,
+            origin,
+            history: Vec::new(),
+        }
     }
 
     pub fn attribute(&self, name: &str) -> Option<&str> {
@@ -95,7 +130,7 @@ impl Element {
     }
 
     pub fn has_child_nodes(&self) -> bool {
-        !self.children.is_empty()
+        self.blank_text || !self.children.is_empty()
     }
 
     pub fn has_element_children(&self) -> bool {
@@ -112,7 +147,7 @@ impl Element {
     fn collect_text(&self, out: &mut String) {
         for node in &self.children {
             match node {
-                Node::Text(t) => out.push_str(&t.value),
+                Node::Text(t) => out.push_str(t.value()),
                 Node::Element(e) => e.collect_text(out),
                 Node::Comment(_) => {}
             }
@@ -146,7 +181,7 @@ mod tests {
     }
 
     fn text(v: &str) -> Node {
-        Node::Text(Text { value: v.into(), cdata: false, origin: origin() })
+        Node::Text(Text::new(v.into(), false, origin()))
     }
 
     #[test]

@@ -55,13 +55,13 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
             Event::CData(c) => {
                 let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
                 if let Some(top) = stack.last_mut() {
-                    top.children.push(Node::Text(Text { value, cdata: true, origin: at(start) }));
+                    top.children.push(Node::Text(Text::new(value, true, at(start))));
                 }
             }
             Event::Comment(c) => {
                 if let Some(top) = stack.last_mut() {
                     let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                    top.children.push(Node::Comment(Text { value, cdata: false, origin: at(start) }));
+                    top.children.push(Node::Comment(Text::new(value, false, at(start))));
                 }
             }
             Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
@@ -102,12 +102,16 @@ fn push_text(stack: &mut [Element], value: &str, origin: Origin) -> std::result:
         return if value.trim().is_empty() { Ok(()) } else { Err("text outside the root element".into()) };
     };
     if let Some(Node::Text(last)) = top.children.last_mut()
-        && !last.cdata
+        && !last.is_cdata()
     {
-        last.value.push_str(value);
+        last.push_str(value);
         return Ok(());
     }
-    top.children.push(Node::Text(Text { value: value.to_string(), cdata: false, origin }));
+    if value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        top.blank_text = true;
+    } else {
+        top.children.push(Node::Text(Text::new(value.to_string(), false, origin)));
+    }
     Ok(())
 }
 
@@ -150,6 +154,6 @@ mod tests {
     #[test]
     fn cdata_is_kept_apart() {
         let root = parse_str("<r><![CDATA[<x>]]></r>").unwrap();
-        assert!(matches!(&root.children[0], Node::Text(t) if t.cdata && t.value == "<x>"));
+        assert!(matches!(&root.children[0], Node::Text(t) if t.is_cdata() && t.value() == "<x>"));
     }
 }

@@ -123,7 +123,7 @@ impl Converter {
         match node {
             Yaml::Null(_) => {}
             Yaml::Scalar(value, origin) => {
-                target.children.push(Node::Text(Text { value, cdata: false, origin }));
+                target.children.push(Node::Text(Text::new(value, false, origin)));
             }
             Yaml::Sequence(items) => {
                 for (i, item) in items.into_iter().enumerate() {
