@@ -96,7 +96,7 @@ fn text_of(content: &[&Node]) -> String {
             if t.is_cdata() {
                 let _ = write!(text, "<![CDATA[{}]]>", t.value());
             } else {
-                text.push_str(&escape(&t.value(), false));
+                text.push_str(&escape(t.value(), false));
             }
         }
     }

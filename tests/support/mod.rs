@@ -44,3 +44,65 @@ pub fn engine_probe(config: &Path, settings: &[String], env: &[(String, String)]
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("engine_probe output is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout)))
 }
+
+/// A real ClickHouse server on loopback, stopped (by its pid) when dropped.
+pub struct LiveServer {
+    pub dir: tempfile::TempDir,
+    pub http_port: u16,
+    pid: u32,
+}
+
+/// A port the kernel just handed out on 127.0.0.1 (free at the time of asking).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0").local_addr().unwrap().port()
+}
+
+impl LiveServer {
+    /// Starts a ClickHouse 26.9 server; `prepare` may put files into its config dir
+    /// (`<dir>/server/`, whose config.xml the launcher writes) before it starts.
+    pub fn start(prepare: impl FnOnce(&Path)) -> LiveServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let server_dir = dir.path().join("server");
+        std::fs::create_dir_all(&server_dir).unwrap();
+        prepare(&server_dir);
+        let http_port = free_port();
+        let out = Command::new("bash")
+            .arg(repo_root().join("tests/clickhouse/start-server.sh"))
+            .env("CH_DIR", dir.path())
+            .env("CH_HTTP_PORT", http_port.to_string())
+            .env("CH_TCP_PORT", "0")
+            .output()
+            .expect("run start-server.sh");
+        assert!(out.status.success(), "ClickHouse server did not start:\n{}", String::from_utf8_lossy(&out.stderr));
+        let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid");
+        LiveServer { dir, http_port, pid }
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("server/config.xml")
+    }
+
+    /// Runs a query over the HTTP interface and returns the body (TSV by default).
+    pub fn query(&self, sql: &str) -> String {
+        let out = Command::new("curl")
+            .args(["-sS", "--fail-with-body", "--data-binary", sql])
+            .arg(format!("http://127.0.0.1:{}/", self.http_port))
+            .output()
+            .expect("run curl");
+        assert!(out.status.success(), "query failed: {sql}\n{}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stdout).expect("utf-8 response")
+    }
+}
+
+impl Drop for LiveServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        // wait for it to go, so its ports and files are released
+        for _ in 0..100 {
+            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
