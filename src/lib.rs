@@ -7,3 +7,10 @@
 #![allow(clippy::result_large_err)]
 
 pub mod config;
+pub mod eval;
+pub mod facts;
+pub mod report;
+pub mod rules;
+pub mod ruletest;
+pub mod spanned_yaml;
+pub mod version;

@@ -1,26 +1,81 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
-use std::io::Write;
+mod audit;
+mod config_show;
+mod rules;
+
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
-
-use chaudit::config::render::{RenderOptions, render};
-use chaudit::config::{self, ConfigError, LoadOptions};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
 pub mod exit {
     pub const OK: u8 = 0;
+    pub const FINDINGS: u8 = 1;
     pub const USAGE_OR_CONFIG: u8 = 2;
     pub const RUNTIME: u8 = 3;
 }
 
 #[derive(Parser)]
-#[command(name = "chaudit", version, about = "Audit a ClickHouse server's configuration")]
+#[command(name = "chaudit", version, about = "Audit a ClickHouse server's configuration", args_conflicts_with_subcommands = true)]
 struct Cli {
+    #[command(flatten)]
+    audit: AuditArgs,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+}
+
+#[derive(Args)]
+pub struct AuditArgs {
+    /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
+    #[arg(long, value_name = "MAIN")]
+    pub config: Option<PathBuf>,
+    /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
+    #[arg(long, value_name = "VERSION")]
+    pub clickhouse_version: Option<String>,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    /// Only these rules: ids, tags or categories (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Skip these rules: ids, tags or categories.
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Exit 1 when a finding is at or above this severity.
+    #[arg(long, value_enum, default_value_t = FailOn::High)]
+    pub fail_on: FailOn,
+}
+
+#[derive(Args)]
+pub struct RuleArgs {
+    /// A directory of extra rules (same schema as the built-in ones); repeatable.
+    #[arg(long = "rules", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Leave out the built-in rules.
+    #[arg(long)]
+    pub no_builtin_rules: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Markdown,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum FailOn {
+    Critical,
+    High,
+    Medium,
+    Low,
+    Info,
+    /// Never fail on findings.
+    Never,
 }
 
 #[derive(Subcommand)]
@@ -28,87 +83,68 @@ enum Command {
     /// Work with the configuration files.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// List, explain and test rules.
+    #[command(subcommand)]
+    Rules(RulesCommand),
 }
 
 #[derive(Subcommand)]
 enum ConfigCommand {
     /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
-    Show(ShowArgs),
+    Show(config_show::ShowArgs),
 }
 
-#[derive(Args)]
-struct ShowArgs {
-    /// The main server config (config.xml or config.yaml); config.d/ and conf.d/ beside it are merged.
-    #[arg(long, value_name = "MAIN")]
-    config: PathBuf,
-    /// Print the merged users config (users.xml + users.d/) instead.
-    #[arg(long)]
-    users: bool,
-    /// Add each element's source file:line (and the files it overrode) as XML comments.
-    #[arg(long)]
-    provenance: bool,
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Every rule: id, severity, sources, title.
+    List {
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
+    /// A rule's documentation.
+    Explain {
+        id: String,
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
+    /// Run each rule's fixtures (must fire / must stay quiet).
+    Test {
+        /// Rules directory to test (default: ./rules).
+        dir: Option<PathBuf>,
+    },
 }
 
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Config(ConfigCommand::Show(args)) => show(&args),
+        Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
+        Some(Command::Rules(RulesCommand::List { rules })) => rules::list(&rules),
+        Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
+        Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
+        None => audit::run(&cli.audit),
     }
-}
-
-fn show(args: &ShowArgs) -> ExitCode {
-    let mut loaded = match config::load(&args.config, &LoadOptions::default()) {
-        Ok(loaded) => loaded,
-        Err(err) => return report_fatal(err),
-    };
-    let errors = report_problems(std::mem::take(&mut loaded.problems));
-    if errors > 0 {
-        eprintln!("chaudit: {errors} configuration error(s); nothing printed");
-        return ExitCode::from(exit::USAGE_OR_CONFIG);
-    }
-    let tree = if args.users {
-        match &loaded.users {
-            Some(users) => users,
-            None if loaded.users_in_main => &loaded.server,
-            None => {
-                eprintln!("chaudit: this configuration has no users config (user_directories names no users_xml)");
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
-        }
-    } else {
-        &loaded.server
-    };
-    let text = render(tree, &loaded.sources, &RenderOptions { provenance: args.provenance });
-    write_stdout(&text)
-}
-
-/// Prints every problem; returns how many are errors.
-fn report_problems(problems: Vec<ConfigError>) -> usize {
-    let mut errors = 0;
-    for problem in problems {
-        if !problem.is_warning() {
-            errors += 1;
-        }
-        eprintln!("{:?}", miette::Report::new(problem));
-    }
-    errors
-}
-
-/// A configuration that cannot be loaded at all: ClickHouse would not start either.
-fn report_fatal(err: ConfigError) -> ExitCode {
-    eprintln!("{:?}", miette::Report::new(err));
-    ExitCode::from(exit::USAGE_OR_CONFIG)
 }
 
 /// Writes all output in one go: a closed pipe is not a crash.
-fn write_stdout(text: &str) -> ExitCode {
+pub fn write_stdout(text: &str, code: u8) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-        Ok(()) => ExitCode::from(exit::OK),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(exit::OK),
+        Ok(()) => ExitCode::from(code),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(code),
         Err(e) => {
             eprintln!("chaudit: cannot write output: {e}");
             ExitCode::from(exit::RUNTIME)
         }
     }
+}
+
+/// Prints diagnostics (miette) to stderr.
+pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
+    for e in errors {
+        eprintln!("{:?}", miette::Report::new(e));
+    }
+}
+
+pub fn color_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }

@@ -153,6 +153,8 @@ pub enum ConfigError {
     )]
     SubstitutionLeftEmpty {
         what: String,
+        /// The element left as it was.
+        origin: Origin,
         tag: String,
         at: String,
         #[source_code]
@@ -189,6 +191,8 @@ pub enum ConfigError {
     #[diagnostic(code(chaudit::config::substitution_missing), severity(Warning))]
     SubstitutionNotFound {
         what: String,
+        /// The element left as it was.
+        origin: Origin,
         tag: String,
         at: String,
         #[source_code]

@@ -3,32 +3,19 @@
 //! sets an attribute, a sequence repeats its key's element (sequences of mappings only
 //! with `yaml_parser_version: 2`), and `yaml_parser_version` itself is consumed.
 
-use std::collections::HashMap;
-
-use saphyr_parser::{Event, Parser, ScalarStyle, Span};
-
 use super::error::{ConfigError, Pointer, Result};
 use super::source::{FileId, Origin, SourceMap};
 use super::tree::{Attribute, Element, Node, Text};
+use crate::spanned_yaml::{Failure, Yaml, item_origin, read_document};
 
 const ATTRIBUTE_PREFIX: char = '@';
 const PARSER_VERSION_KEY: &str = "yaml_parser_version";
 const LATEST_PARSER_VERSION: i64 = 2;
 
-#[derive(Debug, Clone)]
-enum Yaml {
-    Null(Origin),
-    Scalar(String, Origin),
-    Sequence(Vec<Yaml>),
-    Mapping(Vec<(Yaml, Yaml)>),
-}
-
 /// Parses one YAML file of the source map into a `<clickhouse>` root element.
 pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
     let text = std::sync::Arc::clone(&sources.file(file).text);
-    let positions = LineIndex::new(&text);
-    let origin_of = |line: usize, col: usize| Origin { file, offset: positions.offset(&text, line, col) };
-    let document = read_document(&text, &origin_of)
+    let document = read_document(&text, file)
         .map_err(|(origin, message)| ConfigError::syntax(Pointer::new(sources, origin, 1), message))?;
     let mut root = Element::new("clickhouse", Origin { file, offset: 0 });
     let mut converter = Converter { version: 1 };
@@ -43,68 +30,6 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
         ));
     }
     Ok(root)
-}
-
-type Failure = (Origin, String);
-
-/// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
-fn read_document(text: &str, origin_of: &dyn Fn(usize, usize) -> Origin) -> std::result::Result<Yaml, Failure> {
-    enum Open {
-        Sequence(Vec<Yaml>, usize),
-        Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>, usize),
-    }
-    let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: HashMap<usize, Yaml> = HashMap::new();
-    let mut document: Option<Yaml> = None;
-    let at = |span: &Span| origin_of(span.start.line(), span.start.col());
-
-    for item in Parser::new_from_str(text) {
-        let (event, span) = item.map_err(|e| (origin_of(e.marker().line(), e.marker().col()), e.info().to_string()))?;
-        let (value, anchor) = match event {
-            Event::Scalar(value, style, anchor, _) => {
-                let is_null =
-                    style == ScalarStyle::Plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
-                let node = if is_null { Yaml::Null(at(&span)) } else { Yaml::Scalar(value.into_owned(), at(&span)) };
-                (node, anchor)
-            }
-            Event::Alias(id) => {
-                let node = anchors.get(&id).cloned().ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
-                (node, 0)
-            }
-            Event::SequenceStart(anchor, _) => {
-                stack.push(Open::Sequence(Vec::new(), anchor));
-                continue;
-            }
-            Event::MappingStart(anchor, _) => {
-                stack.push(Open::Mapping(Vec::new(), None, anchor));
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Open::Sequence(items, anchor)) => (Yaml::Sequence(items), anchor),
-                Some(Open::Mapping(pairs, _, anchor)) => (Yaml::Mapping(pairs), anchor),
-                None => continue,
-            },
-            Event::DocumentEnd => {
-                if document.is_some() {
-                    break;
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        if anchor > 0 {
-            anchors.insert(anchor, value.clone());
-        }
-        match stack.last_mut() {
-            Some(Open::Sequence(items, _)) => items.push(value),
-            Some(Open::Mapping(pairs, pending_key, _)) => match pending_key.take() {
-                Some(key) => pairs.push((key, value)),
-                None => *pending_key = Some(value),
-            },
-            None => document = Some(value),
-        }
-    }
-    Ok(document.unwrap_or(Yaml::Null(origin_of(1, 0))))
 }
 
 struct Converter {
@@ -125,10 +50,10 @@ impl Converter {
             Yaml::Scalar(value, origin) => {
                 target.children.push(Node::Text(Text::new(value, false, origin)));
             }
-            Yaml::Sequence(items) => {
+            Yaml::Sequence(items, _) => {
                 for (i, item) in items.into_iter().enumerate() {
                     let clone =
-                        (target.has_child_nodes() && !matches!(item, Yaml::Mapping(_))) || (i > 0 && self.version >= 2);
+                        (target.has_child_nodes() && !matches!(item, Yaml::Mapping(..))) || (i > 0 && self.version >= 2);
                     if clone {
                         let mut copy = Element::new(target.name.clone(), item_origin(&item).unwrap_or(target.origin));
                         let mut nested = Vec::new();
@@ -140,7 +65,7 @@ impl Converter {
                     }
                 }
             }
-            Yaml::Mapping(pairs) => {
+            Yaml::Mapping(pairs, _) => {
                 for (key, value) in pairs {
                     let (name, key_origin) = match key {
                         Yaml::Scalar(name, origin) => (name, origin),
@@ -184,30 +109,6 @@ fn parser_version(value: &Yaml) -> std::result::Result<i64, String> {
     Ok(version)
 }
 
-fn item_origin(node: &Yaml) -> Option<Origin> {
-    match node {
-        Yaml::Null(o) | Yaml::Scalar(_, o) => Some(*o),
-        Yaml::Sequence(items) => items.iter().find_map(item_origin),
-        Yaml::Mapping(pairs) => pairs.first().and_then(|(k, _)| item_origin(k)),
-    }
-}
-
-/// Byte offsets of line starts, to turn the parser's (line, character column) into bytes.
-struct LineIndex(Vec<usize>);
-
-impl LineIndex {
-    fn new(text: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-        LineIndex(starts)
-    }
-
-    fn offset(&self, text: &str, line: usize, col: usize) -> u32 {
-        let start = self.0.get(line.saturating_sub(1)).copied().unwrap_or(text.len());
-        let within = text[start..].char_indices().nth(col).map_or(text.len() - start, |(i, _)| i);
-        (start + within) as u32
-    }
-}
 
 #[cfg(test)]
 mod tests {

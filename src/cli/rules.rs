@@ -1,0 +1,82 @@
+//! `chaudit rules list | explain | test`.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chaudit::rules::RulePack;
+use chaudit::ruletest;
+
+use super::audit::load_pack;
+use super::{RuleArgs, exit, report_all, write_stdout};
+
+pub fn list(args: &RuleArgs) -> ExitCode {
+    let pack = match load_pack(args) {
+        Ok(pack) => pack,
+        Err(code) => return code,
+    };
+    let mut out = String::new();
+    let mut rules: Vec<_> = pack.rules.iter().collect();
+    rules.sort_by(|a, b| a.id.cmp(&b.id));
+    for r in rules {
+        let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
+        let _ = writeln!(out, "{:<42} {:<9} {:<12} {}", r.id, r.severity.name(), sources.join(","), r.title);
+    }
+    write_stdout(&out, exit::OK)
+}
+
+pub fn explain(id: &str, args: &RuleArgs) -> ExitCode {
+    let pack = match load_pack(args) {
+        Ok(pack) => pack,
+        Err(code) => return code,
+    };
+    let Some(r) = pack.get(id) else {
+        eprintln!("chaudit: no rule `{id}` (see `chaudit rules list`)");
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}: {}\n", r.id, r.title);
+    let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
+    let _ = writeln!(out, "severity: {} · category: {} · sources: {}", r.severity.name(), r.category, sources.join(", "));
+    if !r.tags.is_empty() {
+        let _ = writeln!(out, "tags: {}", r.tags.join(", "));
+    }
+    if let Some(v) = &r.versions {
+        let _ = writeln!(out, "ClickHouse versions: {v}");
+    }
+    let _ = writeln!(out, "\n{}", r.description.trim_end());
+    if !r.references.is_empty() {
+        let _ = writeln!(out, "\nReferences:");
+        for reference in &r.references {
+            let _ = writeln!(out, "- {reference}");
+        }
+    }
+    write_stdout(&out, exit::OK)
+}
+
+pub fn test(dir: Option<PathBuf>) -> ExitCode {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("rules"));
+    let pack = match RulePack::load(false, &[dir]) {
+        Ok(pack) => pack,
+        Err(errors) => {
+            report_all(errors);
+            return ExitCode::from(exit::USAGE_OR_CONFIG);
+        }
+    };
+    let results = ruletest::run(&pack);
+    let mut out = String::new();
+    let mut failed = 0;
+    for r in &results {
+        match &r.failure {
+            None => {
+                let _ = writeln!(out, "ok     {} {} {}", r.rule_id, r.expect, r.fixture);
+            }
+            Some(why) => {
+                failed += 1;
+                let _ = writeln!(out, "FAILED {} {} {}: {why}", r.rule_id, r.expect, r.fixture);
+            }
+        }
+    }
+    let _ = writeln!(out, "{} rule(s), {} case(s), {failed} failed", pack.rules.len(), results.len());
+    write_stdout(&out, if failed > 0 { exit::FINDINGS } else { exit::OK })
+}

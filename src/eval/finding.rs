@@ -1,0 +1,95 @@
+//! What an audit produces: an outcome for every rule, and findings ranked by
+//! severity x confidence x impact.
+
+use serde::Serialize;
+
+use crate::config::Location;
+use crate::rules::Severity;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutcomeKind {
+    Fired,
+    Passed,
+    /// The rule does not apply: a version outside its range, or a source not collected.
+    NotApplicable,
+    /// The evidence could not be read; never reported as passed.
+    Inconclusive,
+    /// The rule itself is broken (an expression failed).
+    Errored,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub rule_id: String,
+    pub outcome: OutcomeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Remediation {
+    pub restart: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub rule_id: String,
+    pub severity: Severity,
+    pub title: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<Location>,
+    pub evidence: serde_json::Map<String, serde_json::Value>,
+    pub remediation: Remediation,
+    /// Stable across unrelated edits: rule, file and message, not the line.
+    pub fingerprint: String,
+    /// 1 = most important.
+    pub rank: usize,
+    /// severity weight x confidence x impact.
+    pub score: f64,
+}
+
+/// A 64-bit FNV-1a hash as hex: stable across platforms and releases.
+pub fn fingerprint(parts: &[&str]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for byte in part.bytes().chain(std::iter::once(0)) {
+            hash ^= u64::from(byte);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// Orders findings by score (then rule id and location, for stable output) and numbers them.
+pub fn rank(findings: &mut [Finding]) {
+    findings.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.rule_id.cmp(&b.rule_id))
+            .then_with(|| location_key(&a.location).cmp(&location_key(&b.location)))
+    });
+    for (i, f) in findings.iter_mut().enumerate() {
+        f.rank = i + 1;
+    }
+}
+
+fn location_key(l: &Option<Location>) -> (String, u32, u32) {
+    l.as_ref().map_or((String::new(), 0, 0), |l| (l.file.clone(), l.line, l.column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_are_stable() {
+        assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
+        assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+    }
+}

@@ -1,0 +1,167 @@
+//! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
+
+pub mod finding;
+
+use cel::Value;
+use serde_json::Map;
+
+pub use finding::{Finding, Outcome, OutcomeKind};
+
+use crate::config::Location;
+use crate::facts::Facts;
+use crate::rules::expr::{self, display};
+use crate::rules::{Rule, RulePack};
+
+/// Which rules run: `--select` and `--ignore` terms (ids, tags or categories).
+#[derive(Debug, Default, Clone)]
+pub struct Selection {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Selection {
+    pub fn includes(&self, rule: &Rule) -> bool {
+        (self.select.is_empty() || self.select.iter().any(|t| rule.matches(t))) && !self.ignore.iter().any(|t| rule.matches(t))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Evaluation {
+    pub outcomes: Vec<Outcome>,
+    pub findings: Vec<Finding>,
+}
+
+pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evaluation {
+    let variables = Variables::of(facts);
+    let mut outcomes = Vec::new();
+    let mut findings = Vec::new();
+    for rule in pack.rules.iter().filter(|r| selection.includes(r)) {
+        let (outcome, mut found) = evaluate_rule(rule, facts, &variables);
+        outcomes.push(outcome);
+        findings.append(&mut found);
+    }
+    finding::rank(&mut findings);
+    outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
+    Evaluation { outcomes, findings }
+}
+
+fn outcome(rule: &Rule, outcome: OutcomeKind, reason: Option<String>) -> Outcome {
+    Outcome { rule_id: rule.id.clone(), outcome, reason }
+}
+
+/// The facts as expression values, converted once for all rules.
+pub struct Variables(Result<Vec<(String, Value)>, String>);
+
+impl Variables {
+    pub fn of(facts: &Facts) -> Variables {
+        let mut out = Vec::new();
+        for (name, value) in &facts.document {
+            match cel::to_value(value) {
+                Ok(v) => out.push((name.clone(), v)),
+                Err(e) => return Variables(Err(format!("facts `{name}` cannot be read by expressions: {e}"))),
+            }
+        }
+        out.push(("version".into(), Value::from(facts.version.map_or(String::new(), |v| v.to_string()))));
+        Variables(Ok(out))
+    }
+}
+
+/// One rule's outcome and findings.
+pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outcome, Vec<Finding>) {
+    if let Some(missing) = rule.sources.iter().find(|s| !facts.sources.contains(s)) {
+        let reason = format!("needs {} facts, not collected in this audit", missing.name());
+        return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
+    }
+    if let Some(range) = &rule.versions {
+        match facts.version {
+            None => {
+                let reason = format!("applies to ClickHouse {range}; the server version is unknown (give --dsn or --clickhouse-version)");
+                return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
+            }
+            Some(v) if !range.contains(v) => {
+                let reason = format!("applies to ClickHouse {range}, not {v}");
+                return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
+            }
+            Some(_) => {}
+        }
+    }
+    match findings_of(rule, variables) {
+        Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
+        Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
+        Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),
+    }
+}
+
+fn findings_of(rule: &Rule, variables: &Variables) -> Result<Vec<Finding>, String> {
+    let mut context = expr::context();
+    for (name, value) in variables.0.as_ref()? {
+        context.add_variable_from_value(name.clone(), value.clone());
+    }
+    let items = match &rule.for_each {
+        None => vec![Value::Null],
+        Some(e) => match e.eval(&context)? {
+            Value::List(items) => items.iter().cloned().collect(),
+            Value::Map(map) => map.map.values().cloned().collect(),
+            other => return Err(format!("`for_each` gave {}, not a list", display(&other))),
+        },
+    };
+    let mut found = Vec::new();
+    for item in items {
+        let mut scope = context.new_inner_scope();
+        scope.add_variable_from_value(rule.item.clone(), item);
+        match rule.when.eval(&scope)? {
+            Value::Bool(true) => found.push(finding(rule, &scope)?),
+            Value::Bool(false) => {}
+            other => return Err(format!("`when` gave {}, not true or false", display(&other))),
+        }
+    }
+    Ok(found)
+}
+
+fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
+    let message = rule.message.render(scope)?;
+    let location = match &rule.location {
+        Some(e) => location_of(&e.eval(scope)?),
+        None => None,
+    };
+    let mut evidence = Map::new();
+    for (name, e) in &rule.evidence {
+        let value = e.eval(scope)?;
+        evidence.insert(name.clone(), value.json().unwrap_or_else(|_| display(&value).into()));
+    }
+    let impact = match &rule.impact {
+        None => 1.0,
+        Some(e) => match e.eval(scope)? {
+            Value::Float(f) => f,
+            Value::Int(i) => i as f64,
+            Value::UInt(u) => u as f64,
+            other => return Err(format!("`impact` gave {}, not a number", display(&other))),
+        },
+    };
+    let render = |t: &Option<expr::Template>| t.as_ref().map(|t| t.render(scope)).transpose();
+    let remediation =
+        finding::Remediation { restart: rule.remediation.restart, config: render(&rule.remediation.config)?, sql: render(&rule.remediation.sql)? };
+    let file = location.as_ref().map_or("", |l| l.file.as_str());
+    Ok(Finding {
+        fingerprint: finding::fingerprint(&[&rule.id, file, &message]),
+        rule_id: rule.id.clone(),
+        severity: rule.severity,
+        title: rule.title.clone(),
+        message,
+        location,
+        evidence,
+        remediation,
+        rank: 0,
+        score: rule.severity.weight() * rule.confidence.factor() * impact.clamp(0.0, 1.0),
+    })
+}
+
+/// A `{file, line, column}` map as a location.
+fn location_of(value: &Value) -> Option<Location> {
+    let json = value.json().ok()?;
+    Some(Location {
+        file: json.get("file")?.as_str()?.to_string(),
+        line: json.get("line")?.as_u64()? as u32,
+        column: json.get("column").and_then(|c| c.as_u64()).unwrap_or(1) as u32,
+    })
+}

@@ -1,0 +1,278 @@
+//! Facts from the merged configuration files. Every item carries `at`, the file, line and
+//! column of the element it was read from, so findings point into the user's files.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::catalog;
+use crate::config::model;
+use crate::config::{ConfigError, Element, LoadedConfig, Origin};
+
+/// Sections of the server config that are not settings but belong only there.
+const SERVER_SECTIONS: &[&str] = &[
+    "logger", "listen_host", "remote_servers", "storage_configuration", "macros", "zookeeper", "keeper_server",
+    "openSSL", "user_directories", "users_config", "include_from", "path", "tmp_path", "http_port", "tcp_port",
+    "https_port", "tcp_port_secure", "interserver_http_port", "mysql_port", "postgresql_port", "query_log",
+    "query_thread_log", "part_log", "metric_log", "trace_log", "text_log", "merge_tree", "compression",
+    "distributed_ddl", "prometheus", "graphite", "query_masking_rules", "encryption_codecs", "named_collections",
+];
+
+/// Sections that make up a users config.
+const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
+
+/// Authentication elements of a user and what they mean.
+const AUTH_KINDS: &[(&str, &str)] = &[
+    ("password", "plaintext"),
+    ("password_sha256_hex", "sha256"),
+    ("password_double_sha1_hex", "double_sha1"),
+    ("password_bcrypt_hash", "bcrypt"),
+    ("no_password", "none"),
+    ("ldap", "ldap"),
+    ("kerberos", "kerberos"),
+    ("ssl_certificates", "ssl_certificates"),
+    ("ssh_keys", "ssh_keys"),
+    ("http_authentication", "http"),
+];
+
+pub struct ConfigFacts<'a> {
+    loaded: &'a LoadedConfig,
+}
+
+impl<'a> ConfigFacts<'a> {
+    pub fn new(loaded: &'a LoadedConfig) -> Self {
+        ConfigFacts { loaded }
+    }
+
+    fn at(&self, origin: Origin) -> Value {
+        let l = self.loaded.locate(origin);
+        json!({"file": l.file, "line": l.line, "column": l.column})
+    }
+
+    /// The `config` document.
+    pub fn document(&self) -> Value {
+        let root = &self.loaded.server.root;
+        let profiles = self.profiles();
+        json!({
+            "at": self.at(root.origin),
+            "server": leaf_values(root),
+            "server_at": self.leaf_locations(root),
+            "root_elements": self.root_elements(),
+            "listen_hosts": root.children_named("listen_host").map(Element::value).collect::<Vec<_>>(),
+            "exposed": root.children_named("listen_host").any(|h| matches!(h.value().as_str(), "0.0.0.0" | "::")),
+            "default_profile": root.child("default_profile").map_or("default".to_string(), Element::value),
+            "users": self.users(&profiles),
+            "profiles": profiles.values().cloned().collect::<Vec<_>>(),
+            "disks": self.disks(),
+            "policies": self.policies(),
+            "clusters": self.clusters(),
+            "logs": self.logs(),
+            "problems": self.problems(),
+            "users_file_sections": self.users_file_sections(),
+        })
+    }
+
+    fn leaf_locations(&self, e: &Element) -> Map<String, Value> {
+        let mut out = Map::new();
+        for child in e.elements().filter(|c| !c.has_element_children()) {
+            out.entry(child.name.clone()).or_insert_with(|| self.at(child.origin));
+        }
+        out
+    }
+
+    fn root_elements(&self) -> Vec<Value> {
+        self.loaded
+            .server
+            .root
+            .elements()
+            .map(|e| json!({"name": e.name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin)}))
+            .collect()
+    }
+
+    /// Profiles by name, with settings as written and as in effect after inheritance.
+    fn profiles(&self) -> BTreeMap<String, Value> {
+        let Some(users_root) = self.loaded.users_root() else { return BTreeMap::new() };
+        let profiles = model::profiles(users_root);
+        let by_name: BTreeMap<&str, &model::Profile> = profiles.iter().map(|p| (p.name.as_str(), p)).collect();
+        let mut out = BTreeMap::new();
+        for p in &profiles {
+            let mut effective = Map::new();
+            collect_effective(&by_name, p, &mut effective, 0);
+            let settings: Map<String, Value> = p.settings.iter().map(|s| (s.name.clone(), json!(s.value()))).collect();
+            let settings_at: Map<String, Value> =
+                p.settings.iter().map(|s| (s.name.clone(), self.at(s.origin))).collect();
+            out.insert(
+                p.name.clone(),
+                json!({
+                    "name": p.name, "inherits": p.inherits, "settings": settings, "settings_at": settings_at,
+                    "effective": effective, "at": self.at(p.element.origin),
+                }),
+            );
+        }
+        out
+    }
+
+    fn users(&self, profiles: &BTreeMap<String, Value>) -> Vec<Value> {
+        let Some(users) = self.loaded.users_root().and_then(|r| r.child("users")) else { return Vec::new() };
+        users
+            .elements()
+            .map(|u| {
+                let auth = AUTH_KINDS.iter().find_map(|(tag, kind)| u.child(tag).map(|e| (*kind, e)));
+                let (kind, auth_at) = match auth {
+                    Some((kind, e)) => (kind, self.at(e.origin)),
+                    None => ("implicit_none", self.at(u.origin)),
+                };
+                let password_empty = match auth {
+                    Some(("plaintext", e)) => e.value().is_empty(),
+                    Some(("none", _)) | None => true,
+                    _ => false,
+                };
+                let networks = u.child("networks");
+                let list = |tag: &str| -> Vec<String> {
+                    networks.map(|n| n.children_named(tag).map(Element::value).collect()).unwrap_or_default()
+                };
+                let (ip, host, host_regexp) = (list("ip"), list("host"), list("host_regexp"));
+                let open_networks = networks.is_none()
+                    || ip.iter().any(|i| matches!(i.as_str(), "::/0" | "0.0.0.0/0" | "::" | "0.0.0.0"))
+                    || host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
+                let profile = u.child("profile").map_or("default".to_string(), Element::value);
+                let access_management = u.child("access_management");
+                json!({
+                    "name": u.name,
+                    "at": self.at(u.origin),
+                    "auth": kind,
+                    "auth_at": auth_at,
+                    "password_empty": password_empty,
+                    "plaintext_password": kind == "plaintext" && !password_empty,
+                    "networks": {"ip": ip, "host": host, "host_regexp": host_regexp, "declared": networks.is_some()},
+                    "networks_at": networks.map_or_else(|| self.at(u.origin), |n| self.at(n.origin)),
+                    "open_networks": open_networks,
+                    "profile": profile,
+                    "settings": profiles.get(&profile).map_or(json!({}), |p| p["effective"].clone()),
+                    "access_management": access_management.is_some_and(|a| is_true(&a.value())),
+                    "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
+                })
+            })
+            .collect()
+    }
+
+    fn disks(&self) -> Vec<Value> {
+        model::disks(&self.loaded.server.root)
+            .iter()
+            .map(|d| {
+                json!({
+                    "name": d.name, "type": d.kind, "settings": leaf_values(d.element),
+                    "settings_at": self.leaf_locations(d.element), "at": self.at(d.element.origin),
+                })
+            })
+            .collect()
+    }
+
+    fn policies(&self) -> Vec<Value> {
+        model::storage_policies(&self.loaded.server.root)
+            .iter()
+            .map(|p| {
+                let volumes: Vec<Value> =
+                    p.volumes.iter().map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)})).collect();
+                let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
+                json!({"name": p.name, "volumes": volumes, "disks": disks, "at": self.at(p.element.origin)})
+            })
+            .collect()
+    }
+
+    fn clusters(&self) -> Vec<Value> {
+        model::clusters(&self.loaded.server.root)
+            .iter()
+            .map(|c| {
+                let shards: Vec<Vec<Value>> =
+                    c.shards.iter().map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect()).collect();
+                json!({"name": c.name, "shards": shards, "at": self.at(c.element.origin)})
+            })
+            .collect()
+    }
+
+    /// The system log sections (`query_log`, `metric_log`, ...): present, where, their TTL.
+    fn logs(&self) -> Map<String, Value> {
+        let root = &self.loaded.server.root;
+        let mut out = Map::new();
+        for e in root.elements().filter(|e| e.name.ends_with("_log") && e.has_element_children()) {
+            out.entry(e.name.clone()).or_insert_with(|| {
+                json!({
+                    "present": true, "at": self.at(e.origin), "settings": leaf_values(e),
+                    "ttl": e.child("ttl").map(Element::value),
+                    "engine": e.child("engine").map(Element::value),
+                })
+            });
+        }
+        out
+    }
+
+    /// Loader problems that rules turn into findings (an unset from_env, ...).
+    fn problems(&self) -> Vec<Value> {
+        self.loaded
+            .problems
+            .iter()
+            .filter_map(|p| match p {
+                ConfigError::SubstitutionLeftEmpty { what, tag, origin, .. } => {
+                    Some(json!({"kind": "substitution_left_empty", "what": what, "tag": tag, "at": self.at(*origin)}))
+                }
+                ConfigError::SubstitutionNotFound { what, tag, origin, .. } => {
+                    Some(json!({"kind": "substitution_not_found", "what": what, "tag": tag, "at": self.at(*origin)}))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Top-level elements of users.xml / users.d files that belong in the server config.
+    fn users_file_sections(&self) -> Vec<Value> {
+        let (Some(users), false) = (&self.loaded.users, self.loaded.users_in_main) else { return Vec::new() };
+        let catalog = catalog::builtin();
+        users
+            .root
+            .elements()
+            .filter(|e| !USERS_SECTIONS.contains(&e.name.as_str()))
+            .filter(|e| SERVER_SECTIONS.contains(&e.name.as_str()) || catalog.is_server(&e.name) || e.name.ends_with("_log"))
+            .filter(|e| {
+                // conf.d/ is merged into both configs: only users.xml and users.d/ count
+                let path = &self.loaded.sources.file(e.origin.file).path;
+                path.parent().and_then(|p| p.file_name()).is_none_or(|d| d != "conf.d")
+            })
+            .map(|e| json!({"name": e.name, "at": self.at(e.origin)}))
+            .collect()
+    }
+}
+
+/// Leaf children's values by name (first occurrence, as ClickHouse reads them).
+fn leaf_values(e: &Element) -> Map<String, Value> {
+    let mut out = Map::new();
+    for child in e.elements().filter(|c| !c.has_element_children()) {
+        out.entry(child.name.clone()).or_insert_with(|| json!(child.value()));
+    }
+    out
+}
+
+fn collect_effective(by_name: &BTreeMap<&str, &model::Profile>, p: &model::Profile, out: &mut Map<String, Value>, depth: usize) {
+    if depth > 32 {
+        return; // an inheritance cycle; ClickHouse rejects it at load
+    }
+    for parent in &p.inherits {
+        if let Some(parent) = by_name.get(parent.as_str()) {
+            collect_effective(by_name, parent, out, depth + 1);
+        }
+    }
+    for s in &p.settings {
+        out.insert(s.name.clone(), json!(s.value()));
+    }
+}
+
+fn is_true(v: &str) -> bool {
+    matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+}
+
+/// The facts of an offline audit: the merged config and, when the user states it, the version.
+pub fn facts(loaded: &LoadedConfig, target: String, version: Option<crate::version::Version>) -> super::Facts {
+    let mut document = Map::new();
+    document.insert("config".into(), ConfigFacts::new(loaded).document());
+    super::Facts { target, version, sources: [super::Source::Config].into(), document }
+}

@@ -1,0 +1,55 @@
+//! `--format markdown`: a review document to attach to a change request.
+
+use std::fmt::Write;
+
+use super::{Report, outcome_name};
+
+pub fn render(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# ClickHouse configuration audit\n");
+    let _ = writeln!(out, "Target: `{}` · chaudit {}\n", report.target, report.chaudit_version);
+    let s = &report.summary;
+    let counts: Vec<String> = s.by_severity.iter().rev().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(
+        out,
+        "**{} finding(s)**{}; {} at or above `{}`.\n",
+        s.findings,
+        if counts.is_empty() { String::new() } else { format!(" ({})", counts.join(", ")) },
+        s.failing,
+        s.fail_on.name()
+    );
+    if !report.findings.is_empty() {
+        let _ = writeln!(out, "| # | severity | rule | where | finding |\n|---|---|---|---|---|");
+        for f in &report.findings {
+            let at = f.location.as_ref().map_or("-".into(), |l| format!("`{}:{}`", l.file, l.line));
+            let _ = writeln!(out, "| {} | {} | `{}` | {} | {} |", f.rank, f.severity.name(), f.rule_id, at, f.message.replace('|', "\\|"));
+        }
+        out.push('\n');
+    }
+    for f in &report.findings {
+        let _ = writeln!(out, "## {}. {}\n", f.rank, f.title);
+        let at = f.location.as_ref().map_or(String::new(), |l| format!(" at `{}:{}:{}`", l.file, l.line, l.column));
+        let _ = writeln!(out, "`{}` · {}{}\n", f.rule_id, f.severity.name(), at);
+        let _ = writeln!(out, "{}\n", f.message);
+        if !f.evidence.is_empty() {
+            let _ = writeln!(out, "Evidence:\n");
+            for (k, v) in &f.evidence {
+                let _ = writeln!(out, "- {k}: `{}`", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+            }
+            out.push('\n');
+        }
+        let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
+        let _ = writeln!(out, "Fix ({restart}):\n");
+        if let Some(config) = &f.remediation.config {
+            let _ = writeln!(out, "```xml\n{}\n```\n", config.trim_end());
+        }
+        if let Some(sql) = &f.remediation.sql {
+            let _ = writeln!(out, "```sql\n{}\n```\n", sql.trim_end());
+        }
+    }
+    let _ = writeln!(out, "## Rules\n\n| rule | outcome | reason |\n|---|---|---|");
+    for o in &report.outcomes {
+        let _ = writeln!(out, "| `{}` | {} | {} |", o.rule_id, outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
+    }
+    out
+}

@@ -1,0 +1,206 @@
+//! Rule expressions: CEL (non-Turing-complete, side-effect free), compiled once per rule,
+//! and message templates with `{{ expression }}` holes.
+
+use std::sync::{Arc, OnceLock};
+
+use cel::{Context, Env, Program, Value};
+
+use crate::config::Origin;
+use crate::facts::catalog;
+
+/// A compiled expression and its source, for error messages.
+#[derive(Clone)]
+pub struct Expr {
+    pub source: String,
+    pub origin: Origin,
+    program: Arc<Program>,
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Expr({:?})", self.source)
+    }
+}
+
+/// A compile error: the message and the (line, column) inside the expression.
+pub struct CompileError {
+    pub message: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+fn env() -> &'static Arc<Env> {
+    static ENV: OnceLock<Arc<Env>> = OnceLock::new();
+    ENV.get_or_init(|| Arc::new(Env::stdlib()))
+}
+
+impl Expr {
+    pub fn compile(source: &str, origin: Origin) -> Result<Expr, CompileError> {
+        let program = env().compile(source).map_err(|errors| {
+            let first = errors.errors.first();
+            CompileError {
+                message: first.map_or_else(|| errors.to_string(), |e| e.msg.clone()),
+                line: first.map_or(0, |e| e.pos.0.max(0) as usize),
+                column: first.map_or(0, |e| e.pos.1.max(0) as usize),
+            }
+        })?;
+        Ok(Expr { source: source.to_string(), origin, program: Arc::new(program) })
+    }
+
+    pub fn eval(&self, context: &Context) -> Result<Value, String> {
+        self.program.execute(context).map_err(|e| format!("`{}`: {e}", self.source))
+    }
+}
+
+/// A new evaluation context with the functions rules may call.
+pub fn context<'a>() -> Context<'a, 'a> {
+    fn known(name: Arc<String>) -> bool {
+        let c = catalog::builtin();
+        c.is_session(&name) || c.is_server(&name)
+    }
+    fn default_of(name: Arc<String>) -> String {
+        let c = catalog::builtin();
+        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str()));
+        setting.and_then(|s| s.default.clone()).unwrap_or_default()
+    }
+    let mut context = Context::with_env(Arc::clone(env()));
+    let registered = [
+        context.add_function("setting_known", known),
+        context.add_function("session_setting", |name: Arc<String>| catalog::builtin().is_session(&name)),
+        context.add_function("server_setting", |name: Arc<String>| catalog::builtin().is_server(&name)),
+        context.add_function("setting_obsolete", |name: Arc<String>| catalog::builtin().is_obsolete(&name)),
+        context.add_function("setting_suggestion", |name: Arc<String>| {
+            catalog::builtin().suggest(&name).unwrap_or_default().to_string()
+        }),
+        context.add_function("setting_default", default_of),
+        context.add_function("num", |value: Arc<String>| parse_number(&value)),
+        context.add_function("truthy", |value: Arc<String>| parse_number(&value) != 0.0),
+    ];
+    debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
+    context
+}
+
+/// A ClickHouse setting value as a number: `true`/`false` count as 1/0, size suffixes
+/// (`10Gi`, `5G`) are expanded; anything else is NaN (compares false).
+fn parse_number(value: &str) -> f64 {
+    let v = value.trim().to_ascii_lowercase();
+    match v.as_str() {
+        "true" | "yes" | "on" => return 1.0,
+        "false" | "no" | "off" => return 0.0,
+        _ => {}
+    }
+    let suffixes: [(&str, f64); 8] = [
+        ("ki", 1024.0),
+        ("mi", 1024.0 * 1024.0),
+        ("gi", 1024.0 * 1024.0 * 1024.0),
+        ("ti", 1024.0_f64.powi(4)),
+        ("k", 1e3),
+        ("m", 1e6),
+        ("g", 1e9),
+        ("t", 1e12),
+    ];
+    for (suffix, factor) in suffixes {
+        if let Some(number) = v.strip_suffix(suffix).and_then(|n| n.trim().parse::<f64>().ok()) {
+            return number * factor;
+        }
+    }
+    v.parse().unwrap_or(f64::NAN)
+}
+
+/// A message or snippet with `{{ expression }}` holes.
+#[derive(Debug, Clone)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Text(String),
+    Hole(Expr),
+}
+
+impl Template {
+    /// Compiles the holes; an error gives the byte offset of the hole in `text`.
+    pub fn compile(text: &str, origin: Origin) -> Result<Template, (usize, CompileError)> {
+        let mut parts = Vec::new();
+        let mut rest = text;
+        let mut consumed = 0;
+        while let Some(start) = rest.find("{{") {
+            let Some(len) = rest[start..].find("}}") else {
+                let error = CompileError { message: "`{{` without `}}`".into(), line: 0, column: 0 };
+                return Err((consumed + start, error));
+            };
+            if start > 0 {
+                parts.push(Part::Text(rest[..start].to_string()));
+            }
+            let source = rest[start + 2..start + len].trim();
+            let hole_origin = Origin { file: origin.file, offset: origin.offset + (consumed + start) as u32 };
+            parts.push(Part::Hole(Expr::compile(source, hole_origin).map_err(|e| (consumed + start, e))?));
+            consumed += start + len + 2;
+            rest = &rest[start + len + 2..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Text(rest.to_string()));
+        }
+        Ok(Template { parts })
+    }
+
+    pub fn render(&self, context: &Context) -> Result<String, String> {
+        let mut out = String::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(t) => out.push_str(t),
+                Part::Hole(e) => out.push_str(&display(&e.eval(context)?)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A value as a message shows it: strings bare, lists comma-separated.
+pub fn display(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".into(),
+        Value::List(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
+        other => other.json().map(|j| j.to_string()).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FileId;
+
+    fn origin() -> Origin {
+        Origin { file: FileId(0), offset: 0 }
+    }
+
+    #[test]
+    fn numbers_understand_clickhouse_values() {
+        assert_eq!(parse_number("true"), 1.0);
+        assert_eq!(parse_number("10Gi"), 10.0 * 1024.0 * 1024.0 * 1024.0);
+        assert_eq!(parse_number(" 0.9 "), 0.9);
+        assert!(parse_number("auto").is_nan());
+    }
+
+    #[test]
+    fn templates_fill_holes() {
+        let t = Template::compile("user `{{ name }}` has {{ size(ips) }} networks", origin()).ok().unwrap();
+        let mut c = context();
+        c.add_variable_from_value("name", "default");
+        c.add_variable_from_value("ips", vec!["::/0"]);
+        assert_eq!(t.render(&c).unwrap(), "user `default` has 1 networks");
+    }
+
+    #[test]
+    fn functions_read_the_catalog() {
+        let c = context();
+        let e = Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
+        assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));
+    }
+}

@@ -1,0 +1,77 @@
+//! The rule pack: built-in rules compiled into the binary plus the user's `--rules DIR`,
+//! loaded and checked at start.
+
+pub mod error;
+pub mod expr;
+pub mod load;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+pub use error::RuleError;
+pub use schema::{Rule, Severity};
+
+use crate::config::{SourceMap, files};
+
+mod builtin {
+    include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
+}
+
+pub struct RulePack {
+    pub rules: Vec<Rule>,
+    /// The rule files' text, for diagnostics.
+    pub sources: SourceMap,
+}
+
+impl RulePack {
+    /// The built-in rules and those under each of `dirs`. All problems are returned together.
+    pub fn load(include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
+        let mut sources = SourceMap::new(PathBuf::new());
+        let mut rules = Vec::new();
+        let mut errors = Vec::new();
+        let mut parse = |sources: &SourceMap, id, path: &Path| {
+            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            match load::parse_rule(sources, id, &base) {
+                Ok(rule) => rules.push(rule),
+                Err(mut e) => errors.append(&mut e),
+            }
+        };
+        if include_builtin {
+            for (path, text) in builtin::BUILTIN_RULES {
+                let id = sources.add(PathBuf::from(path), (*text).to_string());
+                parse(&sources, id, Path::new(path));
+            }
+        }
+        let mut read_errors = Vec::new();
+        for dir in dirs {
+            match load::rule_files(dir) {
+                Ok(paths) => {
+                    for path in paths {
+                        match files::read(&mut sources, &path) {
+                            Ok(id) => parse(&sources, id, &path),
+                            Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
+                        }
+                    }
+                }
+                Err(e) => read_errors.push(e),
+            }
+        }
+        errors.append(&mut read_errors);
+        if let Err(duplicate) = load::index(&rules) {
+            let p = crate::config::error::Pointer::new(&sources, duplicate.origin, 1);
+            errors.push(RuleError::Invalid {
+                message: format!("rule id `{}` is defined twice", duplicate.id),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+                label: "second definition".into(),
+                help: None,
+            });
+        }
+        if errors.is_empty() { Ok(RulePack { rules, sources }) } else { Err(errors) }
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+}
