@@ -52,7 +52,17 @@ impl<'a> ConfigFacts<'a> {
     /// The `config` document.
     pub fn document(&self) -> Value {
         let root = &self.loaded.server.root;
-        let profiles = self.profiles();
+        let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
+        let mut profiles = self.profiles();
+        let users = self.users(&profiles);
+        mark_profiles_in_use(&mut profiles, &default_profile, &users);
+        let custom_prefixes: Vec<String> = root
+            .child("custom_settings_prefixes")
+            .map_or("custom_".to_string(), Element::value)
+            .split(',')
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect();
         json!({
             "at": self.at(root.origin),
             "server": leaf_values(root),
@@ -60,8 +70,10 @@ impl<'a> ConfigFacts<'a> {
             "root_elements": self.root_elements(),
             "listen_hosts": root.children_named("listen_host").map(Element::value).collect::<Vec<_>>(),
             "exposed": root.children_named("listen_host").any(|h| matches!(h.value().as_str(), "0.0.0.0" | "::")),
-            "default_profile": root.child("default_profile").map_or("default".to_string(), Element::value),
-            "users": self.users(&profiles),
+            "default_profile": default_profile,
+            "custom_settings_prefixes": custom_prefixes,
+            "users": users,
+            "profile_settings": profile_settings(&profiles),
             "profiles": profiles.values().cloned().collect::<Vec<_>>(),
             "disks": self.disks(),
             "policies": self.policies(),
@@ -241,6 +253,41 @@ impl<'a> ConfigFacts<'a> {
             .map(|e| json!({"name": e.name, "at": self.at(e.origin)}))
             .collect()
     }
+}
+
+/// Marks the profiles that matter: the default profile, those assigned to users, and
+/// everything they inherit.
+fn mark_profiles_in_use(profiles: &mut BTreeMap<String, Value>, default_profile: &str, users: &[Value]) {
+    let mut pending: Vec<String> = users.iter().filter_map(|u| u["profile"].as_str().map(str::to_string)).collect();
+    pending.push(default_profile.to_string());
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        if let Some(p) = profiles.get(&name) {
+            pending.extend(p["inherits"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)));
+        }
+    }
+    for (name, p) in profiles.iter_mut() {
+        p["in_use"] = json!(seen.contains(name));
+        p["is_default"] = json!(name == default_profile);
+    }
+}
+
+/// Every setting written in a profile, one item each (rules iterate over them).
+fn profile_settings(profiles: &BTreeMap<String, Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for p in profiles.values() {
+        let Some(settings) = p["settings"].as_object() else { continue };
+        for (name, value) in settings {
+            out.push(json!({
+                "profile": p["name"], "name": name, "value": value, "at": p["settings_at"][name],
+                "in_use": p["in_use"], "is_default": p["is_default"], "effective": p["effective"],
+            }));
+        }
+    }
+    out
 }
 
 /// Leaf children's values by name (first occurrence, as ClickHouse reads them).

@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use cel::extractors::Arguments;
 use cel::{Context, Env, Program, Value};
 
 use crate::config::Origin;
@@ -75,9 +76,23 @@ pub fn context<'a>() -> Context<'a, 'a> {
         context.add_function("setting_default", default_of),
         context.add_function("num", |value: Arc<String>| parse_number(&value)),
         context.add_function("truthy", |value: Arc<String>| parse_number(&value) != 0.0),
+        context.add_function("join", join),
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
     context
+}
+
+/// `join(list, separator)`: the items as a message shows them, separated.
+fn join(Arguments(args): Arguments) -> String {
+    let separator = match args.get(1) {
+        Some(Value::String(s)) => s.to_string(),
+        _ => ", ".to_string(),
+    };
+    match args.first() {
+        Some(Value::List(items)) => items.iter().map(display).collect::<Vec<_>>().join(&separator),
+        Some(other) => display(other),
+        None => String::new(),
+    }
 }
 
 /// A ClickHouse setting value as a number: `true`/`false` count as 1/0, size suffixes
