@@ -20,7 +20,8 @@ pub fn list(args: &RuleArgs) -> ExitCode {
     rules.sort_by(|a, b| a.id.cmp(&b.id));
     for r in rules {
         let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
-        let _ = writeln!(out, "{:<42} {:<9} {:<12} {}", r.id, r.severity.name(), sources.join(","), r.title);
+        let opt_in = if r.opt_in { " (opt-in)" } else { "" };
+        let _ = writeln!(out, "{:<42} {:<9} {:<12} {}{opt_in}", r.id, r.severity.name(), sources.join(","), r.title);
     }
     write_stdout(&out, exit::OK)
 }

@@ -20,8 +20,11 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Opt-in rules run only when a `--select` term names them.
     pub fn includes(&self, rule: &Rule) -> bool {
-        (self.select.is_empty() || self.select.iter().any(|t| rule.matches(t))) && !self.ignore.iter().any(|t| rule.matches(t))
+        let selected = self.select.iter().any(|t| rule.matches(t));
+        let by_default = self.select.is_empty() && !rule.opt_in;
+        (selected || by_default) && !self.ignore.iter().any(|t| rule.matches(t))
     }
 }
 

@@ -97,7 +97,12 @@ impl<'a> ConfigFacts<'a> {
             .server
             .root
             .elements()
-            .map(|e| json!({"name": e.name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin)}))
+            .map(|e| {
+                json!({
+                    "name": e.name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
+                    "server_section": SERVER_SECTIONS.contains(&e.name.as_str()),
+                })
+            })
             .collect()
     }
 

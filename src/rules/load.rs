@@ -14,7 +14,7 @@ use super::schema::{Confidence, Expectation, Remediation, Rule, RuleTest, Severi
 
 const KEYS: &[&str] = &[
     "id", "title", "severity", "category", "tags", "description", "applies", "for_each", "as", "when", "location",
-    "message", "evidence", "remediation", "references", "confidence", "impact", "tests",
+    "message", "evidence", "remediation", "references", "confidence", "impact", "tests", "opt_in",
 ];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
@@ -98,6 +98,14 @@ impl Parser<'_> {
         let remediation = self.remediation(origin);
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
+        let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
+            None | Some((Some("false"), _)) => false,
+            Some((Some("true"), _)) => true,
+            Some((_, at)) => {
+                self.error(at, "`opt_in` is true or false", None);
+                false
+            }
+        };
         Some(Rule {
             id: id?,
             title: title?,
@@ -118,6 +126,7 @@ impl Parser<'_> {
             confidence: confidence?,
             impact,
             tests,
+            opt_in,
             file,
             origin,
         })

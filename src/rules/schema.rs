@@ -136,6 +136,9 @@ pub struct Rule {
     /// A number in 0..=1 for ranking among findings of one severity (default 1).
     pub impact: Option<Expr>,
     pub tests: Vec<RuleTest>,
+    /// Off unless selected by id, tag or category (`--select`): advice most operators
+    /// of a stock install would not want by default.
+    pub opt_in: bool,
     /// The rule file (as shown to users) and where the rule starts in it.
     pub file: String,
     pub origin: Origin,

@@ -1,0 +1,36 @@
+//! The built-in rule pack: it loads, and every rule's fixtures behave (`chaudit rules test`).
+
+mod support;
+
+use chaudit::rules::RulePack;
+use chaudit::ruletest;
+
+#[test]
+fn every_builtin_rule_passes_its_fixtures() {
+    let pack = RulePack::load(false, &[support::repo_root().join("rules")]).unwrap_or_else(|errors| {
+        panic!("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
+    });
+    let results = ruletest::run(&pack);
+    let failures: Vec<String> =
+        results.iter().filter_map(|r| r.failure.as_ref().map(|f| format!("{} {} {}: {f}", r.rule_id, r.expect, r.fixture))).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // every rule proves itself both ways
+    for rule in &pack.rules {
+        let fires = rule.tests.iter().filter(|t| t.expect == chaudit::rules::schema::Expectation::Fires).count();
+        let quiet = rule.tests.len() - fires;
+        assert!(fires >= 1 && quiet >= 1, "{} needs a must-fire and a must-not-fire fixture", rule.id);
+    }
+}
+
+#[test]
+fn the_embedded_pack_is_the_rules_directory() {
+    let embedded = RulePack::load(true, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let on_disk = RulePack::load(false, &[support::repo_root().join("rules")]).unwrap_or_else(|e| panic!("{e:?}"));
+    let ids = |p: &RulePack| {
+        let mut ids: Vec<String> = p.rules.iter().map(|r| r.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(&embedded), ids(&on_disk));
+    assert!(embedded.rules.len() >= 20);
+}
