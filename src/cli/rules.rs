@@ -21,7 +21,7 @@ pub fn list(args: &RuleArgs) -> ExitCode {
     for r in rules {
         let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
         let opt_in = if r.opt_in { " (opt-in)" } else { "" };
-        let _ = writeln!(out, "{:<42} {:<9} {:<12} {}{opt_in}", r.id, r.severity.name(), sources.join(","), r.title);
+        let _ = writeln!(out, "{:<48} {:<9} {:<12} {}{opt_in}", r.id, r.severity.name(), sources.join(","), r.title);
     }
     write_stdout(&out, exit::OK)
 }
