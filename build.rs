@@ -16,7 +16,8 @@ fn main() {
         })
         .collect();
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_rules.rs");
-    std::fs::write(out, format!("pub const BUILTIN_RULES: &[(&str, &str)] = &[\n{entries}];\n")).expect("write builtin_rules.rs");
+    std::fs::write(out, format!("pub const BUILTIN_RULES: &[(&str, &str)] = &[\n{entries}];\n"))
+        .expect("write builtin_rules.rs");
 }
 
 /// Rule files: YAML files not inside a fixture tree (a directory with a config.xml, or

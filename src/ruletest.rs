@@ -49,14 +49,20 @@ fn run_rule(rule: &Rule) -> Vec<CaseResult> {
         .collect()
 }
 
-fn check(rule: &Rule, fixture: &Path, expect: Expectation, at: Option<&str>, version: Option<crate::version::Version>) -> Result<(), String> {
+fn check(
+    rule: &Rule,
+    fixture: &Path,
+    expect: Expectation,
+    at: Option<&str>,
+    version: Option<crate::version::Version>,
+) -> Result<(), String> {
     let main = ["config.xml", "config.yaml", "config.yml"]
         .iter()
         .map(|m| fixture.join(m))
         .find(|p| p.is_file())
         .ok_or_else(|| format!("{}: no config.xml", fixture.display()))?;
     // fixtures are hermetic: no /etc/metrika.xml, only the variables they name
-    let options = LoadOptions { default_include_from: fixture.join("metrika.xml"), env: fixture_env(fixture) };
+    let options = LoadOptions::for_fixture(fixture);
     let loaded = config::load(&main, &options).map_err(|e| format!("fixture does not load: {e}"))?;
     let facts = facts::config::facts(&loaded, fixture.display().to_string(), version);
     let (outcome, findings) = evaluate_rule(rule, &facts, &Variables::of(&facts));
@@ -65,26 +71,21 @@ fn check(rule: &Rule, fixture: &Path, expect: Expectation, at: Option<&str>, ver
         (Expectation::Fires, OutcomeKind::Fired) => match at {
             None => Ok(()),
             Some(at) => {
-                let got: Vec<String> =
-                    findings.iter().filter_map(|f| f.location.as_ref()).map(|l| format!("{}:{}", l.file, l.line)).collect();
+                let got: Vec<String> = findings
+                    .iter()
+                    .filter_map(|f| f.location.as_ref())
+                    .map(|l| format!("{}:{}", l.file, l.line))
+                    .collect();
                 if got.iter().any(|g| g == at) { Ok(()) } else { Err(format!("fired at {got:?}, expected {at}")) }
             }
         },
-        (Expectation::Fires, other) => Err(format!("expected to fire, got {other:?} {}", outcome.reason.unwrap_or_default())),
+        (Expectation::Fires, other) => {
+            Err(format!("expected to fire, got {other:?} {}", outcome.reason.unwrap_or_default()))
+        }
         (Expectation::Quiet, OutcomeKind::Fired) => {
             let messages: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
             Err(format!("expected quiet, fired: {messages:?}"))
         }
         (Expectation::Quiet, _) => Ok(()),
     }
-}
-
-/// `env` file of a fixture: KEY=VALUE lines, the whole environment `from_env` sees.
-fn fixture_env(fixture: &Path) -> std::collections::HashMap<String, String> {
-    std::fs::read_to_string(fixture.join("env"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
 }

@@ -58,7 +58,8 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
         let (event, span) = item.map_err(|e| (origin_of(e.marker().line(), e.marker().col()), e.info().to_string()))?;
         let (value, anchor) = match event {
             Event::Scalar(value, style, anchor, _) => {
-                let is_null = style == ScalarStyle::Plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
+                let is_null =
+                    style == ScalarStyle::Plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
                 let node = if is_null { Yaml::Null(at(&span)) } else { Yaml::Scalar(value.into_owned(), at(&span)) };
                 (node, anchor)
             }

@@ -32,15 +32,6 @@ fn case_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-fn case_env(dir: &Path) -> Vec<(String, String)> {
-    std::fs::read_to_string(dir.join("env"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
-
 /// Names of the top-level elements any file of the case sets: the server settings to compare.
 fn setting_names(loaded: &config::LoadedConfig) -> Vec<String> {
     let mut names = BTreeSet::new();
@@ -194,8 +185,8 @@ fn engine_view(engine: &Value, chaudit: &BTreeMap<&'static str, Value>, case: &P
 }
 
 fn check_case(case: &Path) -> Result<(), String> {
-    let env = case_env(case);
-    let options = LoadOptions { default_include_from: case.join("no-metrika.xml"), env: env.iter().cloned().collect() };
+    let options = LoadOptions::for_fixture(case);
+    let env: Vec<(String, String)> = options.env.clone().into_iter().collect();
     let main = case.join("config.xml");
     let loaded = config::load(&main, &options);
     let settings = match &loaded {

@@ -7,12 +7,13 @@ use chaudit::ruletest;
 
 #[test]
 fn every_builtin_rule_passes_its_fixtures() {
-    let pack = RulePack::load(false, &[support::repo_root().join("rules")]).unwrap_or_else(|errors| {
-        panic!("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))
-    });
+    let pack = RulePack::load(false, &[support::repo_root().join("rules")])
+        .unwrap_or_else(|errors| panic!("{}", errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")));
     let results = ruletest::run(&pack);
-    let failures: Vec<String> =
-        results.iter().filter_map(|r| r.failure.as_ref().map(|f| format!("{} {} {}: {f}", r.rule_id, r.expect, r.fixture))).collect();
+    let failures: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.failure.as_ref().map(|f| format!("{} {} {}: {f}", r.rule_id, r.expect, r.fixture)))
+        .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // every rule proves itself both ways
     for rule in &pack.rules {

@@ -19,7 +19,12 @@ pub mod exit {
 }
 
 #[derive(Parser)]
-#[command(name = "chaudit", version, about = "Audit a ClickHouse server's configuration", args_conflicts_with_subcommands = true)]
+#[command(
+    name = "chaudit",
+    version,
+    about = "Audit a ClickHouse server's configuration",
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(flatten)]
     audit: AuditArgs,

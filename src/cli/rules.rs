@@ -38,7 +38,8 @@ pub fn explain(id: &str, args: &RuleArgs) -> ExitCode {
     let mut out = String::new();
     let _ = writeln!(out, "# {}: {}\n", r.id, r.title);
     let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
-    let _ = writeln!(out, "severity: {} · category: {} · sources: {}", r.severity.name(), r.category, sources.join(", "));
+    let _ =
+        writeln!(out, "severity: {} · category: {} · sources: {}", r.severity.name(), r.category, sources.join(", "));
     if !r.tags.is_empty() {
         let _ = writeln!(out, "tags: {}", r.tags.join(", "));
     }

@@ -38,6 +38,20 @@ impl Default for LoadOptions {
     }
 }
 
+impl LoadOptions {
+    /// Options for a test fixture: no /etc/metrika.xml, and exactly the environment of its
+    /// `env` file (KEY=VALUE lines), if any.
+    pub fn for_fixture(dir: &Path) -> LoadOptions {
+        let env = std::fs::read_to_string(dir.join("env"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        LoadOptions { default_include_from: dir.join("metrika.xml"), env }
+    }
+}
+
 /// One processed config (the server's or the users'): its merged tree and the files used.
 #[derive(Debug)]
 pub struct ConfigTree {

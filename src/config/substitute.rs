@@ -179,9 +179,23 @@ impl Substituter<'_> {
         // configs of old releases are full of them) leaves defaults in place.
         let left_empty = kind == "from_env" && !is_include;
         self.problems.push(if left_empty {
-            ConfigError::SubstitutionLeftEmpty { what, origin: e.origin, tag: e.name.clone(), at: p.at, src: p.src, span: p.span }
+            ConfigError::SubstitutionLeftEmpty {
+                what,
+                origin: e.origin,
+                tag: e.name.clone(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            }
         } else {
-            ConfigError::SubstitutionNotFound { what, origin: e.origin, tag: e.name.clone(), at: p.at, src: p.src, span: p.span }
+            ConfigError::SubstitutionNotFound {
+                what,
+                origin: e.origin,
+                tag: e.name.clone(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            }
         });
         if is_include { Outcome::Remove } else { Outcome::Keep }
     }

@@ -52,8 +52,8 @@ impl Converter {
             }
             Yaml::Sequence(items, _) => {
                 for (i, item) in items.into_iter().enumerate() {
-                    let clone =
-                        (target.has_child_nodes() && !matches!(item, Yaml::Mapping(..))) || (i > 0 && self.version >= 2);
+                    let clone = (target.has_child_nodes() && !matches!(item, Yaml::Mapping(..)))
+                        || (i > 0 && self.version >= 2);
                     if clone {
                         let mut copy = Element::new(target.name.clone(), item_origin(&item).unwrap_or(target.origin));
                         let mut nested = Vec::new();
@@ -108,7 +108,6 @@ fn parser_version(value: &Yaml) -> std::result::Result<i64, String> {
     }
     Ok(version)
 }
-
 
 #[cfg(test)]
 mod tests {

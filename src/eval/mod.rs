@@ -78,7 +78,9 @@ pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outc
     if let Some(range) = &rule.versions {
         match facts.version {
             None => {
-                let reason = format!("applies to ClickHouse {range}; the server version is unknown (give --dsn or --clickhouse-version)");
+                let reason = format!(
+                    "applies to ClickHouse {range}; the server version is unknown (give --dsn or --clickhouse-version)"
+                );
                 return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
             }
             Some(v) if !range.contains(v) => {
@@ -142,8 +144,11 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         },
     };
     let render = |t: &Option<expr::Template>| t.as_ref().map(|t| t.render(scope)).transpose();
-    let remediation =
-        finding::Remediation { restart: rule.remediation.restart, config: render(&rule.remediation.config)?, sql: render(&rule.remediation.sql)? };
+    let remediation = finding::Remediation {
+        restart: rule.remediation.restart,
+        config: render(&rule.remediation.config)?,
+        sql: render(&rule.remediation.sql)?,
+    };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {
         fingerprint: finding::fingerprint(&[&rule.id, file, &message]),

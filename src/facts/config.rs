@@ -11,11 +11,40 @@ use crate::config::{ConfigError, Element, LoadedConfig, Origin};
 
 /// Sections of the server config that are not settings but belong only there.
 const SERVER_SECTIONS: &[&str] = &[
-    "logger", "listen_host", "remote_servers", "storage_configuration", "macros", "zookeeper", "keeper_server",
-    "openSSL", "user_directories", "users_config", "include_from", "path", "tmp_path", "http_port", "tcp_port",
-    "https_port", "tcp_port_secure", "interserver_http_port", "mysql_port", "postgresql_port", "query_log",
-    "query_thread_log", "part_log", "metric_log", "trace_log", "text_log", "merge_tree", "compression",
-    "distributed_ddl", "prometheus", "graphite", "query_masking_rules", "encryption_codecs", "named_collections",
+    "logger",
+    "listen_host",
+    "remote_servers",
+    "storage_configuration",
+    "macros",
+    "zookeeper",
+    "keeper_server",
+    "openSSL",
+    "user_directories",
+    "users_config",
+    "include_from",
+    "path",
+    "tmp_path",
+    "http_port",
+    "tcp_port",
+    "https_port",
+    "tcp_port_secure",
+    "interserver_http_port",
+    "mysql_port",
+    "postgresql_port",
+    "query_log",
+    "query_thread_log",
+    "part_log",
+    "metric_log",
+    "trace_log",
+    "text_log",
+    "merge_tree",
+    "compression",
+    "distributed_ddl",
+    "prometheus",
+    "graphite",
+    "query_masking_rules",
+    "encryption_codecs",
+    "named_collections",
 ];
 
 /// Sections that make up a users config.
@@ -189,8 +218,11 @@ impl<'a> ConfigFacts<'a> {
         model::storage_policies(&self.loaded.server.root)
             .iter()
             .map(|p| {
-                let volumes: Vec<Value> =
-                    p.volumes.iter().map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)})).collect();
+                let volumes: Vec<Value> = p
+                    .volumes
+                    .iter()
+                    .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
+                    .collect();
                 let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
                 json!({"name": p.name, "volumes": volumes, "disks": disks, "at": self.at(p.element.origin)})
             })
@@ -201,8 +233,11 @@ impl<'a> ConfigFacts<'a> {
         model::clusters(&self.loaded.server.root)
             .iter()
             .map(|c| {
-                let shards: Vec<Vec<Value>> =
-                    c.shards.iter().map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect()).collect();
+                let shards: Vec<Vec<Value>> = c
+                    .shards
+                    .iter()
+                    .map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect())
+                    .collect();
                 json!({"name": c.name, "shards": shards, "at": self.at(c.element.origin)})
             })
             .collect()
@@ -249,7 +284,9 @@ impl<'a> ConfigFacts<'a> {
             .root
             .elements()
             .filter(|e| !USERS_SECTIONS.contains(&e.name.as_str()))
-            .filter(|e| SERVER_SECTIONS.contains(&e.name.as_str()) || catalog.is_server(&e.name) || e.name.ends_with("_log"))
+            .filter(|e| {
+                SERVER_SECTIONS.contains(&e.name.as_str()) || catalog.is_server(&e.name) || e.name.ends_with("_log")
+            })
             .filter(|e| {
                 // conf.d/ is merged into both configs: only users.xml and users.d/ count
                 let path = &self.loaded.sources.file(e.origin.file).path;
@@ -271,7 +308,8 @@ fn mark_profiles_in_use(profiles: &mut BTreeMap<String, Value>, default_profile:
             continue;
         }
         if let Some(p) = profiles.get(&name) {
-            pending.extend(p["inherits"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)));
+            pending
+                .extend(p["inherits"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)));
         }
     }
     for (name, p) in profiles.iter_mut() {
@@ -304,7 +342,12 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     out
 }
 
-fn collect_effective(by_name: &BTreeMap<&str, &model::Profile>, p: &model::Profile, out: &mut Map<String, Value>, depth: usize) {
+fn collect_effective(
+    by_name: &BTreeMap<&str, &model::Profile>,
+    p: &model::Profile,
+    out: &mut Map<String, Value>,
+    depth: usize,
+) {
     if depth > 32 {
         return; // an inheritance cycle; ClickHouse rejects it at load
     }

@@ -22,7 +22,15 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "| # | severity | rule | where | finding |\n|---|---|---|---|---|");
         for f in &report.findings {
             let at = f.location.as_ref().map_or("-".into(), |l| format!("`{}:{}`", l.file, l.line));
-            let _ = writeln!(out, "| {} | {} | `{}` | {} | {} |", f.rank, f.severity.name(), f.rule_id, at, f.message.replace('|', "\\|"));
+            let _ = writeln!(
+                out,
+                "| {} | {} | `{}` | {} | {} |",
+                f.rank,
+                f.severity.name(),
+                f.rule_id,
+                at,
+                f.message.replace('|', "\\|")
+            );
         }
         out.push('\n');
     }
@@ -49,7 +57,8 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "## Rules\n\n| rule | outcome | reason |\n|---|---|---|");
     for o in &report.outcomes {
-        let _ = writeln!(out, "| `{}` | {} | {} |", o.rule_id, outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
+        let _ =
+            writeln!(out, "| `{}` | {} | {} |", o.rule_id, outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
     }
     out
 }

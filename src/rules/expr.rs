@@ -215,7 +215,8 @@ mod tests {
     #[test]
     fn functions_read_the_catalog() {
         let c = context();
-        let e = Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
+        let e =
+            Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
         assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));
     }
 }

@@ -13,14 +13,32 @@ use super::expr::{CompileError, Expr, Template};
 use super::schema::{Confidence, Expectation, Remediation, Rule, RuleTest, Severity};
 
 const KEYS: &[&str] = &[
-    "id", "title", "severity", "category", "tags", "description", "applies", "for_each", "as", "when", "location",
-    "message", "evidence", "remediation", "references", "confidence", "impact", "tests", "opt_in",
+    "id",
+    "title",
+    "severity",
+    "category",
+    "tags",
+    "description",
+    "applies",
+    "for_each",
+    "as",
+    "when",
+    "location",
+    "message",
+    "evidence",
+    "remediation",
+    "references",
+    "confidence",
+    "impact",
+    "tests",
+    "opt_in",
 ];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
 pub fn parse_rule(sources: &SourceMap, id: crate::config::FileId, base: &Path) -> Result<Rule, Vec<RuleError>> {
     let file = sources.file(id);
-    let doc = read_document(&file.text, id).map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
+    let doc = read_document(&file.text, id)
+        .map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
     let mut p = Parser { sources, errors: Vec::new(), doc: &doc };
     let rule = p.rule(base, file.display.clone());
     match rule {
@@ -35,7 +53,13 @@ struct Parser<'a> {
     doc: &'a Yaml,
 }
 
-fn invalid(sources: &SourceMap, origin: Origin, message: impl Into<String>, label: &str, help: Option<String>) -> RuleError {
+fn invalid(
+    sources: &SourceMap,
+    origin: Origin,
+    message: impl Into<String>,
+    label: &str,
+    help: Option<String>,
+) -> RuleError {
     let p = Pointer::new(sources, origin, 1);
     RuleError::Invalid { message: message.into(), at: p.at, src: p.src, span: p.span, label: label.into(), help }
 }
@@ -52,8 +76,13 @@ impl Parser<'_> {
         };
         for (key, _) in pairs {
             if let Some(k) = key.as_str().filter(|k| !KEYS.contains(k)) {
-                let suggestion = KEYS.iter().max_by(|a, b| strsim::jaro_winkler(k, a).total_cmp(&strsim::jaro_winkler(k, b)));
-                self.error(key.origin(), format!("unknown key `{k}`"), suggestion.map(|s| format!("did you mean `{s}`?")));
+                let suggestion =
+                    KEYS.iter().max_by(|a, b| strsim::jaro_winkler(k, a).total_cmp(&strsim::jaro_winkler(k, b)));
+                self.error(
+                    key.origin(),
+                    format!("unknown key `{k}`"),
+                    suggestion.map(|s| format!("did you mean `{s}`?")),
+                );
             }
         }
         let origin = *origin;
@@ -184,7 +213,11 @@ impl Parser<'_> {
     fn compile_error(&mut self, origin: Origin, offset: usize, e: CompileError) {
         // point at the failing column when the expression sits on one line
         let at = Origin { file: origin.file, offset: origin.offset + (offset + e.column) as u32 };
-        self.error(at, format!("invalid expression: {}", e.message), Some("expressions are CEL: https://cel.dev".into()));
+        self.error(
+            at,
+            format!("invalid expression: {}", e.message),
+            Some("expressions are CEL: https://cel.dev".into()),
+        );
     }
 
     fn required_expr(&mut self, node: &Yaml, key: &str, origin: Origin) -> Option<Expr> {
@@ -242,7 +275,9 @@ impl Parser<'_> {
         for name in self.string_list(applies, "sources") {
             match Source::parse(&name) {
                 Some(s) => sources.push(s),
-                None => self.error(applies.origin(), format!("unknown source `{name}` (config, live, log, host)"), None),
+                None => {
+                    self.error(applies.origin(), format!("unknown source `{name}` (config, live, log, host)"), None)
+                }
             }
         }
         if sources.is_empty() {
@@ -366,7 +401,9 @@ pub fn rule_files(dir: &Path) -> Result<Vec<PathBuf>, RuleError> {
 fn is_rule_file(path: &Path) -> bool {
     let dir = path.parent().unwrap_or(Path::new("."));
     !["config.xml", "config.yaml", "config.yml"].iter().any(|main| dir.join(main).exists())
-        && !path.components().any(|c| c.as_os_str() == "users.d" || c.as_os_str() == "config.d" || c.as_os_str() == "conf.d")
+        && !path
+            .components()
+            .any(|c| c.as_os_str() == "users.d" || c.as_os_str() == "config.d" || c.as_os_str() == "conf.d")
 }
 
 /// Rules by id, or the id of the second definition of a duplicate.
