@@ -6,6 +6,7 @@
 // Config errors carry the file text for their snippet; they are rare and on cold paths.
 #![allow(clippy::result_large_err)]
 
+pub mod baseline;
 pub mod config;
 pub mod eval;
 pub mod facts;
@@ -13,4 +14,5 @@ pub mod report;
 pub mod rules;
 pub mod ruletest;
 pub mod spanned_yaml;
+pub mod suppress;
 pub mod version;

@@ -53,6 +53,15 @@ pub struct AuditArgs {
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
+    /// Suppressions file (default: .chaudit.yaml in the working directory, if present).
+    #[arg(long, value_name = "FILE")]
+    pub suppressions: Option<PathBuf>,
+    /// Only findings not in this baseline count toward the exit code.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Record the current findings as the baseline (this run then passes).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -70,6 +79,9 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// SARIF 2.1.0 for GitHub code scanning.
+    Sarif,
+    Junit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

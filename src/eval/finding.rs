@@ -52,6 +52,28 @@ pub struct Finding {
     pub rank: usize,
     /// severity weight x confidence x impact.
     pub score: f64,
+    /// Set when an ignore comment or the project file suppresses it (it stays visible).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suppressed: Option<Suppression>,
+    /// In the baseline given with `--baseline`: reported, not counted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub baselined: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Suppression {
+    /// `inline` (a comment before the element) or `project` (.chaudit.yaml).
+    pub kind: &'static str,
+    pub reason: String,
+    /// Where the suppression is written, `file:line`.
+    pub at: String,
+}
+
+impl Finding {
+    /// Counts toward the exit code: neither suppressed nor in the baseline.
+    pub fn is_active(&self) -> bool {
+        self.suppressed.is_none() && !self.baselined
+    }
 }
 
 /// A 64-bit FNV-1a hash as hex: stable across platforms and releases.

@@ -160,6 +160,8 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         evidence,
         remediation,
         rank: 0,
+        suppressed: None,
+        baselined: false,
         score: rule.severity.weight() * rule.confidence.factor() * impact.clamp(0.0, 1.0),
     })
 }

@@ -2,7 +2,9 @@
 //! ranked findings and outcomes of a [`Report`] into text.
 
 pub mod json;
+pub mod junit;
 pub mod markdown;
+pub mod sarif;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -20,6 +22,16 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub outcomes: Vec<Outcome>,
     pub summary: Summary,
+    /// Unused or expired suppressions, and other notes about the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The rules that ran (for SARIF's rule list).
+    #[serde(skip)]
+    pub rules: Vec<RuleInfo>,
+    /// The main config's directory as given on the command line: finding files are relative
+    /// to it, SARIF URIs relative to the working directory.
+    #[serde(skip)]
+    pub artifact_base: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -29,9 +41,23 @@ pub struct Summary {
     pub by_severity: BTreeMap<&'static str, usize>,
     /// Rules per outcome.
     pub outcomes: BTreeMap<&'static str, usize>,
-    /// Findings at or above `--fail-on` (they decide the exit code).
+    /// Active findings at or above `--fail-on` (they decide the exit code).
     pub failing: usize,
     pub fail_on: Severity,
+    pub suppressed: usize,
+    pub baselined: usize,
+}
+
+/// What SARIF's tool.driver needs to know about each rule that ran.
+#[derive(Debug, Clone)]
+pub struct RuleInfo {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub severity: Severity,
+    pub tags: Vec<String>,
+    pub category: String,
+    pub help_uri: Option<String>,
 }
 
 impl Report {
@@ -44,11 +70,24 @@ impl Report {
         for o in &evaluation.outcomes {
             *outcomes.entry(outcome_name(o.outcome)).or_insert(0) += 1;
         }
-        let failing = evaluation.findings.iter().filter(|f| f.severity >= fail_on).count();
+        let failing = evaluation.findings.iter().filter(|f| f.is_active() && f.severity >= fail_on).count();
+        let suppressed = evaluation.findings.iter().filter(|f| f.suppressed.is_some()).count();
+        let baselined = evaluation.findings.iter().filter(|f| f.baselined).count();
         Report {
             chaudit_version: env!("CARGO_PKG_VERSION"),
             target,
-            summary: Summary { findings: evaluation.findings.len(), by_severity, outcomes, failing, fail_on },
+            summary: Summary {
+                findings: evaluation.findings.len(),
+                by_severity,
+                outcomes,
+                failing,
+                fail_on,
+                suppressed,
+                baselined,
+            },
+            warnings: Vec::new(),
+            rules: Vec::new(),
+            artifact_base: String::new(),
             findings: evaluation.findings,
             outcomes: evaluation.outcomes,
         }

@@ -1,0 +1,135 @@
+//! `--format sarif`: SARIF 2.1.0 as GitHub code scanning ingests it. Every rule that ran is
+//! in tool.driver.rules (with full description and markdown help); every finding is a
+//! result with a physical location relative to the working directory, a partial
+//! fingerprint, and its suppression or baseline state.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::{Report, RuleInfo};
+use crate::eval::Finding;
+use crate::rules::Severity;
+
+const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
+
+pub fn render(report: &Report) -> String {
+    let rules: Vec<Value> = report.rules.iter().map(rule).collect();
+    let results: Vec<Value> = report.findings.iter().map(|f| result(report, f)).collect();
+    let sarif = json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "chaudit",
+                "version": report.chaudit_version,
+                "semanticVersion": report.chaudit_version,
+                "informationUri": "https://github.com/chaudit/chaudit",
+                "rules": rules,
+            }},
+            "invocations": [{"executionSuccessful": true}],
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&sarif).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+fn level(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Critical | Severity::High => "error",
+        Severity::Medium => "warning",
+        Severity::Low | Severity::Info => "note",
+    }
+}
+
+/// GitHub's security-severity score, for rules tagged `security`.
+fn security_severity(severity: Severity) -> &'static str {
+    match severity {
+        Severity::Critical => "9.5",
+        Severity::High => "8.0",
+        Severity::Medium => "5.5",
+        Severity::Low => "3.0",
+        Severity::Info => "1.0",
+    }
+}
+
+fn rule(r: &RuleInfo) -> Value {
+    let first_paragraph = r.description.split("\n\n").next().unwrap_or(&r.description).replace('\n', " ");
+    let mut tags = vec![r.category.clone()];
+    tags.extend(r.tags.iter().filter(|t| **t != r.category).cloned());
+    let mut properties = json!({"tags": tags, "precision": "high"});
+    if r.tags.iter().any(|t| t == "security") || r.category == "security" {
+        properties["security-severity"] = json!(security_severity(r.severity));
+    }
+    let mut value = json!({
+        "id": r.id,
+        "name": pascal_case(&r.id),
+        "shortDescription": {"text": r.title},
+        "fullDescription": {"text": first_paragraph.trim()},
+        "help": {"text": r.description.trim(), "markdown": format!("**{}**\n\n{}", r.title, r.description.trim())},
+        "defaultConfiguration": {"level": level(r.severity)},
+        "properties": properties,
+    });
+    if let Some(uri) = &r.help_uri {
+        value["helpUri"] = json!(uri);
+    }
+    value
+}
+
+fn result(report: &Report, f: &Finding) -> Value {
+    let rule_index = report.rules.iter().position(|r| r.id == f.rule_id);
+    let location = match &f.location {
+        Some(l) => json!({"physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(&report.artifact_base, &l.file)},
+            "region": {"startLine": l.line.max(1), "startColumn": l.column.max(1)},
+        }}),
+        // a fact of the running server with no config element: name the server
+        None => json!({"logicalLocations": [{"name": report.target, "kind": "resource"}]}),
+    };
+    let mut value = json!({
+        "ruleId": f.rule_id,
+        "level": level(f.severity),
+        "message": {"text": f.message},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+        "rank": (f.score * 20.0).clamp(0.0, 100.0),
+        "baselineState": if f.baselined { "unchanged" } else { "new" },
+    });
+    if let Some(i) = rule_index {
+        value["ruleIndex"] = json!(i);
+    }
+    if let Some(s) = &f.suppressed {
+        let kind = if s.kind == "inline" { "inSource" } else { "external" };
+        value["suppressions"] = json!([{"kind": kind, "justification": s.reason, "status": "accepted"}]);
+    }
+    value
+}
+
+/// The file's path from the working directory, with forward slashes and no `./`.
+fn artifact_uri(base: &str, file: &str) -> String {
+    let joined = if base.is_empty() { PathBuf::from(file) } else { Path::new(base).join(file) };
+    let normal: PathBuf = joined.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    let text = normal.to_string_lossy().replace('\\', "/");
+    if normal.is_absolute() { format!("file://{text}") } else { text }
+}
+
+fn pascal_case(id: &str) -> String {
+    id.split('-').map(|w| w[..1].to_ascii_uppercase() + &w[1..]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_relative_to_the_working_directory() {
+        assert_eq!(artifact_uri("deploy/ch", "users.d/a.xml"), "deploy/ch/users.d/a.xml");
+        assert_eq!(artifact_uri("./ch", "config.xml"), "ch/config.xml");
+        assert_eq!(artifact_uri("", "config.xml"), "config.xml");
+        assert_eq!(artifact_uri("/etc/clickhouse-server", "config.xml"), "file:///etc/clickhouse-server/config.xml");
+        assert_eq!(pascal_case("default-user-open"), "DefaultUserOpen");
+    }
+}

@@ -1,0 +1,59 @@
+//! Calendar dates for suppression expiry (YYYY-MM-DD, UTC).
+
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Date {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+}
+
+impl Date {
+    pub fn parse(s: &str) -> Option<Date> {
+        let mut parts = s.trim().splitn(3, '-');
+        let year = parts.next()?.parse().ok()?;
+        let month = parts.next()?.parse().ok()?;
+        let day = parts.next()?.parse().ok()?;
+        ((1..=12).contains(&month) && (1..=31).contains(&day)).then_some(Date { year, month, day })
+    }
+
+    /// Today in UTC.
+    pub fn today() -> Date {
+        let seconds = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        Date::from_days((seconds / 86_400) as i64)
+    }
+
+    /// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
+    fn from_days(days: i64) -> Date {
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+        let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+        let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
+        Date { year, month, day }
+    }
+}
+
+impl fmt::Display for Date {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
+        assert_eq!(Date::from_days(20_786).to_string(), "2026-11-29");
+        assert!(Date::parse("2027-01-31").unwrap() > Date::parse("2026-12-31").unwrap());
+        assert!(Date::parse("2027-13-01").is_none());
+    }
+}

@@ -1,0 +1,102 @@
+//! Suppressions, each with a reason: an ignore comment just before the element
+//! (`<!-- chaudit: ignore RULE-ID reason="..." -->`, or `# chaudit: ignore ...` in YAML),
+//! or an entry of the project file `.chaudit.yaml`. Suppressed findings stay in the report,
+//! marked; an ignore that matches nothing is a warning; an expired one stops suppressing.
+
+pub mod date;
+pub mod inline;
+pub mod project;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use std::sync::Arc;
+use thiserror::Error;
+
+use crate::config::Location;
+use crate::eval::Finding;
+use crate::eval::finding::Suppression;
+use date::Date;
+
+/// One ignore: which rules, where, why, until when.
+#[derive(Debug, Clone)]
+pub struct Ignore {
+    pub rules: Vec<String>,
+    pub reason: String,
+    pub kind: &'static str,
+    /// Where the ignore is written (`file:line`), for messages.
+    pub at: String,
+    /// What it covers.
+    pub target: Target,
+    pub expires: Option<Date>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The element at this file and line (an inline comment's next element).
+    Line { file: String, line: u32 },
+    /// Findings in this file (any line), or everywhere when `None`.
+    File(Option<String>),
+    /// Findings at one of these locations (an element path resolved in the merged tree).
+    Locations(Vec<Location>),
+}
+
+#[derive(Debug, Error, Diagnostic)]
+pub enum SuppressionError {
+    #[error("{at}: {message}")]
+    #[diagnostic(code(chaudit::suppress::invalid))]
+    Invalid {
+        message: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("here")]
+        span: SourceSpan,
+        #[help]
+        help: Option<String>,
+    },
+    #[error("cannot read {path}: {message}")]
+    #[diagnostic(code(chaudit::suppress::read))]
+    Read { path: String, message: String },
+}
+
+impl Ignore {
+    fn covers(&self, f: &Finding) -> bool {
+        if !self.rules.iter().any(|r| r == &f.rule_id || r == "all") {
+            return false;
+        }
+        match (&self.target, &f.location) {
+            (Target::Line { file, line }, Some(l)) => &l.file == file && l.line == *line,
+            (Target::File(None), _) => true,
+            (Target::File(Some(file)), Some(l)) => &l.file == file,
+            (Target::Locations(locations), Some(l)) => locations.iter().any(|x| x.file == l.file && x.line == l.line),
+            _ => false,
+        }
+    }
+}
+
+/// Marks the findings the ignores cover; returns warnings for ignores that matched nothing
+/// or have expired.
+pub fn apply(findings: &mut [Finding], ignores: &[Ignore], today: Date) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for ignore in ignores {
+        if let Some(expires) = ignore.expires
+            && expires < today
+        {
+            warnings.push(format!(
+                "{}: suppression of {} expired on {expires}; it no longer applies",
+                ignore.at,
+                ignore.rules.join(", ")
+            ));
+            continue;
+        }
+        let mut used = false;
+        for f in findings.iter_mut().filter(|f| f.suppressed.is_none() && ignore.covers(f)) {
+            f.suppressed =
+                Some(Suppression { kind: ignore.kind, reason: ignore.reason.clone(), at: ignore.at.clone() });
+            used = true;
+        }
+        if !used {
+            warnings.push(format!("{}: suppression of {} matched no finding", ignore.at, ignore.rules.join(", ")));
+        }
+    }
+    warnings
+}

@@ -1,0 +1,75 @@
+//! The project file `.chaudit.yaml`:
+//!
+//! ```yaml
+//! ignore:
+//!   - rule: plaintext-password          # or rules: [a, b]; "all" for every rule
+//!     file: users.d/legacy.xml          # optional: findings in this file
+//!     element: users/legacy/password    # optional: the element at this path
+//!     reason: the legacy ETL box is firewalled; rotating in Q1
+//!     expires: 2027-03-31               # optional: stops suppressing after this day
+//! ```
+
+use std::path::Path;
+
+use super::date::Date;
+use super::{Ignore, SuppressionError, Target};
+use crate::config::error::Pointer;
+use crate::config::{Location, Origin, SourceMap, files};
+use crate::spanned_yaml::{Yaml, read_document};
+
+/// Reads the project file; `resolve` turns an element path into the locations that set it.
+pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<Ignore>, Vec<SuppressionError>> {
+    let mut sources = SourceMap::new(path.parent().map(Path::to_path_buf).unwrap_or_default());
+    let id = files::read(&mut sources, path)
+        .map_err(|e| vec![SuppressionError::Read { path: path.display().to_string(), message: e.to_string() }])?;
+    let file = sources.file(id);
+    let error = |origin: Origin, message: String, help: Option<&str>| {
+        let p = Pointer::new(&sources, origin, 1);
+        SuppressionError::Invalid { message, at: p.at, src: p.src, span: p.span, help: help.map(str::to_string) }
+    };
+    let doc = read_document(&file.text, id).map_err(|(o, m)| vec![error(o, m, None)])?;
+    let entries = match doc.get("ignore") {
+        None => return Ok(Vec::new()),
+        Some(Yaml::Sequence(items, _)) => items,
+        Some(other) => return Err(vec![error(other.origin(), "`ignore` is a list of suppressions".into(), None)]),
+    };
+    let mut ignores = Vec::new();
+    let mut errors = Vec::new();
+    for entry in entries {
+        let line = sources.locate(entry.origin()).line;
+        let at = format!("{}:{line}", file.display);
+        let text = |key: &str| entry.get(key).and_then(Yaml::as_str).map(str::to_string);
+        let rules: Vec<String> = match (entry.get("rule"), entry.get("rules")) {
+            (Some(Yaml::Scalar(r, _)), None) => vec![r.clone()],
+            (None, Some(Yaml::Sequence(items, _))) => {
+                items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect()
+            }
+            _ => Vec::new(),
+        };
+        if rules.is_empty() {
+            errors.push(error(entry.origin(), "a suppression names `rule: ID` (or `rules: [..]`)".into(), None));
+            continue;
+        }
+        let Some(reason) = text("reason").filter(|r| !r.trim().is_empty()) else {
+            let help = Some("say why: reason: \"...\" (reviewers and auditors read it)");
+            errors.push(error(entry.origin(), format!("suppression of {} has no reason", rules.join(", ")), help));
+            continue;
+        };
+        let expires = match text("expires") {
+            None => None,
+            Some(d) => match Date::parse(&d) {
+                Some(d) => Some(d),
+                None => {
+                    errors.push(error(entry.origin(), format!("`expires: {d}` is not a YYYY-MM-DD date"), None));
+                    continue;
+                }
+            },
+        };
+        let target = match (text("element"), text("file")) {
+            (Some(element), _) => Target::Locations(resolve(&element)),
+            (None, file) => Target::File(file),
+        };
+        ignores.push(Ignore { rules, reason, kind: "project", at, target, expires });
+    }
+    if errors.is_empty() { Ok(ignores) } else { Err(errors) }
+}

@@ -1,0 +1,216 @@
+//! CI lint: SARIF that the SARIF 2.1.0 schema and Microsoft's official validator (with
+//! GitHub's ingestion rules) accept, suppressions with reasons, baselines, JUnit.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// (python with jsonschema, Sarif.Multitool), installed under target/sarif on first use.
+fn validators() -> &'static (PathBuf, PathBuf) {
+    static TOOLS: OnceLock<(PathBuf, PathBuf)> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let out =
+            Command::new("bash").arg(support::repo_root().join("tests/sarif/ensure-validators.sh")).output().unwrap();
+        assert!(out.status.success(), "cannot install the SARIF validators:\n{}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut lines = text.lines();
+        (PathBuf::from(lines.next().unwrap()), PathBuf::from(lines.next().unwrap()))
+    })
+}
+
+/// Fails the test unless both validators accept the SARIF file.
+fn assert_valid_sarif(file: &Path) {
+    let (python, multitool) = validators();
+    let schema = support::repo_root().join("tests/sarif/sarif-2.1.0.json");
+    let script = "import json,sys,jsonschema\njsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))";
+    let out = Command::new(python).args(["-c", script]).arg(&schema).arg(file).output().unwrap();
+    assert!(out.status.success(), "schema validation failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(multitool).arg("validate").arg(file).args(["--rule-kind", "Sarif;Gh"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let errors: Vec<&str> = text.lines().filter(|l| l.contains(": error ")).collect();
+    assert!(out.status.success() && errors.is_empty(), "Sarif.Multitool rejects {}:\n{text}", file.display());
+}
+
+fn scenario() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    support::copy_tree(&support::repo_root().join("examples/production"), &dir.path().join("deploy/clickhouse"));
+    dir
+}
+
+fn sarif(dir: &Path, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["--config", "deploy/clickhouse/config.xml", "--format", "sarif"];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = support::chaudit(dir, &args);
+    assert!(code == 0 || code == 1, "exit {code}: {stderr}");
+    std::fs::write(dir.join("out.sarif"), &stdout).unwrap();
+    assert_valid_sarif(&dir.join("out.sarif"));
+    (code, serde_json::from_str(&stdout).unwrap())
+}
+
+fn results(sarif: &Value) -> Vec<&Value> {
+    sarif["runs"][0]["results"].as_array().unwrap().iter().collect()
+}
+
+fn result_of<'a>(sarif: &'a Value, rule: &str) -> &'a Value {
+    results(sarif).into_iter().find(|r| r["ruleId"] == rule).unwrap_or_else(|| panic!("no {rule} result"))
+}
+
+#[test]
+fn sarif_validates_and_points_at_the_lines() {
+    let dir = scenario();
+    let (code, sarif) = sarif(dir.path(), &[]);
+    assert_eq!(code, 1);
+    let open = result_of(&sarif, "default-user-open");
+    let location = &open["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "deploy/clickhouse/users.xml");
+    assert_eq!(location["region"]["startLine"], 15);
+    assert_eq!(open["level"], "error");
+    let cache = result_of(&sarif, "cache-disk-not-in-policy");
+    assert_eq!(
+        cache["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "deploy/clickhouse/config.d/20-storage.xml"
+    );
+    assert_eq!(cache["locations"][0]["physicalLocation"]["region"]["startLine"], 10);
+    // every rule that ran is described, security rules with a security-severity
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules.len() >= 19);
+    let rule = rules.iter().find(|r| r["id"] == "default-user-open").unwrap();
+    assert_eq!(rule["properties"]["security-severity"], "9.5");
+    assert!(rule["help"]["markdown"].as_str().unwrap().contains("users.d"));
+}
+
+#[test]
+fn an_inline_ignore_with_a_reason_suppresses_and_stays_visible() {
+    let dir = scenario();
+    let users = dir.path().join("deploy/clickhouse/users.d/analysts.xml");
+    let text = std::fs::read_to_string(&users).unwrap().replace(
+        "            <password>changeme</password>",
+        "            <!-- chaudit: ignore plaintext-password reason=\"lab account, rotated nightly\" -->\n            <password>changeme</password>",
+    );
+    std::fs::write(&users, text).unwrap();
+    let (_, sarif) = sarif(dir.path(), &[]);
+    let suppressed = result_of(&sarif, "plaintext-password");
+    assert_eq!(suppressed["suppressions"][0]["kind"], "inSource");
+    assert_eq!(suppressed["suppressions"][0]["justification"], "lab account, rotated nightly");
+    let (_, json, _) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["summary"]["suppressed"], 1);
+}
+
+#[test]
+fn an_ignore_without_a_reason_is_rejected_and_a_stale_one_warns() {
+    let dir = scenario();
+    let users = dir.path().join("deploy/clickhouse/users.xml");
+    let original = std::fs::read_to_string(&users).unwrap();
+    std::fs::write(
+        &users,
+        original.replace("<password></password>", "<!-- chaudit: ignore default-user-open -->\n<password></password>"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("users.xml:15") && stderr.contains("has no reason"), "{stderr}");
+
+    std::fs::write(
+        &users,
+        original.replace("<quotas>", "<!-- chaudit: ignore plaintext-password reason=\"old\" -->\n    <quotas>"),
+    )
+    .unwrap();
+    let (_, _, stderr) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml"]);
+    assert!(stderr.contains("warning") && stderr.contains("matched no finding"), "{stderr}");
+}
+
+#[test]
+fn project_file_suppressions_expire() {
+    let dir = scenario();
+    let write = |expires: &str| {
+        std::fs::write(
+            dir.path().join(".chaudit.yaml"),
+            format!("ignore:\n  - rule: analyzer-disabled\n    element: profiles/analyst/allow_experimental_analyzer\n    reason: migrating the analyst dashboards\n    expires: {expires}\n"),
+        )
+        .unwrap();
+    };
+    write("2999-01-01");
+    let (_, json, _) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let finding = json["findings"].as_array().unwrap().iter().find(|f| f["rule_id"] == "analyzer-disabled").unwrap();
+    assert_eq!(finding["suppressed"]["kind"], "project");
+
+    write("2020-01-01");
+    let (_, json, stderr) =
+        support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let finding = json["findings"].as_array().unwrap().iter().find(|f| f["rule_id"] == "analyzer-disabled").unwrap();
+    assert!(finding.get("suppressed").is_none());
+    assert!(stderr.contains("expired"), "{stderr}");
+
+    std::fs::write(dir.path().join(".chaudit.yaml"), "ignore:\n  - rule: analyzer-disabled\n").unwrap();
+    let (code, _, stderr) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(".chaudit.yaml:2") && stderr.contains("no reason"), "{stderr}");
+}
+
+#[test]
+fn a_baseline_survives_moved_lines_and_catches_new_findings() {
+    let dir = scenario();
+    let args = ["--config", "deploy/clickhouse/config.xml", "--format", "json"];
+    let (code, _, _) = support::chaudit(dir.path(), &[&args[..], &["--write-baseline", "baseline.json"]].concat());
+    assert_eq!(code, 0);
+    // unrelated edit: every line of users.xml moves down
+    let users = dir.path().join("deploy/clickhouse/users.xml");
+    let text = std::fs::read_to_string(&users).unwrap();
+    std::fs::write(&users, text.replacen("<clickhouse>", "<clickhouse>\n\n    <!-- reviewed -->\n", 1)).unwrap();
+    let (code, json, _) = support::chaudit(dir.path(), &[&args[..], &["--baseline", "baseline.json"]].concat());
+    assert_eq!(code, 0, "{json}");
+    let json: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["summary"]["failing"], 0);
+    // a new problem counts
+    let config = dir.path().join("deploy/clickhouse/config.d/40-new.xml");
+    std::fs::write(&config, "<clickhouse>\n    <max_threads>64</max_threads>\n</clickhouse>\n").unwrap();
+    let (code, json, _) = support::chaudit(
+        dir.path(),
+        &[
+            "--config",
+            "deploy/clickhouse/config.xml",
+            "--format",
+            "json",
+            "--baseline",
+            "baseline.json",
+            "--fail-on",
+            "medium",
+        ],
+    );
+    assert_eq!(code, 1);
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let new: Vec<&Value> =
+        json["findings"].as_array().unwrap().iter().filter(|f| f.get("baselined").is_none()).collect();
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0]["rule_id"], "query-setting-at-server-root");
+}
+
+#[test]
+fn junit_is_well_formed_xml_with_a_case_per_rule() {
+    let dir = scenario();
+    let (code, xml, _) =
+        support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "junit"]);
+    assert_eq!(code, 1);
+    let mut reader = quick_xml::Reader::from_str(&xml);
+    let (mut cases, mut failures) = (0, 0);
+    loop {
+        match reader.read_event().expect("well-formed JUnit XML") {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => match e.name().as_ref() {
+                "testcase" => cases += 1,
+                "failure" => failures += 1,
+                _ => {}
+            },
+            quick_xml::events::Event::Eof => break,
+            _ => {}
+        }
+    }
+    assert!(cases >= 19 && failures >= 5, "{cases} cases, {failures} failures");
+}
