@@ -56,15 +56,7 @@ fn check(
     at: Option<&str>,
     version: Option<crate::version::Version>,
 ) -> Result<(), String> {
-    let main = ["config.xml", "config.yaml", "config.yml"]
-        .iter()
-        .map(|m| fixture.join(m))
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("{}: no config.xml", fixture.display()))?;
-    // fixtures are hermetic: no /etc/metrika.xml, only the variables they name
-    let options = LoadOptions::for_fixture(fixture);
-    let loaded = config::load(&main, &options).map_err(|e| format!("fixture does not load: {e}"))?;
-    let facts = facts::config::facts(&loaded, fixture.display().to_string(), version);
+    let facts = fixture_facts(fixture, version)?;
     let (outcome, findings) = evaluate_rule(rule, &facts, &Variables::of(&facts));
     match (expect, outcome.outcome) {
         (_, OutcomeKind::Errored) => Err(format!("the rule errored: {}", outcome.reason.unwrap_or_default())),
@@ -88,4 +80,30 @@ fn check(
         }
         (Expectation::Quiet, _) => Ok(()),
     }
+}
+
+/// A fixture's facts: its config tree (config.xml or config.yaml) and/or a recorded
+/// snapshot of live facts (snapshot.json, as written by `chaudit collect`).
+fn fixture_facts(fixture: &Path, version: Option<crate::version::Version>) -> Result<facts::Facts, String> {
+    let main = ["config.xml", "config.yaml", "config.yml"].iter().map(|m| fixture.join(m)).find(|p| p.is_file());
+    let snapshot = fixture.join("snapshot.json");
+    let mut facts = match &main {
+        Some(main) => {
+            // fixtures are hermetic: no /etc/metrika.xml, only the variables they name
+            let loaded = config::load(main, &LoadOptions::for_fixture(fixture))
+                .map_err(|e| format!("fixture does not load: {e}"))?;
+            facts::config::facts(&loaded, fixture.display().to_string(), version)
+        }
+        None if snapshot.is_file() => facts::Facts::empty(fixture.display().to_string()),
+        None => return Err(format!("{}: no config.xml or snapshot.json", fixture.display())),
+    };
+    if snapshot.is_file() {
+        let text = std::fs::read_to_string(&snapshot).map_err(|e| format!("{}: {e}", snapshot.display()))?;
+        let recorded: facts::Facts = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", snapshot.display()))?;
+        facts.merge(recorded);
+    }
+    if version.is_some() {
+        facts.version = version;
+    }
+    Ok(facts)
 }

@@ -1,13 +1,13 @@
 //! `chaudit --config X`: the audit.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use chaudit::baseline::Baseline;
 use chaudit::config::{self, LoadOptions, LoadedConfig, Location};
 use chaudit::eval::Finding;
 use chaudit::eval::{Selection, evaluate};
-use chaudit::facts;
+use chaudit::facts::{self, Facts};
 use chaudit::report::RuleInfo;
 use chaudit::report::{self, Report, text::TextOptions};
 use chaudit::rules::Rule;
@@ -15,13 +15,18 @@ use chaudit::rules::{RulePack, Severity};
 use chaudit::suppress::{self, date::Date};
 use chaudit::version::Version;
 
-use super::{AuditArgs, FailOn, Format, color_stdout, exit, report_all, write_stdout};
+use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, write_stdout};
 
-pub fn run(args: &AuditArgs) -> ExitCode {
-    let Some(main) = &args.config else {
-        eprintln!("chaudit: nothing to audit: give --config /etc/clickhouse-server/config.xml (see --help)");
+pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
+    if args.connect.dry_run {
+        return live::print_plan();
+    }
+    if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() {
+        eprintln!(
+            "chaudit: nothing to audit: give --config /etc/clickhouse-server/config.xml and/or --dsn http://host:8123 (see --help)"
+        );
         return ExitCode::from(exit::USAGE_OR_CONFIG);
-    };
+    }
     let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
         Ok(v) => v,
         Err(message) => {
@@ -33,21 +38,53 @@ pub fn run(args: &AuditArgs) -> ExitCode {
         Ok(pack) => pack,
         Err(code) => return code,
     };
-    let loaded = match config::load(main, &LoadOptions::default()) {
-        Ok(loaded) => loaded,
-        Err(err) => {
-            report_all(vec![err]);
-            return ExitCode::from(exit::USAGE_OR_CONFIG);
-        }
+    let loaded = match &args.config {
+        Some(main) => match config::load(main, &LoadOptions::default()) {
+            Ok(loaded) => Some(loaded),
+            Err(err) => {
+                report_all(vec![err]);
+                return ExitCode::from(exit::USAGE_OR_CONFIG);
+            }
+        },
+        None => None,
     };
     // Problems ClickHouse starts with become findings of rules; fatal ones stopped the load.
-    let facts = facts::config::facts(&loaded, main.display().to_string(), version);
+    let mut facts = match (&loaded, &args.config) {
+        (Some(loaded), Some(main)) => facts::config::facts(loaded, main.display().to_string(), version),
+        _ => Facts::empty(String::new()),
+    };
+    if let Some(path) = snapshot {
+        match read_snapshot(path) {
+            Ok(recorded) => facts.merge(recorded),
+            Err(message) => {
+                eprintln!("chaudit: {message}");
+                return ExitCode::from(exit::USAGE_OR_CONFIG);
+            }
+        }
+    }
+    let mut round_trips = None;
+    if args.connect.wanted() {
+        match live::collect_live(&args.connect) {
+            Ok((live, trips)) => {
+                facts.add_live(live);
+                round_trips = Some(trips);
+            }
+            Err(code) => return code,
+        }
+    }
+    facts.target = target_name(args, &facts);
     let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone() };
     let mut evaluation = evaluate(&pack, &facts, &selection);
-    let warnings = match suppress(&loaded, args, &mut evaluation.findings) {
-        Ok(warnings) => warnings,
-        Err(code) => return code,
+    let warnings = match &loaded {
+        Some(loaded) => match suppress(loaded, args, &mut evaluation.findings) {
+            Ok(warnings) => warnings,
+            Err(code) => return code,
+        },
+        None => Vec::new(),
     };
+    if let (true, Some(trips)) = (args.connect.stats, round_trips) {
+        eprintln!("chaudit: {trips} round trips to the server ({} rules)", pack.rules.len());
+    }
     if let Some(path) = &args.baseline {
         match Baseline::read(path) {
             Ok(baseline) => baseline.apply(&mut evaluation.findings),
@@ -79,16 +116,65 @@ pub fn run(args: &AuditArgs) -> ExitCode {
     }
     report.warnings = warnings;
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
-    report.artifact_base = main.parent().map(|p| p.display().to_string()).unwrap_or_default();
+    report.artifact_base =
+        args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
     let failing = if fail_on.is_some() { report.summary.failing } else { 0 };
     let text = match args.format {
-        Format::Text => report::text::render(&report, Some(&loaded.sources), &TextOptions { color: color_stdout() }),
+        Format::Text => {
+            report::text::render(&report, loaded.as_ref().map(|l| &l.sources), &TextOptions { color: color_stdout() })
+        }
         Format::Json => report::json::render(&report),
         Format::Markdown => report::markdown::render(&report),
         Format::Sarif => report::sarif::render(&report),
         Format::Junit => report::junit::render(&report),
     };
     write_stdout(&text, if failing > 0 { exit::FINDINGS } else { exit::OK })
+}
+
+/// What the report calls the audited thing: the config path and/or the server (no password).
+fn target_name(args: &AuditArgs, facts: &Facts) -> String {
+    let config = args.config.as_ref().map(|p| p.display().to_string());
+    let server = facts.document.get("live").and_then(|l| l["endpoint"].as_str()).map(str::to_string);
+    match (config, server) {
+        (Some(c), Some(s)) => format!("{c} + {s}"),
+        (Some(c), None) => c,
+        (None, Some(s)) => s,
+        (None, None) => facts.target.clone(),
+    }
+}
+
+fn read_snapshot(path: &Path) -> Result<Facts, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read snapshot {}: {e}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{}:{}:{}: not a chaudit snapshot: {e}", path.display(), e.line(), e.column()))
+}
+
+/// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
+pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
+    if connect.dry_run {
+        return live::print_plan();
+    }
+    let (live, _) = match live::collect_live(connect) {
+        Ok(collected) => collected,
+        Err(code) => return code,
+    };
+    let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
+    facts.add_live(live);
+    let text = match serde_json::to_string_pretty(&facts) {
+        Ok(t) => t + "\n",
+        Err(e) => {
+            eprintln!("chaudit: {e}");
+            return ExitCode::from(exit::RUNTIME);
+        }
+    };
+    let tmp = output.with_extension("chaudit-tmp");
+    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, output)) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(e) => {
+            eprintln!("chaudit: cannot write {}: {e}", output.display());
+            ExitCode::from(exit::RUNTIME)
+        }
+    }
 }
 
 /// Inline ignore comments and the project file, applied to the findings; returns the

@@ -2,6 +2,7 @@
 
 mod audit;
 mod config_show;
+mod live;
 mod rules;
 
 use std::io::{IsTerminal, Write};
@@ -37,6 +38,8 @@ pub struct AuditArgs {
     /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN")]
     pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub connect: live::ConnectArgs,
     /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
     #[arg(long, value_name = "VERSION")]
     pub clickhouse_version: Option<String>,
@@ -103,6 +106,21 @@ enum Command {
     /// List, explain and test rules.
     #[command(subcommand)]
     Rules(RulesCommand),
+    /// Record a server's facts to a snapshot file (re-checked offline with `check`).
+    Collect {
+        #[command(flatten)]
+        connect: live::ConnectArgs,
+        /// Where to write the snapshot (JSON).
+        #[arg(short = 'o', long, value_name = "FILE")]
+        output: PathBuf,
+    },
+    /// Audit a recorded snapshot, offline (with the config files too, if given).
+    Check {
+        #[arg(long, value_name = "FILE")]
+        snapshot: PathBuf,
+        #[command(flatten)]
+        audit: Box<AuditArgs>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -138,7 +156,9 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::List { rules })) => rules::list(&rules),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
-        None => audit::run(&cli.audit),
+        Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
+        Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
+        None => audit::run(&cli.audit, None),
     }
 }
 

@@ -75,6 +75,10 @@ pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outc
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
+    if let Some((fact, why)) = rule.facts.iter().find_map(|f| facts.unavailable(f).map(|why| (f, why))) {
+        let reason = format!("live fact `{fact}` could not be read: {why}");
+        return (outcome(rule, OutcomeKind::Inconclusive, Some(reason)), Vec::new());
+    }
     if let Some(range) = &rule.versions {
         match facts.version {
             None => {

@@ -6,12 +6,12 @@ pub mod config;
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
 
 /// Where facts come from; a rule declares the ones it needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Config,
@@ -41,8 +41,9 @@ impl Source {
     }
 }
 
-/// Everything an audit knows, as the document rule expressions see.
-#[derive(Debug, Clone)]
+/// Everything an audit knows, as the document rule expressions see. Serialized, it is a
+/// snapshot (`chaudit collect`), re-checked offline with `chaudit check --snapshot`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Facts {
     /// What was audited, as the user named it (a config path, a DSN without password).
     pub target: String,
@@ -51,4 +52,33 @@ pub struct Facts {
     pub sources: BTreeSet<Source>,
     /// `{"config": {...}}` and later `live`, `log`, `host`: the variables of rule expressions.
     pub document: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Facts {
+    /// Adds one node's `live` document (from `collect::collect`); its version wins over a
+    /// stated one.
+    pub fn add_live(&mut self, live: serde_json::Value) {
+        if let Some(v) = live["version"].as_str().and_then(|v| v.parse().ok()) {
+            self.version = Some(v);
+        }
+        self.sources.insert(Source::Live);
+        self.document.insert("live".into(), live);
+    }
+
+    /// Facts with nothing yet (a live-only audit).
+    pub fn empty(target: String) -> Facts {
+        Facts { target, version: None, sources: BTreeSet::new(), document: serde_json::Map::new() }
+    }
+
+    /// Takes another set of facts in (a snapshot re-checked with the config files).
+    pub fn merge(&mut self, other: Facts) {
+        self.version = other.version.or(self.version);
+        self.sources.extend(other.sources);
+        self.document.extend(other.document);
+    }
+
+    /// Live facts this audit could not read, with the reason.
+    pub fn unavailable(&self, fact: &str) -> Option<String> {
+        self.document.get("live")?.get("unavailable")?.get(fact)?.as_str().map(str::to_string)
+    }
 }

@@ -117,6 +117,7 @@ impl Parser<'_> {
         let references = self.string_list(self.doc, "references");
         let description = self.required_str(self.doc, "description", origin);
         let (sources, versions) = self.applies(origin);
+        let facts = self.doc.get("applies").map(|a| self.string_list(a, "facts")).unwrap_or_default();
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
@@ -143,6 +144,7 @@ impl Parser<'_> {
             tags,
             description: description?,
             sources,
+            facts,
             versions,
             for_each,
             item,

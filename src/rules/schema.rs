@@ -120,6 +120,8 @@ pub struct Rule {
     /// Markdown: what, why, how to fix.
     pub description: String,
     pub sources: Vec<Source>,
+    /// Live facts the rule reads (`errors`, `settings`...): unreadable ones make it inconclusive.
+    pub facts: Vec<String>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,

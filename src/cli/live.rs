@@ -1,0 +1,98 @@
+//! Connection arguments, and running the collector for the audit, `collect` and `check`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use chaudit::collect::dsn::{ConnectOptions, Endpoint, Secret};
+use chaudit::collect::{self, Session};
+
+use super::exit;
+
+#[derive(Args, Clone, Default)]
+pub struct ConnectArgs {
+    /// http(s)://user:password@host:8123/db or clickhouse://... (HTTP interface).
+    #[arg(long, value_name = "DSN")]
+    pub dsn: Option<String>,
+    /// Server host (like clickhouse-client; env CLICKHOUSE_HOST).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// HTTP(S) port (default 8123, or 8443 with --secure).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// User (env CLICKHOUSE_USER; default `default`).
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Password (env CLICKHOUSE_PASSWORD; prefer --password-file: arguments are visible to other users).
+    #[arg(long)]
+    pub password: Option<String>,
+    /// Read the password from this file (first line).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// HTTPS (TLS via rustls).
+    #[arg(long)]
+    pub secure: bool,
+    /// Seconds to wait for each query.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+    /// Print every query chaudit would send, with its purpose, and send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print round trips to stderr after the audit.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+impl ConnectArgs {
+    pub fn wanted(&self) -> bool {
+        self.dsn.is_some() || self.host.is_some()
+    }
+
+    pub fn endpoint(&self) -> Result<Endpoint, String> {
+        let password = match &self.password_file {
+            Some(path) => Some(Secret::new(
+                std::fs::read_to_string(path)
+                    .map_err(|e| format!("--password-file {}: {e}", path.display()))?
+                    .lines()
+                    .next()
+                    .unwrap_or_default(),
+            )),
+            None => self.password.clone().map(Secret::new),
+        };
+        collect::dsn::resolve(&ConnectOptions {
+            dsn: self.dsn.clone(),
+            host: self.host.clone(),
+            port: self.port,
+            user: self.user.clone(),
+            password,
+            secure: self.secure,
+        })
+    }
+}
+
+/// Connects and collects one node's `live` document. Errors are printed; the exit code
+/// says why (2: bad arguments, 3: the server could not be read).
+pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, u32), ExitCode> {
+    let endpoint = args.endpoint().map_err(|message| {
+        eprintln!("chaudit: {message}");
+        ExitCode::from(exit::USAGE_OR_CONFIG)
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+        eprintln!("chaudit: cannot start the runtime: {e}");
+        ExitCode::from(exit::RUNTIME)
+    })?;
+    runtime.block_on(async {
+        let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1))).await.map_err(|e| {
+            eprintln!("chaudit: {e}");
+            ExitCode::from(exit::RUNTIME)
+        })?;
+        let live = collect::collect(&session).await;
+        Ok((live, session.round_trips()))
+    })
+}
+
+pub fn print_plan() -> ExitCode {
+    super::write_stdout(&collect::plan::describe(), exit::OK)
+}

@@ -1,0 +1,154 @@
+//! A read-only session with one ClickHouse node over HTTP (the official `clickhouse` crate).
+//! Every query is a SELECT, tagged with a `chaudit-` query_id (and, when the user may change
+//! settings, a log_comment and max_execution_time) so the audit's own footprint can be found.
+//! A `readonly=1` user gets no setting at all: it would refuse the query (error 164).
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+use thiserror::Error;
+
+use super::dsn::Endpoint;
+
+#[derive(Debug, Error)]
+pub enum CollectError {
+    #[error("cannot reach {endpoint}: {message}")]
+    Unreachable { endpoint: String, message: String },
+    #[error("{endpoint} refused the login: {message}")]
+    Authentication { endpoint: String, message: String },
+    #[error("{purpose}: {message}")]
+    Query { purpose: String, message: String, code: Option<u32> },
+    #[error("{purpose}: no answer within {seconds} s")]
+    Timeout { purpose: String, seconds: u64 },
+}
+
+impl CollectError {
+    /// ClickHouse's error code, when the server sent one (e.g. 497 = access denied).
+    pub fn code(&self) -> Option<u32> {
+        match self {
+            CollectError::Query { code, .. } => *code,
+            _ => None,
+        }
+    }
+}
+
+pub struct Session {
+    client: clickhouse::Client,
+    endpoint: Endpoint,
+    /// The user's `readonly` setting: 1 forbids sending any setting.
+    pub readonly: u8,
+    pub version: String,
+    query_id_prefix: String,
+    sequence: AtomicU32,
+    round_trips: AtomicU32,
+    timeout: Duration,
+}
+
+impl Session {
+    /// Connects and reads the version and the user's readonly level (one round trip).
+    pub async fn connect(endpoint: Endpoint, timeout: Duration) -> Result<Session, CollectError> {
+        let mut client = clickhouse::Client::default()
+            .with_url(endpoint.url())
+            .with_user(endpoint.user.clone())
+            .with_password(endpoint.password.expose().to_string());
+        if let Some(db) = &endpoint.database {
+            client = client.with_database(db.clone());
+        }
+        let mut session = Session {
+            client,
+            query_id_prefix: format!("chaudit-{}-{}", std::process::id(), unique_suffix()),
+            endpoint,
+            readonly: 1,
+            version: String::new(),
+            sequence: AtomicU32::new(0),
+            round_trips: AtomicU32::new(0),
+            timeout,
+        };
+        let probe = session
+            .rows(
+                "connect: version and readonly level",
+                "SELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly",
+            )
+            .await
+            .map_err(|e| session.connection_error(e))?;
+        let first = probe.first().cloned().unwrap_or(Value::Null);
+        session.version = first["version"].as_str().unwrap_or_default().to_string();
+        session.readonly = first["readonly"].as_u64().unwrap_or(1) as u8;
+        Ok(session)
+    }
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    pub fn round_trips(&self) -> u32 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// The query_id prefix of this audit's queries (to find them in query_log).
+    pub fn query_id_prefix(&self) -> &str {
+        &self.query_id_prefix
+    }
+
+    /// Runs one SELECT and returns its rows as JSON objects.
+    pub async fn rows(&self, purpose: &str, sql: &str) -> Result<Vec<Value>, CollectError> {
+        let n = self.sequence.fetch_add(1, Ordering::Relaxed);
+        let mut query = self.client.query(sql).with_setting("query_id", format!("{}-{n}", self.query_id_prefix));
+        if self.readonly != 1 {
+            query = query
+                .with_setting("log_comment", format!("chaudit: {purpose}"))
+                .with_setting("max_execution_time", self.timeout.as_secs().max(1).to_string());
+        }
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let fetch = async {
+            let mut cursor = query.fetch_bytes("JSONEachRow")?;
+            cursor.collect().await
+        };
+        let bytes = tokio::time::timeout(self.timeout, fetch)
+            .await
+            .map_err(|_| CollectError::Timeout { purpose: purpose.to_string(), seconds: self.timeout.as_secs() })?
+            .map_err(|e| query_error(purpose, e))?;
+        let text = String::from_utf8_lossy(&bytes);
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str(l).map_err(|e| CollectError::Query {
+                    purpose: purpose.into(),
+                    message: e.to_string(),
+                    code: None,
+                })
+            })
+            .collect()
+    }
+
+    fn connection_error(&self, e: CollectError) -> CollectError {
+        let endpoint = self.endpoint.to_string();
+        match e {
+            CollectError::Query { code: Some(516 | 192 | 193 | 194), message, .. } => {
+                CollectError::Authentication { endpoint, message }
+            }
+            CollectError::Query { code: None, message, .. } => CollectError::Unreachable { endpoint, message },
+            CollectError::Timeout { seconds, .. } => {
+                CollectError::Unreachable { endpoint, message: format!("no answer within {seconds} s") }
+            }
+            other => other,
+        }
+    }
+}
+
+fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
+    let message = e.to_string();
+    // "Code: 497. DB::Exception: ..." -> 497
+    let code =
+        message.split("Code: ").nth(1).and_then(|rest| rest.split(['.', ' ']).next()).and_then(|c| c.parse().ok());
+    let message = match e {
+        clickhouse::error::Error::Network(inner) => format!("network error: {inner}"),
+        _ => message.trim().to_string(),
+    };
+    CollectError::Query { purpose: purpose.to_string(), message, code }
+}
+
+fn unique_suffix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}

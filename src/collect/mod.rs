@@ -1,0 +1,60 @@
+//! Collecting facts from a running server: connect (read-only), run the fact plan once per
+//! node, and put the answers in the facts document under `live`. A fact that cannot be
+//! read is recorded as unavailable, and the rules that need it become inconclusive.
+
+pub mod client;
+pub mod dsn;
+pub mod plan;
+
+use serde_json::{Map, Value, json};
+
+pub use client::{CollectError, Session};
+
+/// The `live` document of one node.
+pub async fn collect(session: &Session) -> Value {
+    let mut live = Map::new();
+    let mut unavailable = Map::new();
+    live.insert("endpoint".into(), json!(session.endpoint().to_string()));
+    live.insert("version".into(), json!(session.version));
+    live.insert("readonly".into(), json!(session.readonly));
+    for fact in plan::FACTS {
+        match session.rows(fact.purpose, fact.sql).await {
+            Ok(rows) => {
+                live.insert(fact.name.into(), shape(fact.name, rows));
+            }
+            Err(e) => {
+                unavailable.insert(fact.name.into(), json!(e.to_string()));
+            }
+        }
+    }
+    live.insert("unavailable".into(), Value::Object(unavailable));
+    live.insert("query_id_prefix".into(), json!(session.query_id_prefix()));
+    Value::Object(live)
+}
+
+/// Settings and errors are looked up by name; the rest stay lists of rows.
+fn shape(name: &str, rows: Vec<Value>) -> Value {
+    match name {
+        "settings" | "server_settings" => {
+            let map: Map<String, Value> = rows
+                .into_iter()
+                .filter_map(|mut r| {
+                    let name = r.get("name")?.as_str()?.to_string();
+                    r.as_object_mut()?.remove("name");
+                    let changed = r["changed"].as_u64().unwrap_or(0) != 0 || r["changed"] == json!(true);
+                    r["changed"] = json!(changed);
+                    Some((name, r))
+                })
+                .collect();
+            Value::Object(map)
+        }
+        "errors" => {
+            let map: Map<String, Value> = rows
+                .into_iter()
+                .filter_map(|r| Some((r.get("name")?.as_str()?.to_string(), r["value"].clone())))
+                .collect();
+            Value::Object(map)
+        }
+        _ => Value::Array(rows),
+    }
+}

@@ -1,0 +1,236 @@
+//! The live audit against a real ClickHouse 26.9 server on loopback: read-only (a
+//! readonly=1 user works), tagged queries, one query per fact, rules proven by real
+//! workloads, and the faults users meet.
+
+mod support;
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// Users of the test servers: `default` (the launcher's own console needs it passwordless)
+/// and `auditor`, readonly=1 with a password.
+const USERS: &str = r#"<clickhouse>
+    <profiles>
+        <default/>
+        <readonly><readonly>1</readonly></readonly>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <access_management>1</access_management>
+        </default>
+        <auditor>
+            <password>s3cr3t-pw</password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>readonly</profile>
+        </auditor>
+    </users>
+</clickhouse>
+"#;
+
+fn start(max_concurrent_queries: u32) -> support::LiveServer {
+    support::LiveServer::start(|dir| {
+        std::fs::write(dir.join("users.xml"), USERS).unwrap();
+        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        std::fs::write(
+            dir.join("config.d/audit.xml"),
+            format!(
+                "<clickhouse>\n    <users_config>{}</users_config>\n    <max_concurrent_queries>{max_concurrent_queries}</max_concurrent_queries>\n</clickhouse>\n",
+                dir.join("users.xml").display()
+            ),
+        )
+        .unwrap();
+    })
+}
+
+/// One clean server shared by the tests of this binary.
+fn server() -> &'static support::LiveServer {
+    static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
+    SERVER.get_or_init(|| start(100))
+}
+
+fn dsn(server: &support::LiveServer, user: &str) -> String {
+    format!("http://{user}@127.0.0.1:{}", server.http_port)
+}
+
+fn json_audit(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let mut all = args.to_vec();
+    all.extend_from_slice(&["--format", "json"]);
+    let (code, stdout, stderr) = support::chaudit(dir, &all);
+    let json =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("exit {code}, not JSON ({e}): {stdout}\n{stderr}"));
+    (code, json, stderr)
+}
+
+fn outcome<'a>(report: &'a Value, rule: &str) -> &'a str {
+    report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["rule_id"] == rule)
+        .and_then(|o| o["outcome"].as_str())
+        .unwrap_or("missing")
+}
+
+#[test]
+fn a_readonly_user_audits_without_any_setting_refused() {
+    let server = server();
+    let readonly_errors =
+        || server.query("SELECT sum(value) FROM system.errors WHERE name = 'READONLY'").trim().to_string();
+    let before = readonly_errors();
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://auditor:s3cr3t-pw@127.0.0.1:{}", server.http_port);
+    let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn, "--stats"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "passed");
+    assert_eq!(outcome(&report, "unbatched-end-of-query-packets"), "not-applicable");
+    assert_eq!(readonly_errors(), before, "a setting was sent to the readonly user");
+    assert!(!format!("{report}{stderr}").contains("s3cr3t-pw"), "the password leaked");
+    assert!(stderr.contains("9 round trips"), "{stderr}");
+    // every query is tagged, and the audit's footprint is findable in query_log
+    server.query("SYSTEM FLUSH LOGS");
+    let tagged = server.query("SELECT count() FROM system.query_log WHERE user = 'auditor' AND query_id LIKE 'chaudit-%' AND type = 'QueryFinish'");
+    assert_eq!(tagged.trim(), "9");
+    let untagged =
+        server.query("SELECT count() FROM system.query_log WHERE user = 'auditor' AND query_id NOT LIKE 'chaudit-%'");
+    assert_eq!(untagged.trim(), "0");
+}
+
+#[test]
+fn round_trips_do_not_grow_with_the_rule_count() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    // a second copy of every rule under other ids doubles the pack
+    let extra = dir.path().join("extra-rules");
+    std::fs::create_dir_all(&extra).unwrap();
+    for entry in walk(&support::repo_root().join("rules")) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        let copy = text.replacen("id: ", "id: copy-", 1).replace("tests:", "old_tests_removed:");
+        let copy = copy.split("old_tests_removed:").next().unwrap().to_string();
+        std::fs::write(extra.join(entry.file_name().unwrap()), copy).unwrap();
+    }
+    let (_, _, one) = support::chaudit(dir.path(), &["--dsn", &dsn(server, "default"), "--stats"]);
+    let (_, _, two) =
+        support::chaudit(dir.path(), &["--dsn", &dsn(server, "default"), "--stats", "--rules", "extra-rules"]);
+    let trips = |s: &str| s.split(" round trips").next().and_then(|p| p.rsplit(' ').next()).map(str::to_string);
+    assert_eq!(trips(&one), trips(&two), "{one} / {two}");
+    assert!(two.contains("(48 rules)"), "{two}");
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if !path.join("config.xml").exists() && !path.join("snapshot.json").exists() {
+                out.extend(walk(&path));
+            }
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn refused_queries_make_the_concurrency_rule_fire() {
+    // its own server: two slots, twelve concurrent two-second queries
+    let server = start(2);
+    let handles: Vec<_> = (0..12)
+        .map(|_| {
+            let port = server.http_port;
+            std::thread::spawn(move || {
+                let _ = std::process::Command::new("curl")
+                    .args(["-s", "-o", "/dev/null", "--data-binary", "SELECT sleep(2)"])
+                    .arg(format!("http://127.0.0.1:{port}/"))
+                    .status();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, report, _) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
+    assert_eq!(code, 1);
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "too-many-simultaneous-queries")
+        .unwrap();
+    assert!(finding["message"].as_str().unwrap().contains("max_concurrent_queries = 2"), "{finding}");
+    assert!(finding["evidence"]["refused"].as_u64().unwrap() >= 5);
+}
+
+#[test]
+fn files_that_differ_from_the_running_server_are_a_finding() {
+    let server = server();
+    // edited after the server started: it never read this value
+    let fragment = server.dir.path().join("server/config.d/zz-after-start.xml");
+    std::fs::write(
+        &fragment,
+        "<clickhouse>\n    <max_table_size_to_drop>1000</max_table_size_to_drop>\n</clickhouse>\n",
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = server.config_path();
+    let (code, report, stderr) = json_audit(
+        dir.path(),
+        &["--config", config.to_str().unwrap(), "--dsn", &dsn(server, "default"), "--select", "setting-not-applied"],
+    );
+    std::fs::remove_file(&fragment).unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0]["location"]["file"], "config.d/zz-after-start.xml");
+    assert_eq!(findings[0]["location"]["line"], 2);
+    assert_eq!(findings[0]["evidence"]["server_value"], "50000000000");
+}
+
+#[test]
+fn a_snapshot_rechecked_offline_gives_the_live_findings() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, stderr) =
+        support::chaudit(dir.path(), &["collect", "--dsn", &dsn(server, "default"), "-o", "snap.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, live, _) = json_audit(dir.path(), &["--dsn", &dsn(server, "default")]);
+    let (_, offline, _) = json_audit(dir.path(), &["check", "--snapshot", "snap.json"]);
+    assert_eq!(live["outcomes"], offline["outcomes"]);
+    assert_eq!(live["findings"], offline["findings"]);
+}
+
+#[test]
+fn dry_run_prints_every_query_and_sends_nothing() {
+    let port = support::free_port(); // nothing listens there
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, _) = support::chaudit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--dry-run"]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout.matches("SELECT").count(), 9, "{stdout}");
+    assert!(stdout.contains("-- errors:"));
+}
+
+#[test]
+fn connection_faults_are_clear_errors_with_exit_3() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) =
+        support::chaudit(dir.path(), &["--dsn", &format!("http://auditor:wrong-pw@127.0.0.1:{}", server.http_port)]);
+    assert_eq!(code, 3);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("refused the login") && !stderr.contains("wrong-pw"), "{stderr}");
+
+    let (code, _, stderr) =
+        support::chaudit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{}", support::free_port())]);
+    assert_eq!(code, 3);
+    assert!(stderr.contains("cannot reach"), "{stderr}");
+
+    let (code, _, stderr) = support::chaudit(dir.path(), &["--dsn", "clickhouse://127.0.0.1:9000"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("native protocol") && stderr.contains("8123"), "{stderr}");
+}
