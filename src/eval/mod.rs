@@ -64,6 +64,12 @@ impl Variables {
                 Err(e) => return Variables(Err(format!("facts `{name}` cannot be read by expressions: {e}"))),
             }
         }
+        // every source's document exists, empty when not collected: rules test `has(...)`
+        for source in ["config", "live", "log", "host"] {
+            if !facts.document.contains_key(source) {
+                out.push((source.into(), cel::to_value(serde_json::json!({})).unwrap_or(Value::Null)));
+            }
+        }
         out.push(("version".into(), Value::from(facts.version.map_or(String::new(), |v| v.to_string()))));
         Variables(Ok(out))
     }
