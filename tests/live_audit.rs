@@ -235,3 +235,13 @@ fn connection_faults_are_clear_errors_with_exit_3() {
     assert_eq!(code, 2);
     assert!(stderr.contains("native protocol") && stderr.contains("8123"), "{stderr}");
 }
+
+#[test]
+fn host_facts_read_this_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, report, _) = json_audit(dir.path(), &["--host-facts", "--fail-on", "never"]);
+    let proc_value = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_slow_start_after_idle").unwrap();
+    let expected = if proc_value.trim() == "1" { "fired" } else { "passed" };
+    assert_eq!(outcome(&report, "tcp-slow-start-after-idle"), expected);
+    assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "not-applicable");
+}

@@ -21,7 +21,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
         return live::print_plan();
     }
-    if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() {
+    if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() && !args.host_facts {
         eprintln!(
             "chaudit: nothing to audit: give --config /etc/clickhouse-server/config.xml and/or --dsn http://host:8123 (see --help)"
         );
@@ -71,6 +71,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             }
             Err(code) => return code,
         }
+    }
+    if args.host_facts {
+        facts.add_host(chaudit::collect::host::collect());
     }
     facts.target = target_name(args, &facts);
     let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone() };

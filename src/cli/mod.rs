@@ -40,6 +40,9 @@ pub struct AuditArgs {
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
+    /// Read this machine's TCP facts (/proc, `ip route`): run chaudit on the server node.
+    #[arg(long)]
+    pub host_facts: bool,
     /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
     #[arg(long, value_name = "VERSION")]
     pub clickhouse_version: Option<String>,

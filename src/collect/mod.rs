@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod dsn;
+pub mod host;
 pub mod plan;
 
 use serde_json::{Map, Value, json};

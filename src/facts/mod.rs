@@ -65,6 +65,12 @@ impl Facts {
         self.document.insert("live".into(), live);
     }
 
+    /// Adds the facts of the machine chaudit runs on.
+    pub fn add_host(&mut self, host: serde_json::Value) {
+        self.sources.insert(Source::Host);
+        self.document.insert("host".into(), host);
+    }
+
     /// Facts with nothing yet (a live-only audit).
     pub fn empty(target: String) -> Facts {
         Facts { target, version: None, sources: BTreeSet::new(), document: serde_json::Map::new() }
@@ -79,6 +85,8 @@ impl Facts {
 
     /// Live facts this audit could not read, with the reason.
     pub fn unavailable(&self, fact: &str) -> Option<String> {
-        self.document.get("live")?.get("unavailable")?.get(fact)?.as_str().map(str::to_string)
+        ["live", "host"]
+            .iter()
+            .find_map(|source| self.document.get(*source)?.get("unavailable")?.get(fact)?.as_str().map(str::to_string))
     }
 }
