@@ -245,3 +245,23 @@ fn host_facts_read_this_machine() {
     assert_eq!(outcome(&report, "tcp-slow-start-after-idle"), expected);
     assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "not-applicable");
 }
+
+#[test]
+fn log_evidence_aggregates_the_workload_and_leaves_out_the_audit() {
+    let server = server();
+    for _ in 0..3 {
+        server.query("SELECT count() FROM numbers(100000) WHERE number % 13 = 1");
+    }
+    server.query("SYSTEM FLUSH LOGS");
+    let dir = tempfile::tempdir().unwrap();
+    support::chaudit(dir.path(), &["--dsn", &dsn(server, "default"), "--since", "1h"]); // its own queries must not count
+    server.query("SYSTEM FLUSH LOGS");
+    let (code, _, stderr) = support::chaudit(dir.path(), &["collect", "--dsn", &dsn(server, "default"), "--since", "1h", "-o", "snap.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let snapshot: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("snap.json")).unwrap()).unwrap();
+    let shapes = snapshot["document"]["log"]["shapes"].as_array().unwrap();
+    let workload = shapes.iter().find(|s| s["example"].as_str().unwrap().contains("number % 13 = 1")).expect("the workload shape");
+    assert_eq!(workload["runs"], "3");
+    assert!(shapes.iter().all(|s| !s["example"].as_str().unwrap().contains("system.query_log")), "the audit counted itself");
+    assert_eq!(snapshot["sources"], serde_json::json!(["live", "log"]));
+}

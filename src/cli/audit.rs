@@ -19,7 +19,7 @@ use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, wri
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
-        return live::print_plan();
+        return live::print_plan(&args.connect);
     }
     if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() && !args.host_facts {
         eprintln!(
@@ -65,8 +65,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let mut round_trips = None;
     if args.connect.wanted() {
         match live::collect_live(&args.connect) {
-            Ok((live, trips)) => {
+            Ok((live, log, trips)) => {
                 facts.add_live(live);
+                if let Some(log) = log {
+                    facts.add_log(log);
+                }
                 round_trips = Some(trips);
             }
             Err(code) => return code,
@@ -76,7 +79,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         facts.add_host(chaudit::collect::host::collect());
     }
     facts.target = target_name(args, &facts);
-    let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone() };
+    let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone(), params: args.params.clone() };
     let mut evaluation = evaluate(&pack, &facts, &selection);
     let warnings = match &loaded {
         Some(loaded) => match suppress(loaded, args, &mut evaluation.findings) {
@@ -155,14 +158,17 @@ fn read_snapshot(path: &Path) -> Result<Facts, String> {
 /// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
 pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
     if connect.dry_run {
-        return live::print_plan();
+        return live::print_plan(connect);
     }
-    let (live, _) = match live::collect_live(connect) {
+    let (live, log, _) = match live::collect_live(connect) {
         Ok(collected) => collected,
         Err(code) => return code,
     };
     let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
     facts.add_live(live);
+    if let Some(log) = log {
+        facts.add_log(log);
+    }
     let text = match serde_json::to_string_pretty(&facts) {
         Ok(t) => t + "\n",
         Err(e) => {

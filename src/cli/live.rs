@@ -43,6 +43,24 @@ pub struct ConnectArgs {
     /// Print round trips to stderr after the audit.
     #[arg(long)]
     pub stats: bool,
+    /// Window of query_log evidence, e.g. 24h, 90m, 7d (0 = no log evidence).
+    #[arg(long, default_value = "24h", value_parser = parse_window)]
+    pub since: u64,
+}
+
+/// `24h`, `90m`, `7d`, `3600s` (or plain seconds) -> seconds.
+fn parse_window(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let (number, unit) = s.find(|c: char| !c.is_ascii_digit()).map_or((s, "s"), |i| (&s[..i], &s[i..]));
+    let n: u64 = number.parse().map_err(|_| format!("`{s}`: a window is like 24h, 90m or 7d"))?;
+    let factor = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(format!("`{s}`: the unit is s, m, h or d")),
+    };
+    Ok(n * factor)
 }
 
 impl ConnectArgs {
@@ -72,9 +90,9 @@ impl ConnectArgs {
     }
 }
 
-/// Connects and collects one node's `live` document. Errors are printed; the exit code
+/// Connects and collects one node's `live` document (and `log`, unless --since 0). Errors are printed; the exit code
 /// says why (2: bad arguments, 3: the server could not be read).
-pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, u32), ExitCode> {
+pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<serde_json::Value>, u32), ExitCode> {
     let endpoint = args.endpoint().map_err(|message| {
         eprintln!("chaudit: {message}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
@@ -89,10 +107,11 @@ pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, u32), Exit
             ExitCode::from(exit::RUNTIME)
         })?;
         let live = collect::collect(&session).await;
-        Ok((live, session.round_trips()))
+        let log = if args.since > 0 { Some(collect::collect_log(&session, args.since).await) } else { None };
+        Ok((live, log, session.round_trips()))
     })
 }
 
-pub fn print_plan() -> ExitCode {
-    super::write_stdout(&collect::plan::describe(), exit::OK)
+pub fn print_plan(args: &ConnectArgs) -> ExitCode {
+    super::write_stdout(&collect::plan::describe(Some(args.since).filter(|s| *s > 0)), exit::OK)
 }

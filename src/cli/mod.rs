@@ -54,6 +54,9 @@ pub struct AuditArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
+    /// Override a rule parameter, e.g. --param lock_ceiling=60000 (see `rules explain`).
+    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Exit 1 when a finding is at or above this severity.
@@ -163,6 +166,10 @@ pub fn run() -> ExitCode {
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }
+}
+
+fn parse_param(s: &str) -> Result<(String, String), String> {
+    s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("`{s}`: a param is NAME=VALUE"))
 }
 
 /// Writes all output in one go: a closed pipe is not a crash.

@@ -33,6 +33,25 @@ pub async fn collect(session: &Session) -> Value {
     Value::Object(live)
 }
 
+/// The `log` document: workload evidence from query_log over the last `since_seconds`.
+pub async fn collect_log(session: &Session, since_seconds: u64) -> Value {
+    let mut log = Map::new();
+    let mut unavailable = Map::new();
+    log.insert("window_seconds".into(), json!(since_seconds));
+    for (name, purpose, sql) in plan::log_queries(since_seconds) {
+        match session.rows(purpose, &sql).await {
+            Ok(rows) => {
+                log.insert(name.into(), Value::Array(rows));
+            }
+            Err(e) => {
+                unavailable.insert(name.into(), json!(e.to_string()));
+            }
+        }
+    }
+    log.insert("unavailable".into(), Value::Object(unavailable));
+    Value::Object(log)
+}
+
 /// Settings and errors are looked up by name; the rest stay lists of rows.
 fn shape(name: &str, rows: Vec<Value>) -> Value {
     match name {

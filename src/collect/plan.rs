@@ -49,13 +49,34 @@ pub const FACTS: &[FactQuery] = &[
     },
 ];
 
+/// Workload evidence over system.query_log for the audit window, aggregated on the server:
+/// one pass over the window per audit, whatever the number of rules. The audit's own
+/// queries (query_id `chaudit-...`) are left out.
+pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, String)> {
+    let window = format!(
+        "event_time >= now() - INTERVAL {since_seconds} SECOND AND is_initial_query AND query_id NOT LIKE 'chaudit-%'"
+    );
+    vec![(
+        "shapes",
+        "query_log: per query shape, runs, latency, rows, Context lock, cache bytes (top 50 by total time)",
+        format!(
+            "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes,              countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
+        ),
+    )]
+}
+
 /// What `--dry-run` prints: every query with its purpose; nothing is sent.
-pub fn describe() -> String {
+pub fn describe(log_window: Option<u64>) -> String {
     let mut out = String::from(
         "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n",
     );
     for q in FACTS {
         out.push_str(&format!("-- {}: {}\n{};\n", q.name, q.purpose, q.sql));
+    }
+    if let Some(since) = log_window {
+        for (name, purpose, sql) in log_queries(since) {
+            out.push_str(&format!("-- log.{name}: {purpose}\n{sql};\n"));
+        }
     }
     out
 }

@@ -17,6 +17,8 @@ use crate::rules::{Rule, RulePack};
 pub struct Selection {
     pub select: Vec<String>,
     pub ignore: Vec<String>,
+    /// `--param NAME=VALUE`: overrides of rule params.
+    pub params: Vec<(String, String)>,
 }
 
 impl Selection {
@@ -39,7 +41,7 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
     let mut outcomes = Vec::new();
     let mut findings = Vec::new();
     for rule in pack.rules.iter().filter(|r| selection.includes(r)) {
-        let (outcome, mut found) = evaluate_rule(rule, facts, &variables);
+        let (outcome, mut found) = evaluate_rule_with(rule, facts, &variables, &selection.params);
         outcomes.push(outcome);
         findings.append(&mut found);
     }
@@ -75,8 +77,13 @@ impl Variables {
     }
 }
 
-/// One rule's outcome and findings.
+/// One rule's outcome and findings, with its default params.
 pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outcome, Vec<Finding>) {
+    evaluate_rule_with(rule, facts, variables, &[])
+}
+
+/// One rule's outcome and findings, with params overridden.
+pub fn evaluate_rule_with(rule: &Rule, facts: &Facts, variables: &Variables, overrides: &[(String, String)]) -> (Outcome, Vec<Finding>) {
     if let Some(missing) = rule.sources.iter().find(|s| !facts.sources.contains(s)) {
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
@@ -100,18 +107,25 @@ pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outc
             Some(_) => {}
         }
     }
-    match findings_of(rule, variables) {
+    match findings_of(rule, variables, overrides) {
         Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
         Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
         Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),
     }
 }
 
-fn findings_of(rule: &Rule, variables: &Variables) -> Result<Vec<Finding>, String> {
+fn findings_of(rule: &Rule, variables: &Variables, overrides: &[(String, String)]) -> Result<Vec<Finding>, String> {
     let mut context = expr::context();
     for (name, value) in variables.0.as_ref()? {
         context.add_variable_from_value(name.clone(), value.clone());
     }
+    let mut params = rule.params.clone();
+    for (name, value) in overrides {
+        if let Some(slot) = params.get_mut(name) {
+            *slot = value.parse::<f64>().map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
+        }
+    }
+    context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
     let items = match &rule.for_each {
         None => vec![Value::Null],
         Some(e) => match e.eval(&context)? {

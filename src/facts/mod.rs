@@ -65,6 +65,12 @@ impl Facts {
         self.document.insert("live".into(), live);
     }
 
+    /// Adds the workload evidence (`log`).
+    pub fn add_log(&mut self, log: serde_json::Value) {
+        self.sources.insert(Source::Log);
+        self.document.insert("log".into(), log);
+    }
+
     /// Adds the facts of the machine chaudit runs on.
     pub fn add_host(&mut self, host: serde_json::Value) {
         self.sources.insert(Source::Host);
@@ -85,7 +91,7 @@ impl Facts {
 
     /// Live facts this audit could not read, with the reason.
     pub fn unavailable(&self, fact: &str) -> Option<String> {
-        ["live", "host"]
+        ["live", "log", "host"]
             .iter()
             .find_map(|source| self.document.get(*source)?.get("unavailable")?.get(fact)?.as_str().map(str::to_string))
     }

@@ -74,8 +74,9 @@ pub fn context<'a>() -> Context<'a, 'a> {
             catalog::builtin().suggest(&name).unwrap_or_default().to_string()
         }),
         context.add_function("setting_default", default_of),
-        context.add_function("num", |value: Arc<String>| parse_number(&value)),
-        context.add_function("truthy", |value: Arc<String>| parse_number(&value) != 0.0),
+        context.add_function("num", |Arguments(args): Arguments| args.first().map_or(f64::NAN, number_of)),
+        context.add_function("truthy", |Arguments(args): Arguments| args.first().is_some_and(|v| number_of(v) != 0.0)),
+        context.add_function("limit_of", |query: Arc<String>| limit_of(&query)),
         context.add_function("join", join),
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
@@ -93,6 +94,35 @@ fn join(Arguments(args): Arguments) -> String {
         Some(other) => display(other),
         None => String::new(),
     }
+}
+
+/// A value as a number: strings as ClickHouse writes them (JSON output quotes 64-bit
+/// integers), numbers as they are.
+fn number_of(value: &Value) -> f64 {
+    match value {
+        Value::String(s) => parse_number(s),
+        Value::Int(i) => *i as f64,
+        Value::UInt(u) => *u as f64,
+        Value::Float(f) => *f,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        _ => f64::NAN,
+    }
+}
+
+/// The row limit of a Top-N query (`ORDER BY ... LIMIT n`), or -1 when it has none.
+fn limit_of(query: &str) -> i64 {
+    let upper = query.to_ascii_uppercase();
+    let Some(order) = upper.find("ORDER BY") else { return -1 };
+    let Some(at) = upper[order..].rfind("LIMIT") else { return -1 };
+    let rest = upper[order + at + 5..].trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    // `LIMIT offset, n`
+    let rest = &rest[digits.len()..];
+    if let Some(second) = rest.trim_start().strip_prefix(',') {
+        let n: String = second.trim_start().chars().take_while(char::is_ascii_digit).collect();
+        return n.parse().unwrap_or(-1);
+    }
+    digits.parse().unwrap_or(-1)
 }
 
 /// A ClickHouse setting value as a number: `true`/`false` count as 1/0, size suffixes
@@ -201,6 +231,13 @@ mod tests {
         assert_eq!(parse_number("10Gi"), 10.0 * 1024.0 * 1024.0 * 1024.0);
         assert_eq!(parse_number(" 0.9 "), 0.9);
         assert!(parse_number("auto").is_nan());
+    }
+
+    #[test]
+    fn top_n_limits() {
+        assert_eq!(limit_of("SELECT * FROM t ORDER BY x DESC LIMIT 20000"), 20000);
+        assert_eq!(limit_of("select * from t order by x limit 10, 50"), 50);
+        assert_eq!(limit_of("SELECT * FROM t LIMIT 5"), -1);
     }
 
     #[test]

@@ -32,6 +32,7 @@ const KEYS: &[&str] = &[
     "impact",
     "tests",
     "opt_in",
+    "params",
 ];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
@@ -128,6 +129,7 @@ impl Parser<'_> {
         let remediation = self.remediation(origin);
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
+        let params = self.params();
         let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
             None | Some((Some("false"), _)) => false,
             Some((Some("true"), _)) => true,
@@ -158,6 +160,7 @@ impl Parser<'_> {
             impact,
             tests,
             opt_in,
+            params,
             file,
             origin,
         })
@@ -294,6 +297,27 @@ impl Parser<'_> {
             }
         });
         (sources, versions)
+    }
+
+    /// `params: {name: number or string}`.
+    fn params(&mut self) -> serde_json::Map<String, serde_json::Value> {
+        let mut out = serde_json::Map::new();
+        match self.doc.get("params") {
+            None => {}
+            Some(Yaml::Mapping(pairs, _)) => {
+                for (k, v) in pairs {
+                    match (k.as_str(), v.as_str()) {
+                        (Some(name), Some(value)) => {
+                            let value = value.parse::<f64>().map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
+                            out.insert(name.to_string(), value);
+                        }
+                        _ => self.error(k.origin(), "a param maps a name to a number or string", None),
+                    }
+                }
+            }
+            Some(other) => self.error(other.origin(), "`params` maps names to values", None),
+        }
+        out
     }
 
     fn evidence(&mut self) -> Vec<(String, Expr)> {

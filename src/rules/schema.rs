@@ -138,6 +138,8 @@ pub struct Rule {
     /// A number in 0..=1 for ranking among findings of one severity (default 1).
     pub impact: Option<Expr>,
     pub tests: Vec<RuleTest>,
+    /// Tunable constants (`params.NAME` in expressions), overridable with `--param NAME=VALUE`.
+    pub params: serde_json::Map<String, serde_json::Value>,
     /// Off unless selected by id, tag or category (`--select`): advice most operators
     /// of a stock install would not want by default.
     pub opt_in: bool,
