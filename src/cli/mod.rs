@@ -169,7 +169,9 @@ pub fn run() -> ExitCode {
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {
-    s.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string())).ok_or_else(|| format!("`{s}`: a param is NAME=VALUE"))
+    s.split_once('=')
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .ok_or_else(|| format!("`{s}`: a param is NAME=VALUE"))
 }
 
 /// Writes all output in one go: a closed pipe is not a crash.

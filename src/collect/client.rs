@@ -144,7 +144,8 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
         message.split("Code: ").nth(1).and_then(|rest| rest.split(['.', ' ']).next()).and_then(|c| c.parse().ok());
     let message = match e {
         clickhouse::error::Error::Network(inner) => format!("network error: {inner}"),
-        _ => message.trim().to_string(),
+        // the server repeats the whole query after "In scope"; the purpose already names it
+        _ => message.split(". In scope").next().unwrap_or(&message).trim().to_string(),
     };
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }

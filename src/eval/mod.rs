@@ -83,7 +83,12 @@ pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outc
 }
 
 /// One rule's outcome and findings, with params overridden.
-pub fn evaluate_rule_with(rule: &Rule, facts: &Facts, variables: &Variables, overrides: &[(String, String)]) -> (Outcome, Vec<Finding>) {
+pub fn evaluate_rule_with(
+    rule: &Rule,
+    facts: &Facts,
+    variables: &Variables,
+    overrides: &[(String, String)],
+) -> (Outcome, Vec<Finding>) {
     if let Some(missing) = rule.sources.iter().find(|s| !facts.sources.contains(s)) {
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());

@@ -308,7 +308,9 @@ impl Parser<'_> {
                 for (k, v) in pairs {
                     match (k.as_str(), v.as_str()) {
                         (Some(name), Some(value)) => {
-                            let value = value.parse::<f64>().map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
+                            let value = value
+                                .parse::<f64>()
+                                .map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
                             out.insert(name.to_string(), value);
                         }
                         _ => self.error(k.origin(), "a param maps a name to a number or string", None),
