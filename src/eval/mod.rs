@@ -54,26 +54,27 @@ fn outcome(rule: &Rule, outcome: OutcomeKind, reason: Option<String>) -> Outcome
     Outcome { rule_id: rule.id.clone(), outcome, reason }
 }
 
-/// The facts as expression values, converted once for all rules.
-pub struct Variables(Result<Vec<(String, Value)>, String>);
+/// The facts as expression variables, converted once: every rule evaluates in an inner
+/// scope of this context (converting the facts per rule would copy them per rule).
+pub struct Variables<'a>(Result<cel::Context<'a, 'a>, String>);
 
-impl Variables {
-    pub fn of(facts: &Facts) -> Variables {
-        let mut out = Vec::new();
+impl Variables<'_> {
+    pub fn of(facts: &Facts) -> Variables<'static> {
+        let mut context = expr::context();
         for (name, value) in &facts.document {
             match cel::to_value(value) {
-                Ok(v) => out.push((name.clone(), v)),
+                Ok(v) => context.add_variable_from_value(name.clone(), v),
                 Err(e) => return Variables(Err(format!("facts `{name}` cannot be read by expressions: {e}"))),
             }
         }
         // every source's document exists, empty when not collected: rules test `has(...)`
         for source in ["config", "live", "log", "host"] {
             if !facts.document.contains_key(source) {
-                out.push((source.into(), cel::to_value(serde_json::json!({})).unwrap_or(Value::Null)));
+                context.add_variable_from_value(source, Value::Map(cel::objects::Map { map: Default::default() }));
             }
         }
-        out.push(("version".into(), Value::from(facts.version.map_or(String::new(), |v| v.to_string()))));
-        Variables(Ok(out))
+        context.add_variable_from_value("version", facts.version.map_or(String::new(), |v| v.to_string()));
+        Variables(Ok(context))
     }
 }
 
@@ -120,10 +121,8 @@ pub fn evaluate_rule_with(
 }
 
 fn findings_of(rule: &Rule, variables: &Variables, overrides: &[(String, String)]) -> Result<Vec<Finding>, String> {
-    let mut context = expr::context();
-    for (name, value) in variables.0.as_ref()? {
-        context.add_variable_from_value(name.clone(), value.clone());
-    }
+    let base = variables.0.as_ref().map_err(Clone::clone)?;
+    let mut context = base.new_inner_scope();
     let mut params = rule.params.clone();
     for (name, value) in overrides {
         if let Some(slot) = params.get_mut(name) {
