@@ -62,15 +62,15 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             }
         }
     }
-    let mut round_trips = None;
+    let mut footprint = None;
     if args.connect.wanted() {
         match live::collect_live(&args.connect) {
-            Ok((live, log, trips)) => {
+            Ok((live, log, stats)) => {
                 facts.add_live(live);
                 if let Some(log) = log {
                     facts.add_log(log);
                 }
-                round_trips = Some(trips);
+                footprint = Some(stats);
             }
             Err(code) => return code,
         }
@@ -88,8 +88,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         },
         None => Vec::new(),
     };
-    if let (true, Some(trips)) = (args.connect.stats, round_trips) {
-        eprintln!("chaudit: {trips} round trips to the server ({} rules)", pack.rules.len());
+    if let (true, Some(stats)) = (args.connect.stats, footprint) {
+        let rows = stats
+            .rows_read
+            .map_or_else(|| "rows read unknown for a readonly=1 user".to_string(), |r| format!("{r} rows read"));
+        eprintln!("chaudit: {} round trips to the server, {rows} ({} rules)", stats.round_trips, pack.rules.len());
     }
     if let Some(path) = &args.baseline {
         match Baseline::read(path) {

@@ -90,9 +90,15 @@ impl ConnectArgs {
     }
 }
 
+/// What `--stats` prints about the audit's own footprint.
+pub struct Stats {
+    pub round_trips: u32,
+    pub rows_read: Option<u64>,
+}
+
 /// Connects and collects one node's `live` document (and `log`, unless --since 0). Errors are printed; the exit code
 /// says why (2: bad arguments, 3: the server could not be read).
-pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<serde_json::Value>, u32), ExitCode> {
+pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<serde_json::Value>, Stats), ExitCode> {
     let endpoint = args.endpoint().map_err(|message| {
         eprintln!("chaudit: {message}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
@@ -108,7 +114,7 @@ pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<ser
         })?;
         let live = collect::collect(&session).await;
         let log = if args.since > 0 { Some(collect::collect_log(&session, args.since).await) } else { None };
-        Ok((live, log, session.round_trips()))
+        Ok((live, log, Stats { round_trips: session.round_trips(), rows_read: session.rows_read() }))
     })
 }
 

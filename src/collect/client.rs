@@ -3,7 +3,7 @@
 //! settings, a log_comment and max_execution_time) so the audit's own footprint can be found.
 //! A `readonly=1` user gets no setting at all: it would refuse the query (error 164).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -42,6 +42,9 @@ pub struct Session {
     query_id_prefix: String,
     sequence: AtomicU32,
     round_trips: AtomicU32,
+    /// Rows the server read for this session's queries (from X-ClickHouse-Summary, which
+    /// needs wait_end_of_query: not available to a readonly=1 user).
+    rows_read: AtomicU64,
     timeout: Duration,
 }
 
@@ -63,6 +66,7 @@ impl Session {
             version: String::new(),
             sequence: AtomicU32::new(0),
             round_trips: AtomicU32::new(0),
+            rows_read: AtomicU64::new(0),
             timeout,
         };
         let probe = session
@@ -86,6 +90,11 @@ impl Session {
         self.round_trips.load(Ordering::Relaxed)
     }
 
+    /// Rows the server read for the audit's queries; `None` for a readonly=1 user.
+    pub fn rows_read(&self) -> Option<u64> {
+        (self.readonly != 1).then(|| self.rows_read.load(Ordering::Relaxed))
+    }
+
     /// The query_id prefix of this audit's queries (to find them in query_log).
     pub fn query_id_prefix(&self) -> &str {
         &self.query_id_prefix
@@ -98,17 +107,21 @@ impl Session {
         if self.readonly != 1 {
             query = query
                 .with_setting("log_comment", format!("chaudit: {purpose}"))
-                .with_setting("max_execution_time", self.timeout.as_secs().max(1).to_string());
+                .with_setting("max_execution_time", self.timeout.as_secs().max(1).to_string())
+                .with_setting("wait_end_of_query", "1");
         }
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let fetch = async {
             let mut cursor = query.fetch_bytes("JSONEachRow")?;
-            cursor.collect().await
+            let bytes = cursor.collect().await?;
+            let read = cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0);
+            Ok::<_, clickhouse::error::Error>((bytes, read))
         };
-        let bytes = tokio::time::timeout(self.timeout, fetch)
+        let (bytes, read) = tokio::time::timeout(self.timeout, fetch)
             .await
             .map_err(|_| CollectError::Timeout { purpose: purpose.to_string(), seconds: self.timeout.as_secs() })?
             .map_err(|e| query_error(purpose, e))?;
+        self.rows_read.fetch_add(read, Ordering::Relaxed);
         let text = String::from_utf8_lossy(&bytes);
         text.lines()
             .filter(|l| !l.trim().is_empty())
