@@ -57,19 +57,8 @@ fn debian_stock_yields_only_the_open_default_user() {
 
 #[test]
 fn every_corpus_file_audits_without_a_broken_rule() {
-    let root = support::repo_root().join("tests/corpus/real-configs");
-    let mut files = Vec::new();
-    let mut stack = vec![root];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n != "SOURCES.md" && n != "config_incl.xml") {
-                files.push(path);
-            }
-        }
-    }
+    let files: Vec<_> =
+        support::corpus_files().into_iter().filter(|p| p.file_name().is_some_and(|n| n != "config_incl.xml")).collect();
     assert!(files.len() > 50);
     for file in files {
         let evaluation = audit(&file);

@@ -1,26 +1,11 @@
 //! Every real-world config in tests/corpus/real-configs loads: no crash, and errors only
 //! where the file really cannot work as written.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 
 use chaudit::config::{self, ConfigError, LoadOptions};
-
-fn corpus_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.file_name().is_some_and(|n| n != "SOURCES.md") {
-                out.push(path);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/real-configs"), &mut files);
-    files.sort();
-    files
-}
 
 fn options() -> LoadOptions {
     LoadOptions { default_include_from: "/nonexistent/metrika.xml".into(), env: Default::default() }
@@ -40,7 +25,7 @@ fn expected_error(path: &Path) -> Option<&'static str> {
 
 #[test]
 fn every_corpus_file_loads_as_a_main_config() {
-    let files = corpus_files();
+    let files = support::corpus_files();
     assert!(files.len() >= 50, "corpus not found ({} files)", files.len());
     let mut failures = Vec::new();
     for file in &files {

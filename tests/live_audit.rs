@@ -109,8 +109,10 @@ fn round_trips_do_not_grow_with_the_rule_count() {
     // a second copy of every rule under other ids doubles the pack
     let extra = dir.path().join("extra-rules");
     std::fs::create_dir_all(&extra).unwrap();
-    for entry in walk(&support::repo_root().join("rules")) {
-        let text = std::fs::read_to_string(&entry).unwrap();
+    let not_a_fixture = |d: &Path| !d.join("config.xml").exists() && !d.join("snapshot.json").exists();
+    let rule_files = support::files_under(&support::repo_root().join("rules"), &not_a_fixture);
+    for entry in rule_files.iter().filter(|p| p.extension().is_some_and(|e| e == "yaml")) {
+        let text = std::fs::read_to_string(entry).unwrap();
         let copy = text.replacen("id: ", "id: copy-", 1).replace("tests:", "old_tests_removed:");
         let copy = copy.split("old_tests_removed:").next().unwrap().to_string();
         std::fs::write(extra.join(entry.file_name().unwrap()), copy).unwrap();
@@ -124,21 +126,6 @@ fn round_trips_do_not_grow_with_the_rule_count() {
     assert!(one.contains(" rows read") && !one.contains("unknown"), "{one}");
     let builtin = chaudit::rules::RulePack::load(true, &[]).map(|p| p.rules.len()).unwrap_or(0);
     assert!(two.contains(&format!("({} rules)", 2 * builtin)), "{two}");
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            if !path.join("config.xml").exists() && !path.join("snapshot.json").exists() {
-                out.extend(walk(&path));
-            }
-        } else if path.extension().is_some_and(|e| e == "yaml") {
-            out.push(path);
-        }
-    }
-    out
 }
 
 #[test]

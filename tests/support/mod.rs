@@ -135,3 +135,31 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Files below `dir` (sorted), not descending into directories `enter` refuses.
+pub fn files_under(dir: &Path, enter: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if enter(&path) {
+                    stack.push(path);
+                }
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The real-world configs of tests/corpus/real-configs (SOURCES.md left out).
+pub fn corpus_files() -> Vec<PathBuf> {
+    files_under(&repo_root().join("tests/corpus/real-configs"), &|_| true)
+        .into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| n != "SOURCES.md"))
+        .collect()
+}
