@@ -300,3 +300,60 @@ fn without_query_log_the_log_rules_are_inconclusive_not_passed() {
         .clone();
     assert!(reason.as_str().unwrap().contains("query_log"), "{reason}");
 }
+
+#[test]
+fn a_server_that_never_answers_times_out_with_exit_3() {
+    // accepts connections, never replies
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) =
+        support::chaudit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--timeout", "1"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("no answer within 1 s"), "{stderr}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
+fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
+    // `restricted` may read system.one and system.settings but not system.errors
+    let server = support::LiveServer::start(|dir| {
+        let users = USERS.replace(
+            "    </users>",
+            "        <restricted>\n            <password>pw</password>\n            <networks><ip>127.0.0.1</ip></networks>\n            <profile>readonly</profile>\n            <grants>\n                <query>GRANT SELECT ON system.settings</query>\n                <query>GRANT SELECT ON system.server_settings</query>\n            </grants>\n        </restricted>\n    </users>",
+        );
+        std::fs::write(dir.join("users.xml"), users).unwrap();
+        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        std::fs::write(
+            dir.join("config.d/audit.xml"),
+            format!(
+                "<clickhouse>\n    <users_config>{}</users_config>\n</clickhouse>\n",
+                dir.join("users.xml").display()
+            ),
+        )
+        .unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://restricted:pw@127.0.0.1:{}", server.http_port);
+    let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "inconclusive");
+    let reason = report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["rule_id"] == "too-many-simultaneous-queries")
+        .unwrap()["reason"]
+        .clone();
+    assert!(reason.as_str().unwrap().contains("errors"), "{reason}");
+    // what it may read still counts
+    assert_ne!(outcome(&report, "live-query-condition-cache-off"), "inconclusive");
+}
