@@ -18,7 +18,14 @@ pub async fn collect(session: &Session) -> Value {
     live.insert("endpoint".into(), json!(session.endpoint().to_string()));
     live.insert("version".into(), json!(session.version));
     live.insert("readonly".into(), json!(session.readonly));
+    let version: Option<crate::version::Version> = session.version.parse().ok();
     for fact in plan::FACTS {
+        if let (Some((major, minor)), Some(v)) = (fact.since, version)
+            && (v.major, v.minor) < (major, minor)
+        {
+            unavailable.insert(fact.name.into(), json!(format!("not in ClickHouse {v} (from {major}.{minor})")));
+            continue;
+        }
         match session.rows(fact.purpose, fact.sql).await {
             Ok(rows) => {
                 live.insert(fact.name.into(), shape(fact.name, rows));

@@ -7,6 +7,8 @@ pub struct FactQuery {
     pub name: &'static str,
     pub purpose: &'static str,
     pub sql: &'static str,
+    /// The first ClickHouse version that has what the query reads (major, minor).
+    pub since: Option<(u32, u32)>,
 }
 
 pub const FACTS: &[FactQuery] = &[
@@ -14,38 +16,65 @@ pub const FACTS: &[FactQuery] = &[
         name: "settings",
         purpose: "session settings in effect for this user (value, default, changed)",
         sql: "SELECT name, value, default, changed FROM system.settings",
+        since: None,
     },
     FactQuery {
         name: "server_settings",
         purpose: "server settings in effect (value, default, changed)",
         sql: "SELECT name, value, default, changed FROM system.server_settings",
+        since: None,
     },
-    FactQuery { name: "disks", purpose: "disks (type, paths, cache path)", sql: "SELECT * FROM system.disks" },
+    FactQuery {
+        name: "disks",
+        purpose: "disks (type, paths, cache path)",
+        sql: "SELECT * FROM system.disks",
+        since: None,
+    },
     FactQuery {
         name: "storage_policies",
         purpose: "storage policies and their volumes",
         sql: "SELECT * FROM system.storage_policies",
+        since: None,
     },
     FactQuery {
         name: "errors",
         purpose: "error counters since start (e.g. TOO_MANY_SIMULTANEOUS_QUERIES)",
         sql: "SELECT name, code, value FROM system.errors WHERE value > 0",
+        since: None,
     },
     FactQuery {
         name: "warnings",
         purpose: "the server's own start-up warnings",
         sql: "SELECT message FROM system.warnings",
+        since: None,
     },
     FactQuery {
         name: "clusters",
         purpose: "clusters and their replicas",
         sql: "SELECT cluster, shard_num, replica_num, host_name, port FROM system.clusters",
+        since: None,
     },
     FactQuery {
         name: "tables",
         purpose: "user tables (engine, storage policy)",
         sql: "SELECT database, name, engine, storage_policy FROM system.tables \
               WHERE database NOT IN ('system', 'information_schema', 'INFORMATION_SCHEMA')",
+        since: None,
+    },
+    FactQuery {
+        name: "parts",
+        purpose: "active parts per table (count, rows, median and largest part)",
+        sql: "SELECT database, table, count() AS parts, sum(rows) AS total_rows, median(rows) AS median_part_rows, \
+              max(rows) AS max_part_rows, \
+              arraySlice(groupArray(rows), 1, 1000) AS part_rows FROM system.parts WHERE active GROUP BY database, table",
+        since: None,
+    },
+    FactQuery {
+        name: "projections",
+        purpose: "projections of user tables (projection indexes read _part_offset)",
+        sql: "SELECT database, table, name, type, query FROM system.projections \
+              WHERE database NOT IN ('system', 'information_schema', 'INFORMATION_SCHEMA')",
+        since: Some((25, 1)),
     },
 ];
 
