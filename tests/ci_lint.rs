@@ -214,3 +214,26 @@ fn junit_is_well_formed_xml_with_a_case_per_rule() {
     }
     assert!(cases >= 19 && failures >= 5, "{cases} cases, {failures} failures");
 }
+
+#[test]
+fn a_yaml_config_takes_ignore_comments_too() {
+    let dir = scenario();
+    // the YAML fragment of the example: silence the findings its profile setting causes
+    std::fs::write(
+        dir.path().join("deploy/clickhouse/users.d/tuning.yaml"),
+        "profiles:\n  analyst:\n    # chaudit: ignore obsolete-setting-in-profile reason=\"kept for the 24.8 replicas until they upgrade\"\n    allow_experimental_map_type: 0\n",
+    )
+    .unwrap();
+    let (_, json, stderr) =
+        support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
+    let json: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let finding = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "obsolete-setting-in-profile")
+        .expect("the finding");
+    assert_eq!(finding["location"]["file"], "users.d/tuning.yaml");
+    assert_eq!(finding["suppressed"]["kind"], "inline");
+    assert_eq!(finding["suppressed"]["reason"], "kept for the 24.8 replicas until they upgrade");
+}
