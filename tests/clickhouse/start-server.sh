@@ -4,6 +4,7 @@
 #   CH_PKG (chdb-core==26.9.0 | chdb==3.7.2 for 25.8 | chdb==2.1.1 for 24.8)
 #   CH_DIR (its own data dir per version)  CH_HTTP_PORT  CH_TCP_PORT (0 = off)
 #   CH_EXTRA_CONFIG (XML merged into its config.xml; files in $CH_DIR/server/config.d are read too)
+#   CH_OWNER_PID (the server exits when this process is gone)
 # Stop: kill "$(cat "$CH_DIR/server.pid")"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,6 +16,7 @@ python=$("$here/ensure-engine.sh" "$CH_PKG")
 mkdir -p "$CH_DIR"
 extra=()
 [ -n "${CH_EXTRA_CONFIG:-}" ] && extra=(--extra-config "$CH_EXTRA_CONFIG")
+[ -n "${CH_OWNER_PID:-}" ] && extra+=(--owner-pid "$CH_OWNER_PID")
 nohup "$python" "$here/chdb_server.py" --dir "$CH_DIR/server" \
   --http-port "$CH_HTTP_PORT" --tcp-port "$CH_TCP_PORT" --pid-file "$CH_DIR/server.pid" \
   --start-timeout "$CH_START_TIMEOUT" "${extra[@]}" \

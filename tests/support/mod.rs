@@ -71,6 +71,8 @@ impl LiveServer {
             .env("CH_DIR", dir.path())
             .env("CH_HTTP_PORT", http_port.to_string())
             .env("CH_TCP_PORT", "0")
+            // a server kept in a static is never dropped: it follows this process instead
+            .env("CH_OWNER_PID", std::process::id().to_string())
             .output()
             .expect("run start-server.sh");
         assert!(out.status.success(), "ClickHouse server did not start:\n{}", String::from_utf8_lossy(&out.stderr));
