@@ -23,16 +23,6 @@ pub enum CollectError {
     Timeout { purpose: String, seconds: u64 },
 }
 
-impl CollectError {
-    /// ClickHouse's error code, when the server sent one (e.g. 497 = access denied).
-    pub fn code(&self) -> Option<u32> {
-        match self {
-            CollectError::Query { code, .. } => *code,
-            _ => None,
-        }
-    }
-}
-
 pub struct Session {
     client: clickhouse::Client,
     endpoint: Endpoint,
