@@ -194,12 +194,11 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
     })
 }
 
-/// A `{file, line, column}` map as a location.
+/// A `file:line:column` string (the `at` of config facts) as a location.
 fn location_of(value: &Value) -> Option<Location> {
-    let json = value.json().ok()?;
-    Some(Location {
-        file: json.get("file")?.as_str()?.to_string(),
-        line: json.get("line")?.as_u64()? as u32,
-        column: json.get("column").and_then(|c| c.as_u64()).unwrap_or(1) as u32,
-    })
+    let Value::String(text) = value else { return None };
+    let mut parts = text.rsplitn(3, ':');
+    let column = parts.next()?.parse().ok()?;
+    let line = parts.next()?.parse().ok()?;
+    Some(Location { file: parts.next()?.to_string(), line, column })
 }

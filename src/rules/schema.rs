@@ -128,7 +128,7 @@ pub struct Rule {
     /// The name an item has in the other expressions.
     pub item: String,
     pub when: Expr,
-    /// Where the finding points: an expression giving `{file, line, column}`.
+    /// Where the finding points: an expression giving `file:line:column` (an item's `at`).
     pub location: Option<Expr>,
     pub message: Template,
     pub evidence: Vec<(String, Expr)>,
