@@ -357,3 +357,60 @@ fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     // what it may read still counts
     assert_ne!(outcome(&report, "live-query-condition-cache-off"), "inconclusive");
 }
+
+#[test]
+fn a_server_stopping_mid_audit_gives_a_partial_report_never_a_pass() {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let server = Arc::new(start(100));
+    // a proxy that stops the server once the audit has sent its fourth query
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let upstream = server.http_port;
+    let requests = Arc::new(AtomicUsize::new(0));
+    {
+        let (server, requests) = (Arc::clone(&server), Arc::clone(&requests));
+        std::thread::spawn(move || {
+            for client in listener.incoming().flatten() {
+                let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                let (mut client_read, mut up_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
+                let (mut up_read, mut client_write) = (up, client);
+                let (server, requests) = (Arc::clone(&server), Arc::clone(&requests));
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 65536];
+                    while let Ok(n) = client_read.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        if buf[..n].starts_with(b"POST ") && requests.fetch_add(1, Ordering::SeqCst) + 1 == 4 {
+                            server.stop();
+                        }
+                        if up_write.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 65536];
+                    while let Ok(n) = up_read.read(&mut buf) {
+                        if n == 0 || client_write.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (code, report, stderr) =
+        json_audit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--timeout", "5", "--since", "0"]);
+    assert!(requests.load(Ordering::SeqCst) >= 4, "the proxy saw too few queries");
+    assert!(code == 0 || code == 1, "{stderr}");
+    // the facts read before the stop count; the rest make their rules inconclusive, never passed
+    assert_eq!(outcome(&report, "live-query-condition-cache-off"), "passed");
+    assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "inconclusive");
+    assert_eq!(outcome(&report, "projection-index-parts-below-gate"), "inconclusive");
+    assert!(stderr.contains("inconclusive"), "{stderr}");
+}

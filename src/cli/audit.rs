@@ -123,6 +123,12 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     for w in &warnings {
         eprintln!("chaudit: warning: {w}");
     }
+    let inconclusive = report.outcomes.iter().filter(|o| o.outcome == chaudit::eval::OutcomeKind::Inconclusive).count();
+    if inconclusive > 0 {
+        eprintln!(
+            "chaudit: warning: {inconclusive} rule(s) inconclusive: some facts could not be read (see their reasons)"
+        );
+    }
     report.warnings = warnings;
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
     report.artifact_base =

@@ -96,6 +96,19 @@ impl LiveServer {
     }
 }
 
+impl LiveServer {
+    /// Stops the server (by its pid) and waits until it is gone.
+    pub fn stop(&self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        for _ in 0..100 {
+            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
 impl Drop for LiveServer {
     fn drop(&mut self) {
         let _ = Command::new("kill").arg(self.pid.to_string()).status();
