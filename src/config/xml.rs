@@ -33,7 +33,9 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
             }
             Event::End(_) => {
                 // quick-xml has already checked that the end tag matches
-                if let Some(e) = stack.pop() {
+                if let Some(mut e) = stack.pop() {
+                    // a Vec grows to 4 slots for one child: most elements hold one text node
+                    e.children.shrink_to_fit();
                     attach(&mut stack, &mut root, e);
                 }
             }
