@@ -33,8 +33,12 @@ const USERS: &str = r#"<clickhouse>
 "#;
 
 fn start(max_concurrent_queries: u32) -> support::LiveServer {
+    start_with_users(USERS, max_concurrent_queries)
+}
+
+fn start_with_users(users: &str, max_concurrent_queries: u32) -> support::LiveServer {
     support::LiveServer::start(|dir| {
-        std::fs::write(dir.join("users.xml"), USERS).unwrap();
+        std::fs::write(dir.join("users.xml"), users).unwrap();
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
         std::fs::write(
             dir.join("config.d/audit.xml"),
@@ -325,22 +329,11 @@ fn a_server_that_never_answers_times_out_with_exit_3() {
 #[test]
 fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     // `restricted` may read system.one and system.settings but not system.errors
-    let server = support::LiveServer::start(|dir| {
-        let users = USERS.replace(
-            "    </users>",
-            "        <restricted>\n            <password>pw</password>\n            <networks><ip>127.0.0.1</ip></networks>\n            <profile>readonly</profile>\n            <grants>\n                <query>GRANT SELECT ON system.settings</query>\n                <query>GRANT SELECT ON system.server_settings</query>\n            </grants>\n        </restricted>\n    </users>",
-        );
-        std::fs::write(dir.join("users.xml"), users).unwrap();
-        std::fs::create_dir_all(dir.join("config.d")).unwrap();
-        std::fs::write(
-            dir.join("config.d/audit.xml"),
-            format!(
-                "<clickhouse>\n    <users_config>{}</users_config>\n</clickhouse>\n",
-                dir.join("users.xml").display()
-            ),
-        )
-        .unwrap();
-    });
+    let users = USERS.replace(
+        "    </users>",
+        "        <restricted>\n            <password>pw</password>\n            <networks><ip>127.0.0.1</ip></networks>\n            <profile>readonly</profile>\n            <grants>\n                <query>GRANT SELECT ON system.settings</query>\n                <query>GRANT SELECT ON system.server_settings</query>\n            </grants>\n        </restricted>\n    </users>",
+    );
+    let server = start_with_users(&users, 100);
     let dir = tempfile::tempdir().unwrap();
     let dsn = format!("http://restricted:pw@127.0.0.1:{}", server.http_port);
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn]);

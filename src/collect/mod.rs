@@ -28,7 +28,7 @@ pub async fn collect(session: &Session) -> Value {
         }
         match session.rows(fact.purpose, fact.sql).await {
             Ok(rows) => {
-                live.insert(fact.name.into(), shape(fact.name, rows));
+                live.insert(fact.name.into(), keyed_by_name(fact.name, rows));
             }
             Err(e) => {
                 unavailable.insert(fact.name.into(), json!(e.to_string()));
@@ -60,7 +60,7 @@ pub async fn collect_log(session: &Session, since_seconds: u64) -> Value {
 }
 
 /// Settings and errors are looked up by name; the rest stay lists of rows.
-fn shape(name: &str, rows: Vec<Value>) -> Value {
+fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
     match name {
         "settings" | "server_settings" => {
             let map: Map<String, Value> = rows

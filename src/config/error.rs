@@ -31,6 +31,52 @@ impl Pointer {
     }
 }
 
+/// A problem at a position in a file the user wrote (a rule file, a suppression): its code,
+/// the message, `file:line:column`, and the snippet with a label.
+#[derive(Debug, Error)]
+#[error("{at}: {message}")]
+pub struct FileProblem {
+    pub code: &'static str,
+    pub message: String,
+    pub at: String,
+    pub src: NamedSource<Arc<String>>,
+    pub span: SourceSpan,
+    pub label: String,
+    pub help: Option<String>,
+}
+
+impl FileProblem {
+    pub fn new(
+        code: &'static str,
+        sources: &SourceMap,
+        origin: Origin,
+        message: impl Into<String>,
+        label: &str,
+        help: Option<String>,
+    ) -> Self {
+        let p = Pointer::new(sources, origin, 1);
+        FileProblem { code, message: message.into(), at: p.at, src: p.src, span: p.span, label: label.into(), help }
+    }
+}
+
+impl Diagnostic for FileProblem {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.code))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help.as_ref().map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.src)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        Some(Box::new(std::iter::once(miette::LabeledSpan::new_with_span(Some(self.label.clone()), self.span))))
+    }
+}
+
 #[derive(Debug, Error, Diagnostic)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::{Origin, SourceMap, error::Pointer};
+use crate::config::error::FileProblem;
+use crate::config::{Origin, SourceMap};
 use crate::facts::Source;
 use crate::spanned_yaml::{Yaml, read_document};
 
@@ -61,8 +62,7 @@ fn invalid(
     label: &str,
     help: Option<String>,
 ) -> RuleError {
-    let p = Pointer::new(sources, origin, 1);
-    RuleError::Invalid { message: message.into(), at: p.at, src: p.src, span: p.span, label: label.into(), help }
+    RuleError::Invalid(FileProblem::new("chaudit::rules::invalid", sources, origin, message, label, help))
 }
 
 impl Parser<'_> {

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 pub use error::RuleError;
 pub use schema::{Rule, Severity};
 
+use crate::config::error::FileProblem;
 use crate::config::{SourceMap, files};
 
 mod builtin {
@@ -58,15 +59,15 @@ impl RulePack {
         }
         errors.append(&mut read_errors);
         if let Err(duplicate) = load::index(&rules) {
-            let p = crate::config::error::Pointer::new(&sources, duplicate.origin, 1);
-            errors.push(RuleError::Invalid {
-                message: format!("rule id `{}` is defined twice", duplicate.id),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-                label: "second definition".into(),
-                help: None,
-            });
+            let message = format!("rule id `{}` is defined twice", duplicate.id);
+            errors.push(RuleError::Invalid(FileProblem::new(
+                "chaudit::rules::invalid",
+                &sources,
+                duplicate.origin,
+                message,
+                "second definition",
+                None,
+            )));
         }
         if errors.is_empty() { Ok(RulePack { rules, sources }) } else { Err(errors) }
     }

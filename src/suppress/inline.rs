@@ -3,7 +3,7 @@
 //! element they silence.
 
 use super::{Ignore, SuppressionError, Target};
-use crate::config::error::Pointer;
+use crate::config::error::FileProblem;
 use crate::config::{Origin, SourceMap};
 
 const MARKER: &str = "chaudit: ignore";
@@ -32,8 +32,14 @@ pub fn collect(sources: &SourceMap) -> (Vec<Ignore>, Vec<SuppressionError>) {
                         });
                     }
                     Err((message, help)) => {
-                        let p = Pointer::new(sources, origin, MARKER.len());
-                        errors.push(SuppressionError::Invalid { message, at: p.at, src: p.src, span: p.span, help });
+                        errors.push(SuppressionError::Invalid(FileProblem::new(
+                            "chaudit::suppress::invalid",
+                            sources,
+                            origin,
+                            message,
+                            "here",
+                            help,
+                        )));
                     }
                 }
             }

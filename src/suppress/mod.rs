@@ -7,11 +7,11 @@ pub mod date;
 pub mod inline;
 pub mod project;
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
-use std::sync::Arc;
+use miette::Diagnostic;
 use thiserror::Error;
 
 use crate::config::Location;
+use crate::config::error::FileProblem;
 use crate::eval::Finding;
 use crate::eval::finding::Suppression;
 use date::Date;
@@ -41,18 +41,9 @@ pub enum Target {
 
 #[derive(Debug, Error, Diagnostic)]
 pub enum SuppressionError {
-    #[error("{at}: {message}")]
-    #[diagnostic(code(chaudit::suppress::invalid))]
-    Invalid {
-        message: String,
-        at: String,
-        #[source_code]
-        src: NamedSource<Arc<String>>,
-        #[label("here")]
-        span: SourceSpan,
-        #[help]
-        help: Option<String>,
-    },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Invalid(FileProblem),
     #[error("cannot read {path}: {message}")]
     #[diagnostic(code(chaudit::suppress::read))]
     Read { path: String, message: String },

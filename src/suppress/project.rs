@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::date::Date;
 use super::{Ignore, SuppressionError, Target};
-use crate::config::error::Pointer;
+use crate::config::error::FileProblem;
 use crate::config::{Location, Origin, SourceMap, files};
 use crate::spanned_yaml::{Yaml, read_document};
 
@@ -24,8 +24,14 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
         .map_err(|e| vec![SuppressionError::Read { path: path.display().to_string(), message: e.to_string() }])?;
     let file = sources.file(id);
     let error = |origin: Origin, message: String, help: Option<&str>| {
-        let p = Pointer::new(&sources, origin, 1);
-        SuppressionError::Invalid { message, at: p.at, src: p.src, span: p.span, help: help.map(str::to_string) }
+        SuppressionError::Invalid(FileProblem::new(
+            "chaudit::suppress::invalid",
+            &sources,
+            origin,
+            message,
+            "here",
+            help.map(str::to_string),
+        ))
     };
     let doc = read_document(&file.text, id).map_err(|(o, m)| vec![error(o, m, None)])?;
     let entries = match doc.get("ignore") {
