@@ -16,4 +16,5 @@ pub mod rules;
 pub mod ruletest;
 pub mod spanned_yaml;
 pub mod suppress;
+pub mod upgrade;
 pub mod version;

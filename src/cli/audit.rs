@@ -19,7 +19,7 @@ use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, wri
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
-        return live::print_plan(&args.connect);
+        return live::print_plan(&args.connect, false);
     }
     if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() && !args.host_facts {
         eprintln!(
@@ -64,13 +64,13 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     }
     let mut footprint = None;
     if args.connect.wanted() {
-        match live::collect_live(&args.connect) {
-            Ok((live, log, stats)) => {
-                facts.add_live(live);
-                if let Some(log) = log {
+        match live::collect_live(&args.connect, false) {
+            Ok(collected) => {
+                facts.add_live(collected.live);
+                if let Some(log) = collected.log {
                     facts.add_log(log);
                 }
-                footprint = Some(stats);
+                footprint = Some(collected.stats);
             }
             Err(code) => return code,
         }
@@ -167,10 +167,10 @@ fn read_snapshot(path: &Path) -> Result<Facts, String> {
 /// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
 pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
     if connect.dry_run {
-        return live::print_plan(connect);
+        return live::print_plan(connect, false);
     }
-    let (live, log, _) = match live::collect_live(connect) {
-        Ok(collected) => collected,
+    let (live, log) = match live::collect_live(connect, false) {
+        Ok(collected) => (collected.live, collected.log),
         Err(code) => return code,
     };
     let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());

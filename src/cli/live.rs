@@ -8,6 +8,8 @@ use clap::Args;
 
 use chaudit::collect::dsn::{ConnectOptions, Endpoint, Secret};
 use chaudit::collect::{self, Session};
+use chaudit::upgrade::history;
+use chaudit::version::Version;
 
 use super::exit;
 
@@ -96,9 +98,18 @@ pub struct Stats {
     pub rows_read: Option<u64>,
 }
 
-/// Connects and collects one node's `live` document (and `log`, unless --since 0). Errors are printed; the exit code
-/// says why (2: bad arguments, 3: the server could not be read).
-pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<serde_json::Value>, Stats), ExitCode> {
+/// What one node gave: its `live` document, `log` (unless --since 0), and for a review the
+/// server's own settings history when it is newer than chaudit's.
+pub struct Collected {
+    pub live: serde_json::Value,
+    pub log: Option<serde_json::Value>,
+    pub settings_changes: Option<Vec<serde_json::Value>>,
+    pub stats: Stats,
+}
+
+/// Connects and collects one node (`review`: the upgrade review's queries too). Errors are
+/// printed; the exit code says why (2: bad arguments, 3: the server could not be read).
+pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitCode> {
     let endpoint = args.endpoint().map_err(|message| {
         eprintln!("chaudit: {message}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
@@ -113,11 +124,33 @@ pub fn collect_live(args: &ConnectArgs) -> Result<(serde_json::Value, Option<ser
             ExitCode::from(exit::RUNTIME)
         })?;
         let live = collect::collect(&session).await;
-        let log = if args.since > 0 { Some(collect::collect_log(&session, args.since).await) } else { None };
-        Ok((live, log, Stats { round_trips: session.round_trips(), rows_read: session.rows_read() }))
+        let log = if args.since > 0 {
+            let mut queries = collect::plan::log_queries(args.since);
+            if review {
+                queries.extend(collect::plan::usage_queries(args.since));
+            }
+            Some(collect::collect_log(&session, args.since, queries).await)
+        } else {
+            None
+        };
+        let newer = session.version.parse::<Version>().is_ok_and(|v| {
+            let known: Option<Version> = history::builtin().version.parse().ok();
+            known.is_some_and(|k| (v.major, v.minor) > (k.major, k.minor))
+        });
+        let settings_changes = if review && newer {
+            let (purpose, sql) = collect::plan::SETTINGS_CHANGES;
+            Some(session.rows(purpose, sql).await.map_err(|e| {
+                eprintln!("chaudit: {e}");
+                ExitCode::from(exit::RUNTIME)
+            })?)
+        } else {
+            None
+        };
+        let stats = Stats { round_trips: session.round_trips(), rows_read: session.rows_read() };
+        Ok(Collected { live, log, settings_changes, stats })
     })
 }
 
-pub fn print_plan(args: &ConnectArgs) -> ExitCode {
-    super::write_stdout(&collect::plan::describe(Some(args.since).filter(|s| *s > 0)), exit::OK)
+pub fn print_plan(args: &ConnectArgs, review: bool) -> ExitCode {
+    super::write_stdout(&collect::plan::describe(Some(args.since).filter(|s| *s > 0), review), exit::OK)
 }

@@ -4,6 +4,7 @@ mod audit;
 mod config_show;
 mod live;
 mod rules;
+mod upgrade;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -120,6 +121,8 @@ enum Command {
         #[arg(short = 'o', long, value_name = "FILE")]
         output: PathBuf,
     },
+    /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
+    Upgrade(Box<upgrade::UpgradeArgs>),
     /// Audit a recorded snapshot, offline (with the config files too, if given).
     Check {
         #[arg(long, value_name = "FILE")]
@@ -163,6 +166,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
         Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
+        Some(Command::Upgrade(args)) => upgrade::run(&args),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }

@@ -40,12 +40,13 @@ pub async fn collect(session: &Session) -> Value {
     Value::Object(live)
 }
 
-/// The `log` document: workload evidence from query_log over the last `since_seconds`.
-pub async fn collect_log(session: &Session, since_seconds: u64) -> Value {
+/// The `log` document: workload evidence from query_log over the last `since_seconds`
+/// (`plan::log_queries`, and for a review `plan::usage_queries` too).
+pub async fn collect_log(session: &Session, since_seconds: u64, queries: Vec<(&str, &str, String)>) -> Value {
     let mut log = Map::new();
     let mut unavailable = Map::new();
     log.insert("window_seconds".into(), json!(since_seconds));
-    for (name, purpose, sql) in plan::log_queries(since_seconds) {
+    for (name, purpose, sql) in queries {
         match session.rows(purpose, &sql).await {
             Ok(rows) => {
                 log.insert(name.into(), Value::Array(rows));
@@ -62,7 +63,7 @@ pub async fn collect_log(session: &Session, since_seconds: u64) -> Value {
 /// Settings and errors are looked up by name; the rest stay lists of rows.
 fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
     match name {
-        "settings" | "server_settings" => {
+        "settings" | "server_settings" | "merge_tree_settings" => {
             let map: Map<String, Value> = rows
                 .into_iter()
                 .filter_map(|mut r| {

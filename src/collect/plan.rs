@@ -25,6 +25,12 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
+        name: "merge_tree_settings",
+        purpose: "MergeTree settings changed in <merge_tree> of the server config",
+        sql: "SELECT name, value, changed FROM system.merge_tree_settings WHERE changed",
+        since: None,
+    },
+    FactQuery {
         name: "disks",
         purpose: "disks (type, paths, cache path)",
         sql: "SELECT * FROM system.disks",
@@ -82,9 +88,7 @@ pub const FACTS: &[FactQuery] = &[
 /// one pass over the window per audit, whatever the number of rules. The audit's own
 /// queries (query_id `chaudit-...`) are left out.
 pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, String)> {
-    let window = format!(
-        "event_time >= now() - INTERVAL {since_seconds} SECOND AND is_initial_query AND query_id NOT LIKE 'chaudit-%'"
-    );
+    let window = log_window(since_seconds);
     vec![(
         "shapes",
         "query_log: per query shape, runs, latency, rows, Context lock, cache bytes (top 50 by total time)",
@@ -94,8 +98,45 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
     )]
 }
 
+/// For `chaudit upgrade`: which kinds of queries the workload runs (protocol, INSERTs, JOINs,
+/// formats, table functions, storages) and which settings its queries ran with changed.
+/// One more pass over the window, made only by the review.
+pub fn usage_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, String)> {
+    // Server-to-server queries (not initial) count for the native protocol only: they come
+    // over it (their `interface` is the initial query's), and the network settings govern them.
+    let window = format!("event_time >= now() - INTERVAL {since_seconds} SECOND AND query_id NOT LIKE 'chaudit-%'");
+    let per_item = |column: &str| format!("sumMapIf({column}, arrayMap(x -> toUInt64(1), {column}), is_initial_query)");
+    vec![(
+        "usage",
+        "query_log: the workload by protocol, INSERTs, JOINs, formats, table functions, storages and changed settings",
+        format!(
+            "SELECT countIf(is_initial_query) AS queries, countIf(interface = 1 OR NOT is_initial_query) AS native_protocol, \
+             countIf(is_initial_query AND interface = 2) AS http, \
+             countIf(is_initial_query AND query_kind = 'Insert') AS inserts, \
+             countIf(is_initial_query AND match(lower(query), '[^a-z_]join[^a-z_]') AND NOT match(lower(query), 'array[ \t\n]+join')) AS joins, \
+             {} AS changed_settings, {} AS formats, {} AS table_functions, {} AS storages \
+             FROM system.query_log WHERE {window} AND type = 'QueryFinish'",
+            per_item("mapKeys(Settings)"),
+            per_item("used_formats"),
+            per_item("used_table_functions"),
+            per_item("used_storages"),
+        ),
+    )]
+}
+
+/// A live server's own history of setting defaults, for a review when it is newer than
+/// chaudit's data.
+pub const SETTINGS_CHANGES: (&str, &str) =
+    ("settings_changes: default changes per release", "SELECT * FROM system.settings_changes");
+
+fn log_window(since_seconds: u64) -> String {
+    format!(
+        "event_time >= now() - INTERVAL {since_seconds} SECOND AND is_initial_query AND query_id NOT LIKE 'chaudit-%'"
+    )
+}
+
 /// What `--dry-run` prints: every query with its purpose; nothing is sent.
-pub fn describe(log_window: Option<u64>) -> String {
+pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let mut out = String::from(
         "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n",
     );
@@ -103,9 +144,14 @@ pub fn describe(log_window: Option<u64>) -> String {
         out.push_str(&format!("-- {}: {}\n{};\n", q.name, q.purpose, q.sql));
     }
     if let Some(since) = log_window {
-        for (name, purpose, sql) in log_queries(since) {
+        let usage = if review { usage_queries(since) } else { Vec::new() };
+        for (name, purpose, sql) in log_queries(since).into_iter().chain(usage) {
             out.push_str(&format!("-- log.{name}: {purpose}\n{sql};\n"));
         }
+    }
+    if review {
+        let (purpose, sql) = SETTINGS_CHANGES;
+        out.push_str(&format!("-- {purpose} (only when the server is newer than chaudit's data)\n{sql};\n"));
     }
     out
 }

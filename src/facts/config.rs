@@ -93,8 +93,11 @@ impl<'a> ConfigFacts<'a> {
             .map(|p| p.trim().to_string())
             .filter(|p| !p.is_empty())
             .collect();
+        let merge_tree = root.child("merge_tree");
         json!({
             "at": self.at(root.origin),
+            "merge_tree": merge_tree.map(leaf_values).unwrap_or_default(),
+            "merge_tree_at": merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default(),
             "server": leaf_values(root),
             "server_at": self.leaf_locations(root),
             "root_elements": self.root_elements(),

@@ -6,6 +6,7 @@ pub mod junit;
 pub mod markdown;
 pub mod sarif;
 pub mod text;
+pub mod upgrade;
 
 use std::collections::BTreeMap;
 

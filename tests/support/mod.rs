@@ -49,8 +49,15 @@ pub fn engine_probe(config: &Path, settings: &[String], env: &[(String, String)]
 pub struct LiveServer {
     pub dir: tempfile::TempDir,
     pub http_port: u16,
+    /// The native protocol port (0: not opened).
+    pub tcp_port: u16,
     pid: u32,
 }
+
+/// The PyPI wheels that run as real servers, by ClickHouse version.
+pub const CLICKHOUSE_26_9: &str = "chdb-core==26.9.0";
+pub const CLICKHOUSE_25_8: &str = "chdb==3.7.2";
+pub const CLICKHOUSE_24_8: &str = "chdb==2.1.1";
 
 /// A port the kernel just handed out on 127.0.0.1 (free at the time of asking).
 pub fn free_port() -> u16 {
@@ -61,23 +68,32 @@ impl LiveServer {
     /// Starts a ClickHouse 26.9 server; `prepare` may put files into its config dir
     /// (`<dir>/server/`, whose config.xml the launcher writes) before it starts.
     pub fn start(prepare: impl FnOnce(&Path)) -> LiveServer {
+        LiveServer::start_version(CLICKHOUSE_26_9, false, prepare)
+    }
+
+    /// Starts a server of the ClickHouse version in `package` (see the CLICKHOUSE_ consts),
+    /// with the native protocol port open when `native` (for remote() and clusters).
+    pub fn start_version(package: &str, native: bool, prepare: impl FnOnce(&Path)) -> LiveServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let server_dir = dir.path().join("server");
         std::fs::create_dir_all(&server_dir).unwrap();
         prepare(&server_dir);
         let http_port = free_port();
+        let tcp_port = if native { free_port() } else { 0 };
         let out = Command::new("bash")
             .arg(repo_root().join("tests/clickhouse/start-server.sh"))
+            .env("CH_PKG", package)
             .env("CH_DIR", dir.path())
             .env("CH_HTTP_PORT", http_port.to_string())
-            .env("CH_TCP_PORT", "0")
+            .env("CH_TCP_PORT", tcp_port.to_string())
+            .env("CH_START_TIMEOUT", "120")
             // a server kept in a static is never dropped: it follows this process instead
             .env("CH_OWNER_PID", std::process::id().to_string())
             .output()
             .expect("run start-server.sh");
         assert!(out.status.success(), "ClickHouse server did not start:\n{}", String::from_utf8_lossy(&out.stderr));
         let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid");
-        LiveServer { dir, http_port, pid }
+        LiveServer { dir, http_port, tcp_port, pid }
     }
 
     pub fn config_path(&self) -> PathBuf {

@@ -1,0 +1,134 @@
+//! `chaudit upgrade --to VERSION`: the pre-upgrade review.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use chaudit::config::{self, LoadOptions};
+use chaudit::facts::{self, Facts};
+use chaudit::report::upgrade as emit;
+use chaudit::upgrade::history::{self, History};
+use chaudit::upgrade::{self, Inputs};
+use chaudit::version::Version;
+
+use super::{RuleArgs, exit, live, report_all, write_stdout};
+
+#[derive(Args)]
+pub struct UpgradeArgs {
+    /// The version to upgrade to, e.g. 26.9.
+    #[arg(long, value_name = "VERSION")]
+    pub to: String,
+    /// The running version, when there is no --dsn to ask (e.g. 25.8).
+    #[arg(long, value_name = "VERSION")]
+    pub from: Option<String>,
+    /// The main server config: profiles and <merge_tree> settings it sets.
+    #[arg(long, value_name = "MAIN")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub connect: live::ConnectArgs,
+    /// Extra rules (their version-gated ones count as known issues).
+    #[command(flatten)]
+    pub rules: RuleArgs,
+    #[arg(long, value_enum, default_value_t = ReviewFormat::Text)]
+    pub format: ReviewFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ReviewFormat {
+    Text,
+    Json,
+    /// A review document for a change request.
+    Markdown,
+}
+
+pub fn run(args: &UpgradeArgs) -> ExitCode {
+    if args.connect.dry_run {
+        return live::print_plan(&args.connect, true);
+    }
+    let usage = |message: String| {
+        eprintln!("chaudit: {message}");
+        ExitCode::from(exit::USAGE_OR_CONFIG)
+    };
+    let to = match args.to.parse::<Version>() {
+        Ok(v) => v,
+        Err(message) => return usage(format!("--to: {message}")),
+    };
+    let stated_from = match args.from.as_deref().map(str::parse::<Version>).transpose() {
+        Ok(v) => v,
+        Err(message) => return usage(format!("--from: {message}")),
+    };
+    if stated_from.is_none() && !args.connect.wanted() {
+        return usage("the running version is unknown: give --dsn (the server says) or --from 25.8".into());
+    }
+    let pack = match super::audit::load_pack(&args.rules) {
+        Ok(pack) => pack,
+        Err(code) => return code,
+    };
+    let mut facts = match &args.config {
+        Some(main) => match config::load(main, &LoadOptions::default()) {
+            Ok(loaded) => facts::config::facts(&loaded, main.display().to_string(), stated_from),
+            Err(err) => {
+                report_all(vec![err]);
+                return ExitCode::from(exit::USAGE_OR_CONFIG);
+            }
+        },
+        None => Facts::empty(String::new()),
+    };
+    let mut live_history = None;
+    if args.connect.wanted() {
+        match live::collect_live(&args.connect, true) {
+            Ok(collected) => {
+                facts.target = collected.live["endpoint"].as_str().unwrap_or_default().to_string();
+                let server_version = collected.live["version"].as_str().unwrap_or_default().to_string();
+                facts.add_live(collected.live);
+                if let Some(log) = collected.log {
+                    facts.add_log(log);
+                }
+                if let Some(rows) = collected.settings_changes {
+                    match History::from_rows(server_version, &rows) {
+                        Ok(h) => live_history = Some(h),
+                        Err(message) => eprintln!("chaudit: warning: the server's {message}; using chaudit's history"),
+                    }
+                }
+            }
+            Err(code) => return code,
+        }
+    } else if let Some(main) = &args.config {
+        facts.target = main.display().to_string();
+    }
+    let Some(from) = facts.version.or(stated_from) else {
+        return usage("the server did not say its version; give --from".into());
+    };
+    facts.version = Some(from);
+    if let (Some(stated), true) = (stated_from, args.connect.wanted())
+        && (stated.major, stated.minor) != (from.major, from.minor)
+    {
+        eprintln!("chaudit: warning: --from {stated} ignored: the server runs {from}");
+    }
+    let (history, history_source): (&History, String) = match &live_history {
+        Some(h) => (h, format!("system.settings_changes of the server (ClickHouse {})", h.version)),
+        None => {
+            let h = history::builtin();
+            (h, format!("system.settings_changes of ClickHouse {} (bundled with chaudit)", h.version))
+        }
+    };
+    if (to.major, to.minor) < (from.major, from.minor) {
+        return usage(format!("--to {to} is older than the running {from}: chaudit reviews upgrades, not downgrades"));
+    }
+    let newest: Option<Version> = history.version.parse().ok();
+    if newest.is_some_and(|n| (to.major, to.minor) > (n.major, n.minor)) {
+        return usage(format!(
+            "chaudit knows the setting history up to ClickHouse {} ({history_source}); {to} is newer: \
+             regenerate data/ with scripts/gen-version-data.py from a {to} server, or review against a live {to} server's history",
+            history.version
+        ));
+    }
+    let review = upgrade::review(&Inputs { facts: &facts, from, to, history, history_source, pack: &pack });
+    let text = match args.format {
+        ReviewFormat::Text => emit::text::render(&review),
+        ReviewFormat::Json => emit::json::render(&review),
+        ReviewFormat::Markdown => emit::markdown::render(&review),
+    };
+    write_stdout(&text, if review.summary.blocking { exit::FINDINGS } else { exit::OK })
+}

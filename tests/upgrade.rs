@@ -1,0 +1,230 @@
+//! `chaudit upgrade` against real servers of the versions it reviews: a 25.8 LTS server's
+//! upgrade to 26.9 and a 24.8 LTS server's upgrade to 25.8. Every default change the review
+//! lists is checked against the defaults the two real servers report (nothing invented).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+use support::{CLICKHOUSE_24_8, CLICKHOUSE_25_8, CLICKHOUSE_26_9, LiveServer, chaudit};
+
+fn with_config(xml: &'static str) -> impl FnOnce(&Path) {
+    move |dir: &Path| {
+        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        std::fs::write(dir.join("config.d/upgrade-test.xml"), xml).unwrap();
+    }
+}
+
+fn dsn(server: &LiveServer) -> String {
+    format!("http://127.0.0.1:{}", server.http_port)
+}
+
+fn review(server: &LiveServer, to: &str, format: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = chaudit(dir.path(), &["upgrade", "--dsn", &dsn(server), "--to", to, "--format", format]);
+    assert!(code == 0 || code == 1, "chaudit upgrade failed ({code}):\n{err}");
+    (code, out)
+}
+
+fn change<'a>(review: &'a Value, name: &str) -> &'a Value {
+    review["default_changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("{name} is not among the default changes"))
+}
+
+fn breaking<'a>(review: &'a Value, name: &str) -> Option<&'a Value> {
+    review["breaking"].as_array().unwrap().iter().find(|b| b["name"] == name)
+}
+
+/// name -> default, as a real server reports them (session and MergeTree settings).
+fn defaults(server: &LiveServer) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let table = |sql: &str| -> BTreeMap<String, String> {
+        server
+            .query(sql)
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    // 24.8's merge_tree_settings has no `default`: its unchanged values are the defaults
+    let merge_tree = if server.query("SELECT count() FROM system.columns WHERE database = 'system' AND table = 'merge_tree_settings' AND name = 'default'").trim() == "1" {
+        table("SELECT name, default FROM system.merge_tree_settings FORMAT TSVRaw")
+    } else {
+        table("SELECT name, value FROM system.merge_tree_settings WHERE NOT changed FORMAT TSVRaw")
+    };
+    (table("SELECT name, default FROM system.settings FORMAT TSVRaw"), merge_tree)
+}
+
+/// Every listed change goes from the running server's default to the target server's.
+/// `except`: settings whose history value is not the server's literal default, with why.
+fn assert_nothing_invented(review: &Value, from: &LiveServer, to: &LiveServer, except: &[&str]) {
+    let (from_session, from_merge_tree) = defaults(from);
+    let (to_session, to_merge_tree) = defaults(to);
+    let mut wrong = Vec::new();
+    for c in review["default_changes"].as_array().unwrap() {
+        let name = c["name"].as_str().unwrap();
+        if except.contains(&name) {
+            continue;
+        }
+        let (before, after) =
+            if c["kind"] == "MergeTree" { (&from_merge_tree, &to_merge_tree) } else { (&from_session, &to_session) };
+        // a setting new in the window has no default on the running server
+        if let Some(old) = before.get(name)
+            && !same_value(old, c["from_default"].as_str().unwrap())
+        {
+            wrong.push(format!("{name}: review says from {}, the running server {old}", c["from_default"]));
+        }
+        match after.get(name) {
+            Some(new) if same_value(new, c["to_default"].as_str().unwrap()) => {}
+            other => wrong.push(format!("{name}: review says to {}, the target server {other:?}", c["to_default"])),
+        }
+    }
+    // and nothing left out: every session default the two servers disagree on is listed
+    let listed: Vec<&str> =
+        review["default_changes"].as_array().unwrap().iter().filter_map(|c| c["name"].as_str()).collect();
+    let current = to.query("SELECT name FROM system.settings WHERE alias_for = '' AND NOT is_obsolete FORMAT TSVRaw");
+    for name in current.lines() {
+        if let (Some(old), Some(new)) = (from_session.get(name), to_session.get(name))
+            && !same_value(old, new)
+            && !listed.contains(&name)
+        {
+            wrong.push(format!("{name}: {old} -> {new} on the real servers, not in the review"));
+        }
+    }
+    assert!(wrong.is_empty(), "{} change(s) disagree with the real servers:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// As ClickHouse prints one value in different places: quoted or not, true or 1.
+fn same_value(a: &str, b: &str) -> bool {
+    let norm = |v: &str| match v.trim_matches('\'').to_ascii_lowercase().as_str() {
+        "true" => "1".to_string(),
+        "false" => "0".to_string(),
+        other => other.to_string(),
+    };
+    norm(a) == norm(b)
+        || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if (x - y).abs() < 1e-6 * x.abs().max(1.0))
+}
+
+const SERVER_25_8: &str = r#"<clickhouse>
+  <profiles><default>
+    <allow_experimental_analyzer>0</allow_experimental_analyzer>
+    <allow_experimental_correlated_subqueries>1</allow_experimental_correlated_subqueries>
+  </default></profiles>
+  <merge_tree><replicated_deduplication_window>100</replicated_deduplication_window></merge_tree>
+</clickhouse>"#;
+
+#[test]
+fn a_25_8_server_reviewed_for_26_9() {
+    let old = LiveServer::start_version(CLICKHOUSE_25_8, true, with_config(SERVER_25_8));
+    let new = LiveServer::start_version(CLICKHOUSE_26_9, false, |_| {});
+    // the workload: an INSERT, a JOIN, a query that changes a setting, and server-to-server
+    // traffic over the native protocol (another server querying this one)
+    old.query("CREATE TABLE t (k UInt64, v String) ENGINE = MergeTree ORDER BY k");
+    old.query("INSERT INTO t SELECT number, toString(number) FROM numbers(1000)");
+    old.query("SELECT count() FROM t AS a JOIN t AS b ON a.k = b.k");
+    old.query("SELECT k FROM t ORDER BY v LIMIT 2 SETTINGS query_plan_max_limit_for_lazy_materialization = 10");
+    new.query(&format!("SELECT * FROM remote('127.0.0.1:{}', system.one)", old.tcp_port));
+    old.query("SYSTEM FLUSH LOGS");
+
+    let (code, json) = review(&old, "26.9", "json");
+    let r: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(code, 1, "an obsolete setting in the profile blocks: exit 1");
+    assert!(r["from"]["version"].as_str().unwrap().starts_with("25.8"));
+    assert_eq!((r["from"]["lts"].as_bool(), r["to"]["release"].as_str()), (Some(true), Some("26.9")));
+
+    let compression = change(&r, "network_compression_method");
+    assert_eq!((compression["from_default"].as_str(), compression["to_default"].as_str()), (Some("LZ4"), Some("ZSTD")));
+    assert_eq!(compression["exposure"], "used_by_workload", "{compression}");
+    assert!(compression["used_by"]["what"].as_str().unwrap().contains("native protocol"));
+    assert!(compression["used_by"]["queries"].as_u64() >= Some(1));
+    let async_insert = change(&r, "async_insert");
+    assert_eq!(
+        (async_insert["exposure"].as_str(), async_insert["used_by"]["what"].as_str()),
+        (Some("used_by_workload"), Some("INSERT queries"))
+    );
+    assert_eq!(change(&r, "allow_dynamic_type_in_join_keys")["used_by"]["what"], "queries with a JOIN");
+    let lazy = change(&r, "query_plan_max_limit_for_lazy_materialization");
+    assert_eq!(lazy["exposure"], "explicit");
+    assert!(lazy["set_at"][0].as_str().unwrap().contains("changed in 1 queries"), "{lazy}");
+    let window = change(&r, "replicated_deduplication_window");
+    assert_eq!((window["kind"].as_str(), window["exposure"].as_str()), (Some("MergeTree"), Some("explicit")));
+    assert!(window["set_at"][0].as_str().unwrap().contains("= 100"), "{window}");
+
+    let analyzer = breaking(&r, "allow_experimental_analyzer").expect("the analyzer setting breaks");
+    assert_eq!(analyzer["problem"], "obsolete");
+    assert!(analyzer["detail"].as_str().unwrap().contains("refused"), "{analyzer}");
+    assert!(breaking(&r, "enable_analyzer").is_none(), "an alias is not reported beside its setting");
+    assert_eq!(breaking(&r, "allow_experimental_correlated_subqueries").unwrap()["problem"], "renamed");
+
+    let packets =
+        r["known_issues"].as_array().unwrap().iter().find(|i| i["rule_id"] == "unbatched-end-of-query-packets");
+    let packets = packets.expect("the packet batching of 26.9 is a known issue fixed by the target");
+    assert_eq!((packets["change"].as_str(), packets["shows_here"].as_bool()), (Some("fixed_by_target"), Some(true)));
+
+    // max_insert_threads: 25.8 reports 0 (then: no parallelism, as 1); 26.9 reports auto(N)
+    assert_nothing_invented(&r, &old, &new, &["max_insert_threads"]);
+
+    let (_, text) = review(&old, "26.9", "text");
+    assert!(text.contains("network_compression_method  LZ4 -> ZSTD  (26.9)"), "{text}");
+    assert!(text.contains("applies to queries over the native protocol"), "{text}");
+    let (_, markdown) = review(&old, "26.9", "markdown");
+    assert!(markdown.contains("| `network_compression_method` | `LZ4` → `ZSTD` |"), "{markdown}");
+
+    // the version-gated rule, on the versions it describes
+    let dir = tempfile::tempdir().unwrap();
+    let audit = |server: &LiveServer| {
+        let args =
+            ["--dsn", &dsn(server), "--since", "0", "--select", "unbatched-end-of-query-packets", "--format", "json"];
+        let (_, out, err) = chaudit(dir.path(), &args);
+        let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+        report["outcomes"][0]["outcome"].as_str().unwrap().to_string()
+    };
+    assert_eq!(audit(&old), "fired");
+    assert_eq!(audit(&new), "not-applicable");
+}
+
+const SERVER_24_8: &str = r#"<clickhouse>
+  <profiles><default>
+    <allow_experimental_dynamic_type>1</allow_experimental_dynamic_type>
+    <max_parallel_replicas>4</max_parallel_replicas>
+  </default></profiles>
+</clickhouse>"#;
+
+#[test]
+fn a_24_8_server_reviewed_for_25_8() {
+    let old = LiveServer::start_version(CLICKHOUSE_24_8, false, with_config(SERVER_24_8));
+    let new = LiveServer::start_version(CLICKHOUSE_25_8, false, |_| {});
+    old.query("CREATE TABLE t (k UInt64) ENGINE = MergeTree ORDER BY k");
+    old.query("INSERT INTO t SELECT number FROM numbers(100)");
+    old.query("SYSTEM FLUSH LOGS");
+
+    let (code, json) = review(&old, "25.8", "json");
+    let r: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(code, 1);
+    assert!(r["from"]["version"].as_str().unwrap().starts_with("24.8"));
+    assert_eq!(r["to"]["release"], "25.8");
+
+    let dynamic = breaking(&r, "allow_experimental_dynamic_type").expect("obsolete in 25.8");
+    assert_eq!(dynamic["problem"], "obsolete");
+    // 25.1 raised max_parallel_replicas 1 -> 1000; this server sets it, so it keeps its value
+    let replicas = change(&r, "max_parallel_replicas");
+    assert_eq!((replicas["from_default"].as_str(), replicas["to_default"].as_str()), (Some("1"), Some("1000")));
+    assert_eq!(replicas["exposure"], "explicit");
+    // query condition cache: new in 25.3 (off), on from 25.4
+    let cache = change(&r, "use_query_condition_cache");
+    assert_eq!(
+        (cache["from_default"].as_str(), cache["to_default"].as_str(), cache["new_setting"].as_bool()),
+        (Some("0"), Some("1"), Some(true))
+    );
+    assert!(
+        r["default_changes"].as_array().unwrap().iter().all(|c| c["name"] != "network_compression_method"),
+        "a 26.9 change is not in 25.8"
+    );
+
+    assert_nothing_invented(&r, &old, &new, &[]);
+}
