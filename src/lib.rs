@@ -7,6 +7,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod baseline;
+pub mod cluster;
 pub mod collect;
 pub mod config;
 pub mod eval;

@@ -1,5 +1,6 @@
 //! `chaudit --config X`: the audit.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -53,9 +54,21 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         (Some(loaded), Some(main)) => facts::config::facts(loaded, main.display().to_string(), version),
         _ => Facts::empty(String::new()),
     };
+    let mut cluster_run = None;
     if let Some(path) = snapshot {
         match read_snapshot(path) {
-            Ok(recorded) => facts.merge(recorded),
+            Ok(mut recorded) => {
+                // a cluster snapshot: its nodes are audited as the cluster audit does
+                if let Some(nodes) = recorded.document.remove("nodes") {
+                    let name =
+                        recorded.document.get("cluster").and_then(|c| c["name"].as_str()).filter(|n| !n.is_empty());
+                    cluster_run =
+                        chaudit::collect::cluster::Collected::from_json(&nodes).map(|c| (name.map(str::to_string), c));
+                    recorded.document.remove("cluster");
+                    recorded.sources.remove(&chaudit::facts::Source::Cluster);
+                }
+                facts.merge(recorded)
+            }
             Err(message) => {
                 eprintln!("chaudit: {message}");
                 return ExitCode::from(exit::USAGE_OR_CONFIG);
@@ -63,7 +76,13 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         }
     }
     let mut footprint = None;
-    if args.connect.wanted() {
+    if args.connect.is_cluster() {
+        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal();
+        match live::collect_cluster(&args.connect, progress) {
+            Ok(collected) => cluster_run = Some(collected),
+            Err(code) => return code,
+        }
+    } else if args.connect.wanted() {
         match live::collect_live(&args.connect, false) {
             Ok(collected) => {
                 facts.add_live(collected.live);
@@ -78,9 +97,28 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.host_facts {
         facts.add_host(chaudit::collect::host::collect());
     }
-    facts.target = target_name(args, &facts);
+    facts.target = match &cluster_run {
+        Some((name, collected)) => {
+            let what = name.as_ref().map_or_else(|| "nodes".to_string(), |n| format!("cluster {n}"));
+            format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name())
+        }
+        None => target_name(args, &facts),
+    };
     let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone(), params: args.params.clone() };
-    let mut evaluation = evaluate(&pack, &facts, &selection);
+    let mut evaluation = match &cluster_run {
+        Some((name, collected)) => {
+            if args.connect.stats {
+                eprintln!(
+                    "chaudit: {} round trips for {} replicas ({})",
+                    collected.round_trips,
+                    collected.nodes.len(),
+                    collected.path.name()
+                );
+            }
+            chaudit::cluster::audit(&pack, &facts, name.as_deref(), collected, &selection)
+        }
+        None => evaluate(&pack, &facts, &selection),
+    };
     let warnings = match &loaded {
         Some(loaded) => match suppress(loaded, args, &mut evaluation.findings) {
             Ok(warnings) => warnings,
@@ -169,15 +207,27 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
     if connect.dry_run {
         return live::print_plan(connect, false);
     }
-    let (live, log) = match live::collect_live(connect, false) {
-        Ok(collected) => (collected.live, collected.log),
-        Err(code) => return code,
+    let facts = if connect.is_cluster() {
+        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal()) {
+            Ok(collected) => collected,
+            Err(code) => return code,
+        };
+        let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
+        facts.add_cluster(chaudit::cluster::document::document(name.as_deref(), &collected));
+        facts.document.insert("nodes".into(), collected.to_json());
+        facts
+    } else {
+        let (live, log) = match live::collect_live(connect, false) {
+            Ok(collected) => (collected.live, collected.log),
+            Err(code) => return code,
+        };
+        let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
+        facts.add_live(live);
+        if let Some(log) = log {
+            facts.add_log(log);
+        }
+        facts
     };
-    let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
-    facts.add_live(live);
-    if let Some(log) = log {
-        facts.add_log(log);
-    }
     let text = match serde_json::to_string_pretty(&facts) {
         Ok(t) => t + "\n",
         Err(e) => {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use chaudit::collect::dsn::{ConnectOptions, Endpoint, Secret};
-use chaudit::collect::{self, Session};
+use chaudit::collect::{self, Session, cluster};
 use chaudit::upgrade::history;
 use chaudit::version::Version;
 
@@ -15,9 +15,20 @@ use super::exit;
 
 #[derive(Args, Clone, Default)]
 pub struct ConnectArgs {
-    /// http(s)://user:password@host:8123/db or clickhouse://... (HTTP interface).
+    /// http(s)://user:password@host:8123/db or clickhouse://... (HTTP interface). Repeat it to
+    /// audit several nodes as one cluster.
     #[arg(long, value_name = "DSN")]
-    pub dsn: Option<String>,
+    pub dsn: Vec<String>,
+    /// Audit every replica of this cluster (from system.clusters of the --dsn node).
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// How replicas are read: ClickHouse's clusterAllReplicas through the --dsn node, direct
+    /// connections to each (same port and credentials), or auto (fan-out when the user may).
+    #[arg(long, value_enum, default_value_t = FanOut::Auto)]
+    pub fan_out: FanOut,
+    /// Replicas read at once over direct connections.
+    #[arg(long, default_value_t = 8)]
+    pub parallel: usize,
     /// Server host (like clickhouse-client; env CLICKHOUSE_HOST).
     #[arg(long)]
     pub host: Option<String>,
@@ -50,6 +61,16 @@ pub struct ConnectArgs {
     pub since: u64,
 }
 
+#[derive(Clone, Copy, Default, clap::ValueEnum)]
+pub enum FanOut {
+    #[default]
+    Auto,
+    /// clusterAllReplicas(NAME, system.x) through the --dsn node: one round trip per fact.
+    Cluster,
+    /// One read-only session per replica, in parallel.
+    Direct,
+}
+
 /// `24h`, `90m`, `7d`, `3600s` (or plain seconds) -> seconds.
 fn parse_window(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -67,10 +88,19 @@ fn parse_window(s: &str) -> Result<u64, String> {
 
 impl ConnectArgs {
     pub fn wanted(&self) -> bool {
-        self.dsn.is_some() || self.host.is_some()
+        !self.dsn.is_empty() || self.host.is_some()
+    }
+
+    /// Several nodes: `--cluster`, or `--dsn` given more than once.
+    pub fn is_cluster(&self) -> bool {
+        self.cluster.is_some() || self.dsn.len() > 1
     }
 
     pub fn endpoint(&self) -> Result<Endpoint, String> {
+        self.endpoint_of(self.dsn.first().cloned())
+    }
+
+    fn endpoint_of(&self, dsn: Option<String>) -> Result<Endpoint, String> {
         let password = match &self.password_file {
             Some(path) => Some(Secret::new(
                 std::fs::read_to_string(path)
@@ -82,7 +112,7 @@ impl ConnectArgs {
             None => self.password.clone().map(Secret::new),
         };
         collect::dsn::resolve(&ConnectOptions {
-            dsn: self.dsn.clone(),
+            dsn,
             host: self.host.clone(),
             port: self.port,
             user: self.user.clone(),
@@ -148,6 +178,72 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitC
         };
         let stats = Stats { round_trips: session.round_trips(), rows_read: session.rows_read() };
         Ok(Collected { live, log, settings_changes, stats })
+    })
+}
+
+/// Collects every node of a cluster (`--cluster NAME` through the --dsn node, or each
+/// --dsn): the cluster name and what each node gave. `progress` shows it on stderr.
+pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<String>, cluster::Collected), ExitCode> {
+    let usage = |message: String| {
+        eprintln!("chaudit: {message}");
+        ExitCode::from(exit::USAGE_OR_CONFIG)
+    };
+    let endpoints: Vec<Endpoint> =
+        args.dsn.iter().map(|d| args.endpoint_of(Some(d.clone()))).collect::<Result<_, _>>().map_err(usage)?;
+    if args.cluster.is_some() && endpoints.len() > 1 {
+        return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+        eprintln!("chaudit: cannot start the runtime: {e}");
+        ExitCode::from(exit::RUNTIME)
+    })?;
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let log_window = Some(args.since).filter(|s| *s > 0);
+    let show = move |done: usize, total: usize| {
+        if progress {
+            eprint!("\rchaudit: collecting {done}/{total}{}", if done == total { "\n" } else { "" });
+        }
+    };
+    runtime.block_on(async {
+        let Some(name) = args.cluster.clone() else {
+            let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+            return Ok((None, cluster::direct(nodes, timeout, log_window, args.parallel, &show).await));
+        };
+        let seed_endpoint = endpoints
+            .into_iter()
+            .next()
+            .ok_or_else(|| usage("--cluster needs --dsn (a node of the cluster)".into()))?;
+        let seed = Session::connect(seed_endpoint.clone(), timeout).await.map_err(|e| {
+            eprintln!("chaudit: {e}");
+            ExitCode::from(exit::RUNTIME)
+        })?;
+        let members = cluster::members(&seed, &name).await.map_err(|e| {
+            eprintln!("chaudit: {e}");
+            ExitCode::from(exit::RUNTIME)
+        })?;
+        if members.is_empty() {
+            return Err(usage(format!("{} has no cluster `{name}` in system.clusters", seed.endpoint())));
+        }
+        // a readonly=1 user cannot send skip_unavailable_shards: one dead replica would fail the fan-out
+        let fan_out = match args.fan_out {
+            FanOut::Cluster => true,
+            FanOut::Direct => false,
+            FanOut::Auto => seed.readonly != 1,
+        };
+        if fan_out {
+            match cluster::fan_out(&seed, &name, &members, log_window, &show).await {
+                Ok(collected) => return Ok((Some(name), collected)),
+                Err(e) if matches!(args.fan_out, FanOut::Auto) => {
+                    eprintln!("chaudit: warning: clusterAllReplicas failed ({e}); reading each replica directly");
+                }
+                Err(e) => {
+                    eprintln!("chaudit: {e}");
+                    return Err(ExitCode::from(exit::RUNTIME));
+                }
+            }
+        }
+        let nodes = cluster::direct_endpoints(&seed_endpoint, &members);
+        Ok((Some(name), cluster::direct(nodes, timeout, log_window, args.parallel, &show).await))
     })
 }
 

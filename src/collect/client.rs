@@ -92,8 +92,21 @@ impl Session {
 
     /// Runs one SELECT and returns its rows as JSON objects.
     pub async fn rows(&self, purpose: &str, sql: &str) -> Result<Vec<Value>, CollectError> {
+        self.rows_with(purpose, sql, &[]).await
+    }
+
+    /// Runs one SELECT with query settings (never for a readonly=1 user: it refuses them).
+    pub async fn rows_with(
+        &self,
+        purpose: &str,
+        sql: &str,
+        settings: &[(&str, &str)],
+    ) -> Result<Vec<Value>, CollectError> {
         let n = self.sequence.fetch_add(1, Ordering::Relaxed);
         let mut query = self.client.query(sql).with_setting("query_id", format!("{}-{n}", self.query_id_prefix));
+        for (name, value) in settings.iter().filter(|_| self.readonly != 1) {
+            query = query.with_setting(*name, *value);
+        }
         if self.readonly != 1 {
             query = query
                 .with_setting("log_comment", format!("chaudit: {purpose}"))

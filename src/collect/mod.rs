@@ -3,6 +3,7 @@
 //! read is recorded as unavailable, and the rules that need it become inconclusive.
 
 pub mod client;
+pub mod cluster;
 pub mod dsn;
 pub mod host;
 pub mod plan;
@@ -13,51 +14,81 @@ pub use client::{CollectError, Session};
 
 /// The `live` document of one node.
 pub async fn collect(session: &Session) -> Value {
+    let version: Option<crate::version::Version> = session.version.parse().ok();
+    let mut answers: Vec<Answer> = Vec::new();
+    for fact in plan::FACTS {
+        let answer = match skipped(fact, version) {
+            Some(why) => Err(why),
+            None => session.rows(fact.purpose, fact.sql).await.map_err(|e| e.to_string()),
+        };
+        answers.push((fact.name, answer));
+    }
+    live_document(
+        &session.endpoint().to_string(),
+        &session.version,
+        session.readonly,
+        session.query_id_prefix(),
+        answers,
+    )
+}
+
+/// One fact's answer: its rows, or why it could not be read.
+pub(crate) type Answer<'a> = (&'a str, Result<Vec<Value>, String>);
+
+/// Why a fact is not asked of a server of `version` (its table is newer), if so.
+pub(crate) fn skipped(fact: &plan::FactQuery, version: Option<crate::version::Version>) -> Option<String> {
+    let ((major, minor), v) = (fact.since?, version?);
+    ((v.major, v.minor) < (major, minor)).then(|| format!("not in ClickHouse {v} (from {major}.{minor})"))
+}
+
+/// A node's `live` document from the answers to the fact plan (an error makes the fact
+/// unavailable, and the rules that need it inconclusive).
+pub(crate) fn live_document(
+    endpoint: &str,
+    version: &str,
+    readonly: u8,
+    query_id_prefix: &str,
+    answers: Vec<Answer>,
+) -> Value {
     let mut live = Map::new();
     let mut unavailable = Map::new();
-    live.insert("endpoint".into(), json!(session.endpoint().to_string()));
-    live.insert("version".into(), json!(session.version));
-    live.insert("readonly".into(), json!(session.readonly));
-    let version: Option<crate::version::Version> = session.version.parse().ok();
-    for fact in plan::FACTS {
-        if let (Some((major, minor)), Some(v)) = (fact.since, version)
-            && (v.major, v.minor) < (major, minor)
-        {
-            unavailable.insert(fact.name.into(), json!(format!("not in ClickHouse {v} (from {major}.{minor})")));
-            continue;
-        }
-        match session.rows(fact.purpose, fact.sql).await {
-            Ok(rows) => {
-                live.insert(fact.name.into(), keyed_by_name(fact.name, rows));
-            }
-            Err(e) => {
-                unavailable.insert(fact.name.into(), json!(e.to_string()));
-            }
-        }
+    live.insert("endpoint".into(), json!(endpoint));
+    live.insert("version".into(), json!(version));
+    live.insert("readonly".into(), json!(readonly));
+    for (name, answer) in answers {
+        match answer {
+            Ok(rows) => live.insert(name.into(), keyed_by_name(name, rows)),
+            Err(why) => unavailable.insert(name.into(), json!(why)),
+        };
     }
     live.insert("unavailable".into(), Value::Object(unavailable));
-    live.insert("query_id_prefix".into(), json!(session.query_id_prefix()));
+    live.insert("query_id_prefix".into(), json!(query_id_prefix));
     Value::Object(live)
+}
+
+/// A `log` document from the answers to the log queries.
+pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
+    let mut log = Map::new();
+    let mut unavailable = Map::new();
+    log.insert("window_seconds".into(), json!(since_seconds));
+    for (name, answer) in answers {
+        match answer {
+            Ok(rows) => log.insert(name.into(), Value::Array(rows)),
+            Err(why) => unavailable.insert(name.into(), json!(why)),
+        };
+    }
+    log.insert("unavailable".into(), Value::Object(unavailable));
+    Value::Object(log)
 }
 
 /// The `log` document: workload evidence from query_log over the last `since_seconds`
 /// (`plan::log_queries`, and for a review `plan::usage_queries` too).
 pub async fn collect_log(session: &Session, since_seconds: u64, queries: Vec<(&str, &str, String)>) -> Value {
-    let mut log = Map::new();
-    let mut unavailable = Map::new();
-    log.insert("window_seconds".into(), json!(since_seconds));
+    let mut answers = Vec::new();
     for (name, purpose, sql) in queries {
-        match session.rows(purpose, &sql).await {
-            Ok(rows) => {
-                log.insert(name.into(), Value::Array(rows));
-            }
-            Err(e) => {
-                unavailable.insert(name.into(), json!(e.to_string()));
-            }
-        }
+        answers.push((name, session.rows(purpose, &sql).await.map_err(|e| e.to_string())));
     }
-    log.insert("unavailable".into(), Value::Object(unavailable));
-    Value::Object(log)
+    log_document(since_seconds, answers)
 }
 
 /// Settings and errors are looked up by name; the rest stay lists of rows.

@@ -31,6 +31,19 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
+        name: "profile_settings",
+        purpose: "settings of each settings profile (compared across replicas)",
+        sql: "SELECT profile_name, setting_name, value FROM system.settings_profile_elements \
+              WHERE profile_name IS NOT NULL AND setting_name IS NOT NULL",
+        since: None,
+    },
+    FactQuery {
+        name: "log_tables",
+        purpose: "which system log tables exist (query_log, metric_log, ...)",
+        sql: "SELECT name FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')",
+        since: None,
+    },
+    FactQuery {
         name: "disks",
         purpose: "disks (type, paths, cache path)",
         sql: "SELECT * FROM system.disks",
@@ -154,4 +167,52 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
         out.push_str(&format!("-- {purpose} (only when the server is newer than chaudit's data)\n{sql};\n"));
     }
     out
+}
+
+/// The column that says which replica a fanned-out row came from: `_shard_num` of
+/// clusterAllReplicas, where every replica is a shard, numbered in system.clusters order.
+pub const NODE_COLUMN: &str = "chaudit_node";
+
+/// One fact query for every replica of `cluster` at once (ClickHouse's own fan-out):
+/// `FROM system.x` read through clusterAllReplicas, the node number as the first column,
+/// and grouping and `LIMIT n` per node.
+pub fn fan_out(sql: &str, cluster: &str) -> String {
+    let quoted = cluster.replace('\\', "\\\\").replace('\'', "\\'");
+    let mut out = sql.replacen("SELECT ", &format!("SELECT _shard_num AS {NODE_COLUMN}, "), 1);
+    if let Some(at) = out.find("FROM system.") {
+        let table_end = out[at + 5..].find(|c: char| c.is_whitespace()).map_or(out.len(), |i| at + 5 + i);
+        let table = out[at + 5..table_end].to_string();
+        out.replace_range(at..table_end, &format!("FROM clusterAllReplicas('{quoted}', {table})"));
+    }
+    out = out.replacen("GROUP BY ", &format!("GROUP BY {NODE_COLUMN}, "), 1);
+    if let Some(at) = out.rfind(" LIMIT ") {
+        let rest = &out[at + 7..];
+        if rest.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!(" BY {NODE_COLUMN}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fan_out_reads_every_replica_per_node() {
+        assert_eq!(
+            fan_out("SELECT name, value FROM system.settings", "c3"),
+            "SELECT _shard_num AS chaudit_node, name, value FROM clusterAllReplicas('c3', system.settings)"
+        );
+        let parts = fan_out(FACTS.iter().find(|f| f.name == "parts").unwrap().sql, "it's");
+        assert!(
+            parts.contains(
+                "FROM clusterAllReplicas('it\\'s', system.parts) WHERE active GROUP BY chaudit_node, database"
+            )
+        );
+        let (_, _, shapes) = log_queries(3600).remove(0);
+        let shapes = fan_out(&shapes, "c");
+        assert!(shapes.contains("GROUP BY chaudit_node, normalized_query_hash"), "{shapes}");
+        assert!(shapes.ends_with("LIMIT 50 BY chaudit_node"), "{shapes}");
+    }
 }

@@ -25,6 +25,24 @@ pub struct Outcome {
     pub outcome: OutcomeKind,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Cluster audits: the outcome on each replica (the rule's outcome is the most telling).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HostOutcome {
+    pub host: String,
+    pub outcome: OutcomeKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Cluster audits: a replica where a finding holds, with its own evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostEvidence {
+    pub host: String,
+    pub evidence: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -58,6 +76,9 @@ pub struct Finding {
     /// In the baseline given with `--baseline`: reported, not counted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub baselined: bool,
+    /// Cluster audits: the replicas where it holds (one finding, not one per replica).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostEvidence>,
 }
 
 #[derive(Debug, Clone, Serialize)]

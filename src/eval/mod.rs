@@ -5,7 +5,7 @@ pub mod finding;
 use cel::Value;
 use serde_json::Map;
 
-pub use finding::{Finding, Outcome, OutcomeKind};
+pub use finding::{Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind};
 
 use crate::config::Location;
 use crate::facts::Facts;
@@ -51,7 +51,7 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
 }
 
 fn outcome(rule: &Rule, outcome: OutcomeKind, reason: Option<String>) -> Outcome {
-    Outcome { rule_id: rule.id.clone(), outcome, reason }
+    Outcome { rule_id: rule.id.clone(), outcome, reason, hosts: Vec::new() }
 }
 
 /// The facts as expression variables, converted once: every rule evaluates in an inner
@@ -68,7 +68,7 @@ impl Variables<'_> {
             }
         }
         // every source's document exists, empty when not collected: rules test `has(...)`
-        for source in ["config", "live", "log", "host"] {
+        for source in ["config", "live", "log", "host", "cluster"] {
             if !facts.document.contains_key(source) {
                 context.add_variable_from_value(source, Value::Map(cel::objects::Map { map: Default::default() }));
             }
@@ -190,6 +190,7 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         rank: 0,
         suppressed: None,
         baselined: false,
+        hosts: Vec::new(),
         score: rule.severity.weight() * rule.confidence.factor() * impact.clamp(0.0, 1.0),
     })
 }

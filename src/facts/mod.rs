@@ -10,6 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
 
+/// A ClickHouse UInt64 in JSON: a number, or a string when the server quotes 64-bit
+/// integers (`output_format_json_quote_64bit_integers`); 0 when absent.
+pub fn uint(v: &serde_json::Value) -> u64 {
+    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
+}
+
 /// Where facts come from; a rule declares the ones it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -18,6 +24,8 @@ pub enum Source {
     Live,
     Log,
     Host,
+    /// The replicas of a cluster compared (divergences, unreachable replicas).
+    Cluster,
 }
 
 impl Source {
@@ -27,6 +35,7 @@ impl Source {
             "live" => Some(Source::Live),
             "log" => Some(Source::Log),
             "host" => Some(Source::Host),
+            "cluster" => Some(Source::Cluster),
             _ => None,
         }
     }
@@ -37,6 +46,7 @@ impl Source {
             Source::Live => "live",
             Source::Log => "log",
             Source::Host => "host",
+            Source::Cluster => "cluster",
         }
     }
 }
@@ -75,6 +85,12 @@ impl Facts {
     pub fn add_host(&mut self, host: serde_json::Value) {
         self.sources.insert(Source::Host);
         self.document.insert("host".into(), host);
+    }
+
+    /// Adds the comparison of a cluster's replicas.
+    pub fn add_cluster(&mut self, cluster: serde_json::Value) {
+        self.sources.insert(Source::Cluster);
+        self.document.insert("cluster".into(), cluster);
     }
 
     /// Facts with nothing yet (a live-only audit).

@@ -39,7 +39,23 @@ pub fn render(report: &Report) -> String {
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" at `{}:{}:{}`", l.file, l.line, l.column));
         let _ = writeln!(out, "`{}` · {}{}\n", f.rule_id, f.severity.name(), at);
         let _ = writeln!(out, "{}\n", f.message);
-        if !f.evidence.is_empty() {
+        if !f.hosts.is_empty() {
+            let _ = writeln!(out, "On {} replica(s):\n", f.hosts.len());
+            for h in &f.hosts {
+                let evidence: Vec<String> = h
+                    .evidence
+                    .iter()
+                    .map(|(k, v)| format!("{k} `{}`", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "- `{}`{}",
+                    h.host,
+                    if evidence.is_empty() { String::new() } else { format!(": {}", evidence.join(", ")) }
+                );
+            }
+            out.push('\n');
+        } else if !f.evidence.is_empty() {
             let _ = writeln!(out, "Evidence:\n");
             for (k, v) in &f.evidence {
                 let _ = writeln!(out, "- {k}: `{}`", v.as_str().map_or_else(|| v.to_string(), str::to_string));

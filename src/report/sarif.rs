@@ -101,6 +101,11 @@ fn result(report: &Report, f: &Finding) -> Value {
     if let Some(i) = rule_index {
         value["ruleIndex"] = json!(i);
     }
+    if !f.hosts.is_empty() {
+        let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
+        value["message"]["text"] = json!(format!("{} (on {})", f.message, hosts.join(", ")));
+        value["properties"] = json!({"hosts": hosts});
+    }
     if let Some(s) = &f.suppressed {
         let kind = if s.kind == "inline" { "inSource" } else { "external" };
         value["suppressions"] = json!([{"kind": kind, "justification": s.reason, "status": "accepted"}]);

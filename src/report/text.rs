@@ -69,8 +69,24 @@ impl FindingDiagnostic {
         };
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({}:{}:{})", l.file, l.line, l.column));
         let mut help = String::new();
-        for (k, v) in &f.evidence {
-            let _ = writeln!(help, "evidence: {k} = {}", v.as_str().map_or_else(|| v.to_string(), str::to_string));
+        let shown = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        if f.hosts.is_empty() {
+            for (k, v) in &f.evidence {
+                let _ = writeln!(help, "evidence: {k} = {}", shown(v));
+            }
+        } else {
+            let _ = writeln!(
+                help,
+                "on {} replica(s): {}",
+                f.hosts.len(),
+                f.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+            );
+            for h in &f.hosts {
+                let evidence: Vec<String> = h.evidence.iter().map(|(k, v)| format!("{k} = {}", shown(v))).collect();
+                if !evidence.is_empty() {
+                    let _ = writeln!(help, "evidence on {}: {}", h.host, evidence.join(", "));
+                }
+            }
         }
         let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
         let _ = write!(help, "fix ({restart}):");

@@ -273,20 +273,26 @@ impl Parser<'_> {
 
     fn applies(&mut self, origin: Origin) -> (Vec<Source>, Option<crate::version::VersionRange>) {
         let Some(applies) = self.doc.get("applies") else {
-            self.error(origin, "missing `applies` (its `sources`: config, live, log, host)", None);
+            self.error(origin, "missing `applies` (its `sources`: config, live, log, host, cluster)", None);
             return (Vec::new(), None);
         };
         let mut sources = Vec::new();
         for name in self.string_list(applies, "sources") {
             match Source::parse(&name) {
                 Some(s) => sources.push(s),
-                None => {
-                    self.error(applies.origin(), format!("unknown source `{name}` (config, live, log, host)"), None)
-                }
+                None => self.error(
+                    applies.origin(),
+                    format!("unknown source `{name}` (config, live, log, host, cluster)"),
+                    None,
+                ),
             }
         }
         if sources.is_empty() {
-            self.error(applies.origin(), "`applies.sources` names at least one of config, live, log, host", None);
+            self.error(
+                applies.origin(),
+                "`applies.sources` names at least one of config, live, log, host, cluster",
+                None,
+            );
         }
         let versions = self.optional_str(applies, "versions").and_then(|v| match v.parse() {
             Ok(range) => Some(range),

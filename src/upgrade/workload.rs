@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::facts::uint as count;
+
 /// The workload over the audit window, as counts.
 #[derive(Debug, Clone, Default)]
 pub struct Usage {
@@ -102,11 +104,6 @@ fn matching(used: &BTreeMap<String, u64>, token: &str) -> Option<(String, u64)> 
         .filter(|(name, _)| name.to_ascii_lowercase().replace('_', "").starts_with(token))
         .max_by_key(|(_, n)| **n)
         .map(|(name, n)| (name.clone(), *n))
-}
-
-/// A ClickHouse UInt64 in JSON: a number, or a string when the server quotes 64-bit integers.
-fn count(v: &Value) -> u64 {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
 }
 
 /// `sumMap(keys, counts)`: `[[keys], [counts]]` as a map.

@@ -74,12 +74,15 @@ impl LiveServer {
     /// Starts a server of the ClickHouse version in `package` (see the CLICKHOUSE_ consts),
     /// with the native protocol port open when `native` (for remote() and clusters).
     pub fn start_version(package: &str, native: bool, prepare: impl FnOnce(&Path)) -> LiveServer {
+        LiveServer::start_on(package, free_port(), if native { free_port() } else { 0 }, prepare)
+    }
+
+    /// Starts a server on the given ports (a cluster's config names them before start).
+    pub fn start_on(package: &str, http_port: u16, tcp_port: u16, prepare: impl FnOnce(&Path)) -> LiveServer {
         let dir = tempfile::tempdir().expect("tempdir");
         let server_dir = dir.path().join("server");
         std::fs::create_dir_all(&server_dir).unwrap();
         prepare(&server_dir);
-        let http_port = free_port();
-        let tcp_port = if native { free_port() } else { 0 };
         let out = Command::new("bash")
             .arg(repo_root().join("tests/clickhouse/start-server.sh"))
             .env("CH_PKG", package)

@@ -1,0 +1,172 @@
+//! The `cluster` document: what differs between the replicas (versions, server settings,
+//! profile and session settings, disks and policies, query_log) and which replicas could not
+//! be read. Computed once; the divergence rules only iterate over it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use crate::collect::cluster::{Collected, NodeFacts};
+
+pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
+    let reachable: Vec<(&str, &Value)> =
+        collected.nodes.iter().filter_map(|n| Some((n.name.as_str(), n.live.as_ref()?))).collect();
+    json!({
+        "name": cluster.unwrap_or_default(),
+        "path": collected.path.name(),
+        "nodes": crate::collect::cluster::node_summary(&collected.nodes),
+        "unreachable": collected.nodes.iter().filter(|n| n.error.is_some())
+            .map(|n| json!({"host": n.name, "error": n.error})).collect::<Vec<_>>(),
+        "versions": grouped(reachable.iter().map(|(host, live)| (*host, live["version"].as_str().unwrap_or_default().to_string()))),
+        "server_settings": diverging(&reachable, "server_settings", server_values)
+            .into_iter()
+            .filter(|d| changed_somewhere(&reachable, d["name"].as_str().unwrap_or_default()))
+            .collect::<Vec<_>>(),
+        // system.settings through clusterAllReplicas carries the auditor's changed settings to
+        // every replica: compared only over direct connections
+        "session_settings": if collected.path == crate::collect::cluster::Path::Direct {
+            diverging(&reachable, "settings", |live| named_values(live, "settings"))
+        } else {
+            Vec::new()
+        },
+        "profile_settings": diverging(&reachable, "profile_settings", profile_values),
+        "storage": storage(&reachable),
+        "query_log": query_log(&collected.nodes),
+    })
+}
+
+/// version -> hosts, as a list (sorted by version text).
+fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<Value> {
+    let mut by_value: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (host, value) in items {
+        by_value.entry(value).or_default().push(host);
+    }
+    by_value.into_iter().map(|(value, hosts)| json!({"version": value, "hosts": hosts})).collect()
+}
+
+/// name -> value of a keyed fact (settings, server_settings).
+fn named_values(live: &Value, fact: &str) -> BTreeMap<String, String> {
+    live[fact]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, row)| {
+            (name.clone(), row["value"].as_str().map_or_else(|| row["value"].to_string(), str::to_string))
+        })
+        .collect()
+}
+
+/// Server settings are compared where a config sets them on some replica: a value the server
+/// derives from the host (max_server_memory_usage from RAM) differs by design.
+fn changed_somewhere(reachable: &[(&str, &Value)], name: &str) -> bool {
+    reachable.iter().any(|(_, live)| live["server_settings"][name]["changed"] == Value::Bool(true))
+}
+
+/// Server settings without host-local identity and file locations (ports, host names,
+/// paths, logs), which differ between replicas by design.
+fn server_values(live: &Value) -> BTreeMap<String, String> {
+    let host_local = |name: &str| {
+        name.starts_with("logger.")
+            || name.starts_with("interserver_")
+            || name.ends_with("_port")
+            || name.ends_with("_host")
+            || name.ends_with("path")
+            || name == "display_name"
+    };
+    live["server_settings"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(name, _)| !host_local(name))
+        .map(|(name, row)| {
+            (name.clone(), row["value"].as_str().map_or_else(|| row["value"].to_string(), str::to_string))
+        })
+        .collect()
+}
+
+/// "profile.setting" -> value, from system.settings_profile_elements.
+fn profile_values(live: &Value) -> BTreeMap<String, String> {
+    live["profile_settings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let key = format!("{}.{}", r["profile_name"].as_str()?, r["setting_name"].as_str()?);
+            Some((key, r["value"].as_str().unwrap_or_default().to_string()))
+        })
+        .collect()
+}
+
+/// The names whose value is not the same on every replica that has the fact; a replica
+/// without the name shows "(not set)".
+fn diverging(
+    reachable: &[(&str, &Value)],
+    fact: &str,
+    values: impl Fn(&Value) -> BTreeMap<String, String>,
+) -> Vec<Value> {
+    let with_fact: Vec<(&str, BTreeMap<String, String>)> = reachable
+        .iter()
+        .filter(|(_, live)| live.get(fact).is_some_and(|f| !f.is_null()))
+        .map(|(host, live)| (*host, values(live)))
+        .collect();
+    if with_fact.len() < 2 {
+        return Vec::new();
+    }
+    let names: BTreeSet<&String> = with_fact.iter().flat_map(|(_, v)| v.keys()).collect();
+    let mut out = Vec::new();
+    for name in names {
+        let per_host: Vec<(&str, &str)> =
+            with_fact.iter().map(|(host, v)| (*host, v.get(name).map_or("(not set)", String::as_str))).collect();
+        if per_host.iter().any(|(_, v)| *v != per_host[0].1) {
+            let shown: Vec<String> = per_host.iter().map(|(h, v)| format!("{h} = {v}")).collect();
+            out.push(json!({
+                "name": name,
+                "values": per_host.iter().map(|(h, v)| json!({"host": h, "value": v})).collect::<Vec<_>>(),
+                "shown": shown.join(", "),
+            }));
+        }
+    }
+    out
+}
+
+/// Disks and storage policies that exist on some replicas only.
+fn storage(reachable: &[(&str, &Value)]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (kind, fact, column) in [("disk", "disks", "name"), ("storage policy", "storage_policies", "policy_name")] {
+        let with_fact: Vec<(&str, BTreeSet<String>)> = reachable
+            .iter()
+            .filter_map(|(host, live)| {
+                let rows = live[fact].as_array()?;
+                Some((*host, rows.iter().filter_map(|r| r[column].as_str().map(str::to_string)).collect()))
+            })
+            .collect();
+        let all: BTreeSet<&String> = with_fact.iter().flat_map(|(_, names)| names).collect();
+        for name in all {
+            let (on, missing): (Vec<_>, Vec<_>) = with_fact.iter().partition(|(_, names)| names.contains(name));
+            if !missing.is_empty() {
+                out.push(json!({
+                    "kind": kind, "name": name,
+                    "on": on.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+                    "missing_on": missing.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+                }));
+            }
+        }
+    }
+    out
+}
+
+/// Where system.query_log exists and where it does not (replicas whose tables could not be
+/// listed are in neither list).
+fn query_log(nodes: &[NodeFacts]) -> Value {
+    let mut present = Vec::new();
+    let mut missing = Vec::new();
+    for node in nodes {
+        let Some(live) = node.live.as_ref().filter(|l| l["log_tables"].is_array()) else { continue };
+        if crate::collect::cluster::has_log_table(live, "query_log") {
+            present.push(node.name.as_str());
+        } else {
+            missing.push(node.name.as_str());
+        }
+    }
+    json!({"present_on": present, "missing_on": missing})
+}

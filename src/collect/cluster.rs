@@ -1,0 +1,287 @@
+//! Collecting from every replica of a cluster. Two paths:
+//! - fan-out: ClickHouse's own `clusterAllReplicas(NAME, system.x)` through one node, one
+//!   round trip per fact for the whole cluster, rows told apart by `_shard_num`
+//!   (`skip_unavailable_shards` keeps a dead replica from failing the rest);
+//! - direct: one read-only session per node, in parallel (bounded), each with its own
+//!   per-query timeout.
+//!
+//! A replica that does not answer is kept as a node with an error: its rules become
+//! inconclusive for it, and the rest of the cluster is still audited.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::dsn::Endpoint;
+use super::{Answer, CollectError, Session, live_document, log_document, plan, skipped};
+use crate::facts::uint as number;
+use crate::version::Version;
+
+/// How the replicas are reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    FanOut,
+    Direct,
+}
+
+impl Path {
+    pub fn name(self) -> &'static str {
+        match self {
+            Path::FanOut => "clusterAllReplicas",
+            Path::Direct => "direct connections",
+        }
+    }
+}
+
+/// One replica's facts, or why there are none.
+#[derive(Debug, Clone)]
+pub struct NodeFacts {
+    /// `host:port` as system.clusters lists it (native port), or the endpoint for `--dsn`.
+    pub name: String,
+    pub live: Option<Value>,
+    pub log: Option<Value>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub path: Path,
+    pub nodes: Vec<NodeFacts>,
+    pub round_trips: u32,
+}
+
+/// A replica as the seed node's system.clusters lists it.
+#[derive(Debug, Clone)]
+pub struct Member {
+    pub host_name: String,
+    pub port: u64,
+    pub is_local: bool,
+}
+
+impl Member {
+    pub fn name(&self) -> String {
+        format!("{}:{}", self.host_name, self.port)
+    }
+}
+
+/// Told when a node or fact is done: (done, total).
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// The replicas of `cluster`, in the order clusterAllReplicas numbers them.
+pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, CollectError> {
+    let sql = format!(
+        "SELECT host_name, port, is_local FROM system.clusters WHERE cluster = '{}' ORDER BY shard_num, replica_num",
+        cluster.replace('\\', "\\\\").replace('\'', "\\'")
+    );
+    let rows = seed.rows("cluster members (system.clusters)", &sql).await?;
+    Ok(rows
+        .iter()
+        .map(|r| Member {
+            host_name: r["host_name"].as_str().unwrap_or_default().to_string(),
+            port: number(&r["port"]),
+            is_local: number(&r["is_local"]) == 1,
+        })
+        .collect())
+}
+
+const SKIP_DEAD: [(&str, &str); 1] = [("skip_unavailable_shards", "1")];
+
+/// Every fact of every replica through the seed node (needs a user that may send settings
+/// and use clusterAllReplicas).
+pub async fn fan_out(
+    seed: &Session,
+    cluster: &str,
+    members: &[Member],
+    log_window: Option<u64>,
+    progress: Progress<'_>,
+) -> Result<Collected, CollectError> {
+    let probe = plan::fan_out("SELECT version() AS version FROM system.one", cluster);
+    let versions: BTreeMap<u64, String> = seed
+        .rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
+        .await?
+        .iter()
+        .map(|r| (number(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
+        .collect();
+    // the oldest answering version decides which facts every replica can answer
+    let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
+    let log_queries = log_window.map(plan::log_queries).unwrap_or_default();
+    let total = plan::FACTS.len() + log_queries.len();
+    let mut live_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
+    let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
+    let mut queries: Vec<(&str, &str, String, Option<&plan::FactQuery>)> =
+        plan::FACTS.iter().map(|f| (f.name, f.purpose, f.sql.to_string(), Some(f))).collect();
+    queries.extend(log_queries.into_iter().map(|(name, purpose, sql)| (name, purpose, sql, None)));
+    for (done, (name, purpose, sql, fact)) in queries.into_iter().enumerate() {
+        // facts of the plan go to `live`, the query_log queries to `log`
+        let answers = if fact.is_some() { &mut live_answers } else { &mut log_answers };
+        let skip = fact.and_then(|f| skipped(f, oldest));
+        let result = match skip {
+            Some(why) => Err(why),
+            None => seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.to_string()),
+        };
+        for node in versions.keys() {
+            let answer = match &result {
+                Ok(rows) => Ok(rows_of(rows, *node)),
+                Err(why) => Err(why.clone()),
+            };
+            answers.entry(*node).or_default().push((name, answer));
+        }
+        progress(done + 1, total);
+    }
+    let nodes = members
+        .iter()
+        .enumerate()
+        .map(|(i, member)| {
+            let node = i as u64 + 1;
+            let name = member.name();
+            match versions.get(&node) {
+                Some(version) => {
+                    let live = live_document(
+                        &format!("{name} (via clusterAllReplicas from {})", seed.endpoint()),
+                        version,
+                        seed.readonly,
+                        seed.query_id_prefix(),
+                        live_answers.remove(&node).unwrap_or_default(),
+                    );
+                    let mut answers = log_answers.remove(&node).unwrap_or_default();
+                    // skip_unavailable_shards also skips a replica that lacks the table: its
+                    // empty answer is no evidence
+                    if !has_log_table(&live, "query_log") {
+                        for (_, answer) in &mut answers {
+                            *answer = Err("system.query_log does not exist on this replica".into());
+                        }
+                    }
+                    NodeFacts { live: Some(live), log: log_window.map(|w| log_document(w, answers)), error: None, name }
+                }
+                None => NodeFacts {
+                    name,
+                    live: None,
+                    log: None,
+                    error: Some("did not answer through clusterAllReplicas (down or unreachable)".into()),
+                },
+            }
+        })
+        .collect();
+    Ok(Collected { path: Path::FanOut, nodes, round_trips: seed.round_trips() })
+}
+
+/// Whether the replica's system log table `name` exists (true when unknown).
+pub fn has_log_table(live: &Value, name: &str) -> bool {
+    match live["log_tables"].as_array() {
+        Some(rows) => rows.iter().any(|r| r["name"] == name),
+        None => true,
+    }
+}
+
+/// The rows of one replica, without the node column.
+fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
+    rows.iter()
+        .filter(|r| number(&r[plan::NODE_COLUMN]) == node)
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(object) = r.as_object_mut() {
+                object.remove(plan::NODE_COLUMN);
+            }
+            r
+        })
+        .collect()
+}
+
+/// Each node over its own session, `parallel` at a time.
+pub async fn direct(
+    nodes: Vec<(String, Endpoint)>,
+    timeout: Duration,
+    log_window: Option<u64>,
+    parallel: usize,
+    progress: Progress<'_>,
+) -> Collected {
+    let total = nodes.len();
+    let gate = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, (name, endpoint)) in nodes.into_iter().enumerate() {
+        let gate = gate.clone();
+        tasks.spawn(async move {
+            let _permit = gate.acquire_owned().await;
+            (i, one_node(name, endpoint, timeout, log_window).await)
+        });
+    }
+    let mut done: Vec<(usize, NodeFacts, u32)> = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        if let Ok((i, (node, trips))) = joined {
+            done.push((i, node, trips));
+        }
+        progress(done.len(), total);
+    }
+    done.sort_by_key(|(i, _, _)| *i);
+    let round_trips = done.iter().map(|(_, _, t)| t).sum();
+    Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _)| n).collect(), round_trips }
+}
+
+async fn one_node(name: String, endpoint: Endpoint, timeout: Duration, log_window: Option<u64>) -> (NodeFacts, u32) {
+    let session = match Session::connect(endpoint, timeout).await {
+        Ok(s) => s,
+        Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
+    };
+    let live = super::collect(&session).await;
+    let log = match log_window {
+        Some(w) => Some(super::collect_log(&session, w, plan::log_queries(w)).await),
+        None => None,
+    };
+    (NodeFacts { name, live: Some(live), log, error: None }, session.round_trips())
+}
+
+/// The endpoints of a cluster's replicas for direct connections: each replica's host with
+/// the seed's scheme, HTTP port and credentials (system.clusters knows native ports only).
+pub fn direct_endpoints(seed: &Endpoint, members: &[Member]) -> Vec<(String, Endpoint)> {
+    members
+        .iter()
+        .map(|m| {
+            let endpoint =
+                if m.is_local { seed.clone() } else { Endpoint { host: m.host_name.clone(), ..seed.clone() } };
+            (m.name(), endpoint)
+        })
+        .collect()
+}
+
+/// The nodes as the cluster document lists them (for reports of unreachable replicas).
+pub fn node_summary(nodes: &[NodeFacts]) -> Value {
+    json!(
+        nodes
+            .iter()
+            .map(|n| json!({
+                "host": n.name,
+                "reachable": n.error.is_none(),
+                "error": n.error,
+                "version": n.live.as_ref().map(|l| l["version"].clone()),
+            }))
+            .collect::<Vec<_>>()
+    )
+}
+
+impl Collected {
+    /// The snapshot form (`chaudit collect` of a cluster): the path and every node's documents.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "path": self.path.name(),
+            "nodes": self.nodes.iter().map(|n| json!({"host": n.name, "live": n.live, "log": n.log, "error": n.error})).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Back from a snapshot; `None` if it holds no cluster.
+    pub fn from_json(value: &Value) -> Option<Collected> {
+        let path = if value["path"] == Path::FanOut.name() { Path::FanOut } else { Path::Direct };
+        let nodes = value["nodes"]
+            .as_array()?
+            .iter()
+            .map(|n| NodeFacts {
+                name: n["host"].as_str().unwrap_or_default().to_string(),
+                live: Some(n["live"].clone()).filter(|v| !v.is_null()),
+                log: Some(n["log"].clone()).filter(|v| !v.is_null()),
+                error: n["error"].as_str().map(str::to_string),
+            })
+            .collect();
+        Some(Collected { path, nodes, round_trips: 0 })
+    }
+}

@@ -1,0 +1,167 @@
+//! The cluster audit against a real 3-node ClickHouse cluster on loopback: one
+//! `remote_servers` cluster naming all three, one replica configured differently (a server
+//! setting, a profile setting, an extra disk and policy, no query_log), one stopped during
+//! the test. Read through clusterAllReplicas (`--cluster`) and over direct connections
+//! (`--dsn` repeated).
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::{CLICKHOUSE_26_9, LiveServer, chaudit, free_port};
+
+/// users.xml of every node: the profile differs on the divergent one.
+fn users(divergent: bool) -> String {
+    let extra = if divergent { "<max_threads>1</max_threads>" } else { "" };
+    format!(
+        "<clickhouse><profiles><default>{extra}<use_query_condition_cache>0</use_query_condition_cache></default></profiles>\
+         <users><default><password></password><networks><ip>::/0</ip></networks><profile>default</profile>\
+         <quota>default</quota></default></users><quotas><default></default></quotas></clickhouse>"
+    )
+}
+
+const DIVERGENT: &str = r#"<clickhouse>
+  <max_table_size_to_drop>1000</max_table_size_to_drop>
+  <storage_configuration>
+    <disks><archive><type>local</type><path>archive/</path></archive></disks>
+    <policies><archive><volumes><main><disk>archive</disk></main></volumes></archive></policies>
+  </storage_configuration>
+  <query_log remove="1"/>
+</clickhouse>"#;
+
+fn prepare(dir: &Path, remote_servers: &str, divergent: bool) {
+    std::fs::create_dir_all(dir.join("config.d")).unwrap();
+    std::fs::write(dir.join("users.xml"), users(divergent)).unwrap();
+    let users_config =
+        format!("<clickhouse><users_config>{}</users_config></clickhouse>", dir.join("users.xml").display());
+    std::fs::write(dir.join("config.d/users.xml"), users_config).unwrap();
+    std::fs::write(dir.join("config.d/cluster.xml"), remote_servers).unwrap();
+    if divergent {
+        std::fs::write(dir.join("config.d/divergent.xml"), DIVERGENT).unwrap();
+    }
+}
+
+/// Three nodes of cluster `c3`, the second one divergent.
+fn start_cluster() -> Vec<LiveServer> {
+    let ports: Vec<(u16, u16)> = (0..3).map(|_| (free_port(), free_port())).collect();
+    let replicas: String =
+        ports.iter().map(|(_, tcp)| format!("<replica><host>127.0.0.1</host><port>{tcp}</port></replica>")).collect();
+    let remote_servers =
+        format!("<clickhouse><remote_servers><c3><shard>{replicas}</shard></c3></remote_servers></clickhouse>");
+    let remote_servers = &remote_servers;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (http, tcp))| {
+                scope.spawn(move || {
+                    LiveServer::start_on(CLICKHOUSE_26_9, *http, *tcp, |dir| prepare(dir, remote_servers, i == 1))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("server start")).collect()
+    })
+}
+
+fn dsn(server: &LiveServer) -> String {
+    format!("http://127.0.0.1:{}", server.http_port)
+}
+
+fn node(server: &LiveServer) -> String {
+    format!("127.0.0.1:{}", server.tcp_port)
+}
+
+fn audit(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--format", "json", "--fail-on", "never", "--since", "1h"]);
+    let (code, out, err) = chaudit(dir.path(), &all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
+}
+
+fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == rule).collect()
+}
+
+fn message(report: &Value, rule: &str) -> String {
+    findings(report, rule).iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn a_cluster_with_a_divergent_and_a_dead_replica() {
+    let nodes = start_cluster();
+    let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
+    for n in [a, c] {
+        n.query("SYSTEM FLUSH LOGS"); // query_log exists once flushed
+    }
+
+    // all up: one report, divergences named with values and hosts
+    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
+    let setting = message(&report, "cluster-server-setting-divergence");
+    assert!(setting.contains("max_table_size_to_drop differs"), "{setting}");
+    assert!(
+        setting.contains(&format!("{} = 1000", node(b))) && setting.contains(&format!("{} = 50000000000", node(a))),
+        "{setting}"
+    );
+    assert!(message(&report, "cluster-profile-setting-divergence").contains(&format!(
+        "default.max_threads differs: {} = (not set), {} = 1",
+        node(a),
+        node(b)
+    )));
+    let storage = message(&report, "cluster-storage-divergence");
+    assert!(
+        storage.contains(&format!("storage policy archive exists on {} but not on {}, {}", node(b), node(a), node(c))),
+        "{storage}"
+    );
+    assert!(message(&report, "cluster-query-log-divergence").contains(&format!("but not on {}", node(b))));
+    assert!(findings(&report, "cluster-replica-unreachable").is_empty());
+    assert!(findings(&report, "cluster-version-divergence").is_empty(), "all run 26.9");
+    // the same finding on every replica is one finding listing them
+    let cache = findings(&report, "live-query-condition-cache-off");
+    assert_eq!(cache.len(), 1, "{cache:?}");
+    assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 3, "{}", cache[0]);
+    // the replica without query_log: its log rules are inconclusive for it, not passed
+    let shapes = report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["rule_id"] == "repeat-queries-miss-the-cache")
+        .unwrap();
+    let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(b).as_str()).unwrap();
+    assert_eq!(on_b["outcome"], "inconclusive", "{shapes}");
+
+    // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
+    c.stop();
+    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    assert!(
+        message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", node(c)))
+    );
+    assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", node(b))));
+    let cache = findings(&report, "live-query-condition-cache-off");
+    assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 2, "the live replicas still audited");
+    let outcome = report["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["rule_id"] == "live-query-condition-cache-off")
+        .unwrap();
+    let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();
+    assert_eq!(on_c["outcome"], "inconclusive", "{outcome}");
+
+    // the same over direct connections, one --dsn per node
+    let report = audit(&["--dsn", &dsn(a), "--dsn", &dsn(b), "--dsn", &dsn(c)]);
+    assert!(report["target"].as_str().unwrap().contains("direct connections"));
+    assert!(message(&report, "cluster-replica-unreachable").contains(&format!("127.0.0.1:{}", c.http_port)));
+    assert!(message(&report, "cluster-server-setting-divergence").contains("max_table_size_to_drop differs"));
+    // over direct connections each replica applies its own profile: the session value differs too
+    let settings = message(&report, "cluster-profile-setting-divergence");
+    assert!(settings.contains("setting max_threads differs") && settings.contains("= 1"), "{settings}");
+
+    // text shows the hosts of a merged finding
+    let dir = tempfile::tempdir().unwrap();
+    let (_, text, _) = chaudit(dir.path(), &["--dsn", &dsn(a), "--cluster", "c3", "--fail-on", "never"]);
+    assert!(text.contains(&format!("on 2 replica(s): {}, {}", node(a), node(b))), "{text}");
+}
