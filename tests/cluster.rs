@@ -151,6 +151,20 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();
     assert_eq!(on_c["outcome"], "inconclusive", "{outcome}");
 
+    // a cluster snapshot re-audits offline to the same findings
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("cluster.json");
+    let (code, _, err) = chaudit(
+        dir.path(),
+        &["collect", "--dsn", &dsn(a), "--cluster", "c3", "--since", "1h", "-o", snapshot.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let offline = audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
+    let rules = |r: &Value| {
+        r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(rules(&offline), rules(&report));
+
     // the same over direct connections, one --dsn per node
     let report = audit(&["--dsn", &dsn(a), "--dsn", &dsn(b), "--dsn", &dsn(c)]);
     assert!(report["target"].as_str().unwrap().contains("direct connections"));

@@ -9,9 +9,9 @@
 //! inconclusive for it, and the rest of the cluster is still audited.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
@@ -113,14 +113,28 @@ pub async fn fan_out(
     let mut queries: Vec<(&str, &str, String, Option<&plan::FactQuery>)> =
         plan::FACTS.iter().map(|f| (f.name, f.purpose, f.sql.to_string(), Some(f))).collect();
     queries.extend(log_queries.into_iter().map(|(name, purpose, sql)| (name, purpose, sql, None)));
-    for (done, (name, purpose, sql, fact)) in queries.into_iter().enumerate() {
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results: Vec<_> = stream::iter(queries)
+        .map(|(name, purpose, sql, fact)| {
+            let done = &done;
+            async move {
+                let result = match fact.and_then(|f| skipped(f, oldest)) {
+                    Some(why) => Err(why),
+                    None => seed
+                        .rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD)
+                        .await
+                        .map_err(|e| e.to_string()),
+                };
+                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+                (name, fact.is_some(), result)
+            }
+        })
+        .buffered(super::QUERIES_IN_FLIGHT)
+        .collect()
+        .await;
+    for (name, is_live, result) in results {
         // facts of the plan go to `live`, the query_log queries to `log`
-        let answers = if fact.is_some() { &mut live_answers } else { &mut log_answers };
-        let skip = fact.and_then(|f| skipped(f, oldest));
-        let result = match skip {
-            Some(why) => Err(why),
-            None => seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.to_string()),
-        };
+        let answers = if is_live { &mut live_answers } else { &mut log_answers };
         for node in versions.keys() {
             let answer = match &result {
                 Ok(rows) => Ok(rows_of(rows, *node)),
@@ -128,7 +142,6 @@ pub async fn fan_out(
             };
             answers.entry(*node).or_default().push((name, answer));
         }
-        progress(done + 1, total);
     }
     let nodes = members
         .iter()
@@ -198,22 +211,28 @@ pub async fn direct(
     progress: Progress<'_>,
 ) -> Collected {
     let total = nodes.len();
-    let gate = Arc::new(tokio::sync::Semaphore::new(parallel.max(1)));
-    let mut tasks = tokio::task::JoinSet::new();
-    for (i, (name, endpoint)) in nodes.into_iter().enumerate() {
-        let gate = gate.clone();
-        tasks.spawn(async move {
-            let _permit = gate.acquire_owned().await;
-            (i, one_node(name, endpoint, timeout, log_window).await)
-        });
-    }
-    let mut done: Vec<(usize, NodeFacts, u32)> = Vec::new();
-    while let Some(joined) = tasks.join_next().await {
-        if let Ok((i, (node, trips))) = joined {
-            done.push((i, node, trips));
-        }
-        progress(done.len(), total);
-    }
+    let finished = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
+        .map(|(i, (name, endpoint))| {
+            let finished = &finished;
+            async move {
+                // a replica that answers each query just in time must not hold the report forever
+                let deadline = timeout * 3;
+                let (node, trips) =
+                    match tokio::time::timeout(deadline, one_node(name.clone(), endpoint, timeout, log_window)).await {
+                        Ok(done) => done,
+                        Err(_) => {
+                            let error = format!("did not finish within {} s", deadline.as_secs());
+                            (NodeFacts { name, live: None, log: None, error: Some(error) }, 0)
+                        }
+                    };
+                progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+                (i, node, trips)
+            }
+        })
+        .buffer_unordered(parallel.max(1))
+        .collect()
+        .await;
     done.sort_by_key(|(i, _, _)| *i);
     let round_trips = done.iter().map(|(_, _, t)| t).sum();
     Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _)| n).collect(), round_trips }
