@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cluster benchmark: the live audit of one node against the audit of a 3-node cluster (real
 # ClickHouse 26.9 servers on loopback, started here and stopped by pid), through
-# clusterAllReplicas and over direct connections, in one hyperfine run.
+# clusterAllReplicas and over direct connections (queries one after the other per server, the
+# default, and 4 in flight), in one hyperfine run.
 # Needs hyperfine (Debian: apt-get install hyperfine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,4 +28,6 @@ dsn() { echo "http://127.0.0.1:${http[$1]}"; }
 hyperfine --warmup 2 --runs 20 -N \
   -n "1 node (--dsn)" "target/release/chaudit --dsn $(dsn 0) --format json --fail-on never" \
   -n "3 nodes (--cluster, clusterAllReplicas)" "target/release/chaudit --dsn $(dsn 0) --cluster c3 --format json --fail-on never" \
-  -n "3 nodes (--dsn x3, direct connections)" "target/release/chaudit --dsn $(dsn 0) --dsn $(dsn 1) --dsn $(dsn 2) --format json --fail-on never"
+  -n "3 nodes (--dsn x3, direct connections)" "target/release/chaudit --dsn $(dsn 0) --dsn $(dsn 1) --dsn $(dsn 2) --format json --fail-on never" \
+  -n "1 node, --in-flight 4" "target/release/chaudit --dsn $(dsn 0) --in-flight 4 --format json --fail-on never" \
+  -n "3 nodes, --dsn x3, --in-flight 4" "target/release/chaudit --dsn $(dsn 0) --dsn $(dsn 1) --dsn $(dsn 2) --in-flight 4 --format json --fail-on never"

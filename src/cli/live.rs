@@ -29,6 +29,9 @@ pub struct ConnectArgs {
     /// Replicas read at once over direct connections.
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
+    /// Queries chaudit sends at once to a server (each takes one of its query slots).
+    #[arg(long, default_value_t = 1)]
+    pub in_flight: usize,
     /// Server host (like clickhouse-client; env CLICKHOUSE_HOST).
     #[arg(long)]
     pub host: Option<String>,
@@ -149,10 +152,13 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitC
         ExitCode::from(exit::RUNTIME)
     })?;
     runtime.block_on(async {
-        let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1))).await.map_err(|e| {
-            eprintln!("chaudit: {e}");
-            ExitCode::from(exit::RUNTIME)
-        })?;
+        let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1)))
+            .await
+            .map_err(|e| {
+                eprintln!("chaudit: {e}");
+                ExitCode::from(exit::RUNTIME)
+            })?
+            .with_in_flight(args.in_flight);
         let live = collect::collect(&session).await;
         let log = if args.since > 0 {
             let mut queries = collect::plan::log_queries(args.since);
@@ -199,6 +205,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     })?;
     let timeout = Duration::from_secs(args.timeout.max(1));
     let log_window = Some(args.since).filter(|s| *s > 0);
+    let node_options = cluster::NodeOptions { timeout, log_window, in_flight: args.in_flight };
     let show = move |done: usize, total: usize| {
         if progress {
             eprint!("\rchaudit: collecting {done}/{total}{}", if done == total { "\n" } else { "" });
@@ -207,16 +214,19 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     runtime.block_on(async {
         let Some(name) = args.cluster.clone() else {
             let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
-            return Ok((None, cluster::direct(nodes, timeout, log_window, args.parallel, &show).await));
+            return Ok((None, cluster::direct(nodes, node_options, args.parallel, &show).await));
         };
         let seed_endpoint = endpoints
             .into_iter()
             .next()
             .ok_or_else(|| usage("--cluster needs --dsn (a node of the cluster)".into()))?;
-        let seed = Session::connect(seed_endpoint.clone(), timeout).await.map_err(|e| {
-            eprintln!("chaudit: {e}");
-            ExitCode::from(exit::RUNTIME)
-        })?;
+        let seed = Session::connect(seed_endpoint.clone(), timeout)
+            .await
+            .map_err(|e| {
+                eprintln!("chaudit: {e}");
+                ExitCode::from(exit::RUNTIME)
+            })?
+            .with_in_flight(args.in_flight);
         let members = cluster::members(&seed, &name).await.map_err(|e| {
             eprintln!("chaudit: {e}");
             ExitCode::from(exit::RUNTIME)
@@ -243,7 +253,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             }
         }
         let nodes = cluster::direct_endpoints(&seed_endpoint, &members);
-        Ok((Some(name), cluster::direct(nodes, timeout, log_window, args.parallel, &show).await))
+        Ok((Some(name), cluster::direct(nodes, node_options, args.parallel, &show).await))
     })
 }
 

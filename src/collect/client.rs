@@ -36,6 +36,8 @@ pub struct Session {
     /// needs wait_end_of_query: not available to a readonly=1 user).
     rows_read: AtomicU64,
     timeout: Duration,
+    /// Queries sent at once (1: one after the other, the least a busy server notices).
+    pub in_flight: usize,
 }
 
 impl Session {
@@ -58,6 +60,7 @@ impl Session {
             round_trips: AtomicU32::new(0),
             rows_read: AtomicU64::new(0),
             timeout,
+            in_flight: 1,
         };
         let probe = session
             .rows(
@@ -70,6 +73,12 @@ impl Session {
         session.version = first["version"].as_str().unwrap_or_default().to_string();
         session.readonly = first["readonly"].as_u64().unwrap_or(1) as u8;
         Ok(session)
+    }
+
+    /// Sends up to `n` queries at once (the round trips overlap; their number is the same).
+    pub fn with_in_flight(mut self, n: usize) -> Session {
+        self.in_flight = n.max(1);
+        self
     }
 
     pub fn endpoint(&self) -> &Endpoint {

@@ -129,7 +129,7 @@ pub async fn fan_out(
                 (name, fact.is_some(), result)
             }
         })
-        .buffered(super::QUERIES_IN_FLIGHT)
+        .buffered(seed.in_flight)
         .collect()
         .await;
     for (name, is_live, result) in results {
@@ -202,14 +202,24 @@ fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
         .collect()
 }
 
+/// How each node is read over a direct connection.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeOptions {
+    /// Per query.
+    pub timeout: Duration,
+    pub log_window: Option<u64>,
+    /// Queries at once on one node.
+    pub in_flight: usize,
+}
+
 /// Each node over its own session, `parallel` at a time.
 pub async fn direct(
     nodes: Vec<(String, Endpoint)>,
-    timeout: Duration,
-    log_window: Option<u64>,
+    options: NodeOptions,
     parallel: usize,
     progress: Progress<'_>,
 ) -> Collected {
+    let NodeOptions { timeout, .. } = options;
     let total = nodes.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
@@ -219,7 +229,7 @@ pub async fn direct(
                 // a replica that answers each query just in time must not hold the report forever
                 let deadline = timeout * 3;
                 let (node, trips) =
-                    match tokio::time::timeout(deadline, one_node(name.clone(), endpoint, timeout, log_window)).await {
+                    match tokio::time::timeout(deadline, one_node(name.clone(), endpoint, options)).await {
                         Ok(done) => done,
                         Err(_) => {
                             let error = format!("did not finish within {} s", deadline.as_secs());
@@ -238,9 +248,10 @@ pub async fn direct(
     Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _)| n).collect(), round_trips }
 }
 
-async fn one_node(name: String, endpoint: Endpoint, timeout: Duration, log_window: Option<u64>) -> (NodeFacts, u32) {
+async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (NodeFacts, u32) {
+    let NodeOptions { timeout, log_window, in_flight } = options;
     let session = match Session::connect(endpoint, timeout).await {
-        Ok(s) => s,
+        Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
     let live = super::collect(&session).await;

@@ -13,10 +13,6 @@ use serde_json::{Map, Value, json};
 
 pub use client::{CollectError, Session};
 
-/// Queries in flight at once on one session: the round trips overlap (their number does
-/// not change), so an audit takes about its slowest queries, not the sum of all.
-pub const QUERIES_IN_FLIGHT: usize = 4;
-
 /// The `live` document of one node.
 pub async fn collect(session: &Session) -> Value {
     let version: Option<crate::version::Version> = session.version.parse().ok();
@@ -28,7 +24,7 @@ pub async fn collect(session: &Session) -> Value {
             };
             (fact.name, answer)
         })
-        .buffered(QUERIES_IN_FLIGHT)
+        .buffered(session.in_flight)
         .collect()
         .await;
     live_document(
@@ -94,7 +90,7 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
 pub async fn collect_log(session: &Session, since_seconds: u64, queries: Vec<(&str, &str, String)>) -> Value {
     let answers: Vec<Answer> = stream::iter(queries)
         .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.to_string())) })
-        .buffered(QUERIES_IN_FLIGHT)
+        .buffered(session.in_flight)
         .collect()
         .await;
     log_document(since_seconds, answers)
