@@ -94,13 +94,13 @@ fn a_readonly_user_audits_without_any_setting_refused() {
     assert_eq!(outcome(&report, "unbatched-end-of-query-packets"), "not-applicable");
     assert_eq!(readonly_errors(), before, "a setting was sent to the readonly user");
     assert!(!format!("{report}{stderr}").contains("s3cr3t-pw"), "the password leaked");
-    assert!(stderr.contains("15 round trips"), "{stderr}");
+    assert!(stderr.contains("16 round trips"), "{stderr}");
     // every query is tagged, and the audit's footprint is findable in query_log
     server.query("SYSTEM FLUSH LOGS");
     // (on a fresh server the log query itself may fail: query_log does not exist yet)
     let tagged = server
         .query("SELECT uniqExact(query_id) FROM system.query_log WHERE user = 'auditor' AND query_id LIKE 'chaudit-%'");
-    assert_eq!(tagged.trim(), "15");
+    assert_eq!(tagged.trim(), "16");
     let untagged =
         server.query("SELECT count() FROM system.query_log WHERE user = 'auditor' AND query_id NOT LIKE 'chaudit-%'");
     assert_eq!(untagged.trim(), "0");
@@ -215,7 +215,7 @@ fn dry_run_prints_every_query_and_sends_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stdout, _) = support::chaudit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--dry-run"]);
     assert_eq!(code, 0);
-    assert_eq!(stdout.matches("\nSELECT").count() + usize::from(stdout.starts_with("SELECT")), 15, "{stdout}");
+    assert_eq!(stdout.matches("\nSELECT").count() + usize::from(stdout.starts_with("SELECT")), 16, "{stdout}");
     assert!(stdout.contains("-- errors:"));
 }
 
@@ -275,6 +275,10 @@ fn log_evidence_aggregates_the_workload_and_leaves_out_the_audit() {
         "the audit counted itself"
     );
     assert_eq!(snapshot["sources"], serde_json::json!(["live", "log"]));
+    // metric_log: the node's Context lock rate over the window
+    let rate = &snapshot["document"]["log"]["lock_rate"][0];
+    let peak: f64 = rate["peak_locks_per_second"].to_string().trim_matches('"').parse().unwrap();
+    assert!(peak > 0.0, "{rate}");
 }
 
 #[test]

@@ -102,15 +102,28 @@ pub const FACTS: &[FactQuery] = &[
 /// queries (query_id `chaudit-...`) are left out.
 pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, String)> {
     let window = log_window(since_seconds);
-    vec![(
-        "shapes",
-        "query_log: per query shape, runs, user and its limits, latency, rows, Context lock, cache bytes (top 50 by total time)",
-        format!(
-            "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
+    vec![
+        (
+            "shapes",
+            "query_log: per query shape, runs, user and its limits, latency, rows, Context lock, cache bytes (top 50 by total time)",
+            format!(
+                "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
              max(toFloat64OrZero(Settings['max_execution_time'])) AS max_execution_time, \
              max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes,              countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
+            ),
         ),
-    )]
+        (
+            "lock_rate",
+            "metric_log: Context lock acquisitions and wait per interval (1 s by default), threads waiting",
+            format!(
+                "SELECT hostName() AS host, max(ProfileEvent_ContextLock) AS peak_locks_per_second, \
+                 round(avg(ProfileEvent_ContextLock), 1) AS avg_locks_per_second, \
+                 max(ProfileEvent_ContextLockWaitMicroseconds) AS peak_lock_wait_us_per_second, \
+                 max(CurrentMetric_ContextLockWait) AS peak_lock_waiters, count() AS intervals \
+                 FROM system.metric_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND GROUP BY host"
+            ),
+        ),
+    ]
 }
 
 /// For `chaudit upgrade`: which kinds of queries the workload runs (protocol, INSERTs, JOINs,
