@@ -105,9 +105,10 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
     vec![
         (
             "shapes",
-            "query_log: per query shape, runs, user and its limits, latency, rows, Context lock, cache bytes (top 50 by total time)",
+            "query_log: per query shape, runs, user and its limits, projections used, latency, rows, Context lock, cache bytes (top 50 by total time)",
             format!(
                 "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
+             groupUniqArrayArray(projections) AS projections_used, \
              max(toFloat64OrZero(Settings['max_execution_time'])) AS max_execution_time, \
              max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes,              countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
             ),
