@@ -50,6 +50,9 @@ pub struct ConnectArgs {
     /// HTTPS (TLS via rustls).
     #[arg(long)]
     pub secure: bool,
+    /// Also trust the CA certificates in this PEM file (a private CA or a self-signed server).
+    #[arg(long, value_name = "FILE", env = "CLICKHOUSE_CA_CERT")]
+    pub ca_cert: Option<PathBuf>,
     /// Seconds to wait for each query.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
@@ -121,6 +124,7 @@ impl ConnectArgs {
             user: self.user.clone(),
             password,
             secure: self.secure,
+            ca_cert: self.ca_cert.clone(),
         })
     }
 }

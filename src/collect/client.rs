@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
+use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -43,7 +44,7 @@ pub struct Session {
 impl Session {
     /// Connects and reads the version and the user's readonly level (one round trip).
     pub async fn connect(endpoint: Endpoint, timeout: Duration) -> Result<Session, CollectError> {
-        let mut client = clickhouse::Client::default()
+        let mut client = base_client(&endpoint)?
             .with_url(endpoint.url())
             .with_user(endpoint.user.clone())
             .with_password(endpoint.password.expose().to_string());
@@ -162,13 +163,61 @@ impl Session {
     }
 }
 
+/// A client over HTTP(S) with rustls: the public web PKI roots, plus the CA file given with
+/// `--ca-cert` (a private CA, a self-signed server).
+fn base_client(endpoint: &Endpoint) -> Result<clickhouse::Client, CollectError> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let failed = |message: String| CollectError::Unreachable { endpoint: endpoint.to_string(), message };
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = &endpoint.ca_cert {
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| failed(format!("--ca-cert {}: {e}", path.display())))?;
+        if certs.is_empty() {
+            return Err(failed(format!("--ca-cert {}: no PEM certificate in it", path.display())));
+        }
+        for cert in certs {
+            roots.add(cert).map_err(|e| failed(format!("--ca-cert {}: {e}", path.display())))?;
+        }
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| failed(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    // idle sockets closed before the server's keep-alive (10 s since 23.11, 3 s before) closes them
+    Ok(clickhouse::Client::with_http_client(
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_millis(2_500))
+            .build(connector),
+    ))
+}
+
 fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
     let message = e.to_string();
     // "Code: 497. DB::Exception: ..." -> 497
     let code =
         message.split("Code: ").nth(1).and_then(|rest| rest.split(['.', ' ']).next()).and_then(|c| c.parse().ok());
     let message = match e {
-        clickhouse::error::Error::Network(inner) => format!("network error: {inner}"),
+        // the cause is at the end of the chain ("invalid peer certificate: UnknownIssuer")
+        clickhouse::error::Error::Network(inner) => {
+            let mut text = format!("network error: {inner}");
+            let mut source = inner.source();
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        }
         // the server repeats the whole query after "In scope"; the purpose already names it
         _ => message.split(". In scope").next().unwrap_or(&message).trim().to_string(),
     };

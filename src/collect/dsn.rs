@@ -33,6 +33,8 @@ pub struct Endpoint {
     pub user: String,
     pub password: Secret,
     pub database: Option<String>,
+    /// Extra CA certificates (PEM) to trust for HTTPS, beside the public roots.
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 impl Endpoint {
@@ -59,6 +61,7 @@ pub struct ConnectOptions {
     pub user: Option<String>,
     pub password: Option<Secret>,
     pub secure: bool,
+    pub ca_cert: Option<std::path::PathBuf>,
 }
 
 const NATIVE_PORTS: [u16; 2] = [9000, 9440];
@@ -80,6 +83,7 @@ pub fn resolve(options: &ConnectOptions) -> Result<Endpoint, String> {
                 user: String::new(),
                 password: Secret::default(),
                 database: None,
+                ca_cert: None,
             }
         }
     };
@@ -96,6 +100,7 @@ pub fn resolve(options: &ConnectOptions) -> Result<Endpoint, String> {
     {
         endpoint.password = Secret::new(p);
     }
+    endpoint.ca_cert = options.ca_cert.clone();
     if NATIVE_PORTS.contains(&endpoint.port) {
         return Err(format!(
             "port {} is ClickHouse's native protocol; chaudit speaks HTTP: use port {} (the server's http_port{})",
@@ -135,7 +140,7 @@ fn parse_dsn(dsn: &str) -> Result<Endpoint, String> {
         return Err(format!("`{}`: no host", redact(dsn)));
     }
     let database = Some(path.to_string()).filter(|d| !d.is_empty());
-    Ok(Endpoint { secure, host, port, user, password, database })
+    Ok(Endpoint { secure, host, port, user, password, database, ca_cert: None })
 }
 
 fn split_host_port(address: &str) -> Result<(String, Option<u16>), String> {
