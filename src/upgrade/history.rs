@@ -200,3 +200,25 @@ mod tests {
         assert_eq!(c.kind, SettingKind::MergeTree);
     }
 }
+
+#[cfg(test)]
+mod live_rows {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_servers_own_history_reads_in_both_shapes() {
+        // 26.x: named tuples as objects, with type and compatibility_mode
+        let new = json!({"type": "MergeTree", "version": "27.1", "changes": [
+            {"name": "a", "previous_value": "1", "new_value": "2", "reason": "r", "compatibility_mode": "Ignore"}]});
+        // 24.8: no type column, tuples as arrays
+        let old = json!({"version": "24.8", "changes": [["b", "0", "1", "why"]]});
+        let h = History::from_rows("27.1.1.1".into(), &[new, old]).unwrap();
+        assert_eq!(h.history[0].kind, SettingKind::MergeTree);
+        assert_eq!(h.history[1].kind, SettingKind::Session);
+        let changes = h.default_changes("26.9".parse().unwrap(), "27.1".parse().unwrap());
+        assert_eq!(changes.len(), 1);
+        assert!(!changes[0].revertible, "Ignore blocks compatibility");
+        assert!(History::from_rows("x".into(), &[json!({"version": "1.1", "changes": [[1]]})]).is_err());
+    }
+}
