@@ -117,9 +117,9 @@ pub fn process(
     let mut used = vec![main_id];
     let mut fragments = Vec::new();
     let paths = files::merge_files(main)?;
-    for path in &paths {
-        let id = files::read(sources, path)?;
-        let fragment = files::parse(sources, id)?;
+    let ids = paths.iter().map(|path| files::read(sources, path)).collect::<Result<Vec<_>>>()?;
+    for (id, fragment) in ids.iter().copied().zip(parse_all(sources, &ids)) {
+        let fragment = fragment?;
         if !same_root(&root.name, &fragment.name) {
             if is_clickhouse_root(&root.name) {
                 let p = Pointer::new(sources, fragment.origin, fragment.name.len() + 1);
@@ -147,6 +147,23 @@ pub fn process(
     Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems }
         .run(&mut root)?;
     Ok(ConfigTree { root, files: used })
+}
+
+/// Parses the files on every core (each file on its own; the merge that follows is in path
+/// order): a config.d of thousands of fragments parses in a fraction of the time.
+fn parse_all(sources: &SourceMap, ids: &[FileId]) -> Vec<Result<Element>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len().max(1));
+    if threads <= 1 || ids.len() < 64 {
+        return ids.iter().map(|id| files::parse(sources, *id)).collect();
+    }
+    let chunk = ids.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|id| files::parse(sources, *id)).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    })
 }
 
 fn same_root(a: &str, b: &str) -> bool {
