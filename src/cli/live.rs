@@ -9,7 +9,6 @@ use clap::Args;
 use chaudit::collect::dsn::{ConnectOptions, Endpoint, Secret};
 use chaudit::collect::{self, Session, cluster};
 use chaudit::upgrade::history;
-use chaudit::version::Version;
 
 use super::exit;
 
@@ -151,43 +150,21 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitC
         eprintln!("chaudit: {message}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
     })?;
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-        eprintln!("chaudit: cannot start the runtime: {e}");
-        ExitCode::from(exit::RUNTIME)
-    })?;
+    let runtime = runtime()?;
     runtime.block_on(async {
+        let fail = |e: collect::CollectError| {
+            eprintln!("chaudit: {e}");
+            ExitCode::from(exit::RUNTIME)
+        };
         let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1)))
             .await
-            .map_err(|e| {
-                eprintln!("chaudit: {e}");
-                ExitCode::from(exit::RUNTIME)
-            })?
+            .map_err(fail)?
             .with_in_flight(args.in_flight);
-        let live = collect::collect(&session).await;
-        let log = if args.since > 0 {
-            let mut queries = collect::plan::log_queries(args.since);
-            if review {
-                queries.extend(collect::plan::usage_queries(args.since));
-            }
-            Some(collect::collect_log(&session, args.since, queries).await)
-        } else {
-            None
-        };
-        let newer = session.version.parse::<Version>().is_ok_and(|v| {
-            let known: Option<Version> = history::builtin().version.parse().ok();
-            known.is_some_and(|k| (v.major, v.minor) > (k.major, k.minor))
-        });
-        let settings_changes = if review && newer {
-            let (purpose, sql) = collect::plan::SETTINGS_CHANGES;
-            Some(session.rows(purpose, sql).await.map_err(|e| {
-                eprintln!("chaudit: {e}");
-                ExitCode::from(exit::RUNTIME)
-            })?)
-        } else {
-            None
-        };
+        let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
+        let log_window = Some(args.since).filter(|s| *s > 0);
+        let node = collect::node(&session, log_window, review_history).await.map_err(fail)?;
         let stats = Stats { round_trips: session.round_trips(), rows_read: session.rows_read() };
-        Ok(Collected { live, log, settings_changes, stats })
+        Ok(Collected { live: node.live, log: node.log, settings_changes: node.settings_changes, stats })
     })
 }
 
@@ -200,64 +177,45 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     };
     let endpoints: Vec<Endpoint> =
         args.dsn.iter().map(|d| args.endpoint_of(Some(d.clone()))).collect::<Result<_, _>>().map_err(usage)?;
-    if args.cluster.is_some() && endpoints.len() > 1 {
+    if args.cluster.is_some() && endpoints.len() != 1 {
         return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
     }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-        eprintln!("chaudit: cannot start the runtime: {e}");
-        ExitCode::from(exit::RUNTIME)
-    })?;
-    let timeout = Duration::from_secs(args.timeout.max(1));
-    let log_window = Some(args.since).filter(|s| *s > 0);
-    let node_options = cluster::NodeOptions { timeout, log_window, in_flight: args.in_flight };
+    let runtime = runtime()?;
+    let plan = cluster::Plan {
+        cluster: args.cluster.clone(),
+        endpoints,
+        fan_out: match args.fan_out {
+            FanOut::Auto => cluster::FanOut::Auto,
+            FanOut::Cluster => cluster::FanOut::Cluster,
+            FanOut::Direct => cluster::FanOut::Direct,
+        },
+        parallel: args.parallel,
+        node: cluster::NodeOptions {
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            log_window: Some(args.since).filter(|s| *s > 0),
+            in_flight: args.in_flight,
+        },
+    };
     let show = move |done: usize, total: usize| {
         if progress {
             eprint!("\rchaudit: collecting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
-    runtime.block_on(async {
-        let Some(name) = args.cluster.clone() else {
-            let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
-            return Ok((None, cluster::direct(nodes, node_options, args.parallel, &show).await));
-        };
-        let seed_endpoint = endpoints
-            .into_iter()
-            .next()
-            .ok_or_else(|| usage("--cluster needs --dsn (a node of the cluster)".into()))?;
-        let seed = Session::connect(seed_endpoint.clone(), timeout)
-            .await
-            .map_err(|e| {
-                eprintln!("chaudit: {e}");
-                ExitCode::from(exit::RUNTIME)
-            })?
-            .with_in_flight(args.in_flight);
-        let members = cluster::members(&seed, &name).await.map_err(|e| {
+    let warn = |message: String| eprintln!("chaudit: warning: {message}");
+    match runtime.block_on(cluster::collect(plan, &show, &warn)) {
+        Ok(collected) => Ok((args.cluster.clone(), collected)),
+        Err(e @ collect::CollectError::UnknownCluster { .. }) => Err(usage(e.to_string())),
+        Err(e) => {
             eprintln!("chaudit: {e}");
-            ExitCode::from(exit::RUNTIME)
-        })?;
-        if members.is_empty() {
-            return Err(usage(format!("{} has no cluster `{name}` in system.clusters", seed.endpoint())));
+            Err(ExitCode::from(exit::RUNTIME))
         }
-        // a readonly=1 user cannot send skip_unavailable_shards: one dead replica would fail the fan-out
-        let fan_out = match args.fan_out {
-            FanOut::Cluster => true,
-            FanOut::Direct => false,
-            FanOut::Auto => seed.readonly != 1,
-        };
-        if fan_out {
-            match cluster::fan_out(&seed, &name, &members, log_window, &show).await {
-                Ok(collected) => return Ok((Some(name), collected)),
-                Err(e) if matches!(args.fan_out, FanOut::Auto) => {
-                    eprintln!("chaudit: warning: clusterAllReplicas failed ({e}); reading each replica directly");
-                }
-                Err(e) => {
-                    eprintln!("chaudit: {e}");
-                    return Err(ExitCode::from(exit::RUNTIME));
-                }
-            }
-        }
-        let nodes = cluster::direct_endpoints(&seed_endpoint, &members);
-        Ok((Some(name), cluster::direct(nodes, node_options, args.parallel, &show).await))
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
+        eprintln!("chaudit: cannot start the runtime: {e}");
+        ExitCode::from(exit::RUNTIME)
     })
 }
 

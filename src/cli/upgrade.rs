@@ -113,16 +113,8 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
             (h, format!("system.settings_changes of ClickHouse {} (bundled with chaudit)", h.version))
         }
     };
-    if (to.major, to.minor) < (from.major, from.minor) {
-        return usage(format!("--to {to} is older than the running {from}: chaudit reviews upgrades, not downgrades"));
-    }
-    let newest: Option<Version> = history.version.parse().ok();
-    if newest.is_some_and(|n| (to.major, to.minor) > (n.major, n.minor)) {
-        return usage(format!(
-            "the setting history chaudit has ends at ClickHouse {}; {to} is newer: regenerate data/ with \
-             scripts/gen-version-data.py from a {to} server",
-            history.version
-        ));
+    if let Err(e) = upgrade::check_versions(from, to, history) {
+        return usage(e.to_string());
     }
     let review = upgrade::review(&Inputs { facts: &facts, from, to, history, history_source, pack: &pack });
     let text = match args.format {

@@ -22,6 +22,8 @@ pub enum CollectError {
     Query { purpose: String, message: String, code: Option<u32> },
     #[error("{purpose}: no answer within {seconds} s")]
     Timeout { purpose: String, seconds: u64 },
+    #[error("{endpoint} has no cluster `{cluster}` in system.clusters")]
+    UnknownCluster { endpoint: String, cluster: String },
 }
 
 pub struct Session {

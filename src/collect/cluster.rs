@@ -315,3 +315,60 @@ impl Collected {
         Some(Collected { path, nodes, round_trips: 0 })
     }
 }
+
+/// How replicas are read, as the user chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FanOut {
+    /// clusterAllReplicas when the user may send settings, else direct connections; direct
+    /// connections too when clusterAllReplicas is refused.
+    #[default]
+    Auto,
+    /// clusterAllReplicas(NAME, system.x) through the first node.
+    Cluster,
+    /// One read-only session per replica.
+    Direct,
+}
+
+/// What a cluster audit reads: the replicas of `cluster` through `endpoints[0]`, or, without
+/// a cluster name, each endpoint.
+pub struct Plan {
+    pub cluster: Option<String>,
+    pub endpoints: Vec<Endpoint>,
+    pub fan_out: FanOut,
+    pub parallel: usize,
+    pub node: NodeOptions,
+}
+
+/// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
+/// connections.
+pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) -> Result<Collected, CollectError> {
+    let Plan { cluster, endpoints, fan_out, parallel, node } = plan;
+    let Some(name) = cluster else {
+        let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+        return Ok(direct(nodes, node, parallel, progress).await);
+    };
+    let Some(seed_endpoint) = endpoints.into_iter().next() else {
+        return Err(CollectError::UnknownCluster { endpoint: "(no --dsn)".into(), cluster: name });
+    };
+    let seed = Session::connect(seed_endpoint.clone(), node.timeout).await?.with_in_flight(node.in_flight);
+    let members = members(&seed, &name).await?;
+    if members.is_empty() {
+        return Err(CollectError::UnknownCluster { endpoint: seed.endpoint().to_string(), cluster: name });
+    }
+    // a readonly=1 user cannot send skip_unavailable_shards: one dead replica would fail the fan-out
+    let through_cluster = match fan_out {
+        FanOut::Cluster => true,
+        FanOut::Direct => false,
+        FanOut::Auto => seed.readonly != 1,
+    };
+    if through_cluster {
+        match self::fan_out(&seed, &name, &members, node.log_window, progress).await {
+            Ok(collected) => return Ok(collected),
+            Err(e) if fan_out == FanOut::Auto => {
+                warn(format!("clusterAllReplicas failed ({e}); reading each replica directly"));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(direct(direct_endpoints(&seed_endpoint, &members), node, parallel, progress).await)
+}

@@ -39,6 +39,44 @@ pub async fn collect(session: &Session) -> Value {
 /// One fact's answer: its rows, or why it could not be read.
 pub(crate) type Answer<'a> = (&'a str, Result<Vec<Value>, String>);
 
+/// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
+/// review, its own settings history when it is newer than the review's.
+pub struct NodeDocuments {
+    pub live: Value,
+    pub log: Option<Value>,
+    pub settings_changes: Option<Vec<Value>>,
+}
+
+/// Collects one node. `review_history`: the upgrade review is running with a settings
+/// history of that version (the workload usage pass is added, and a newer server's own
+/// system.settings_changes is read).
+pub async fn node(
+    session: &Session,
+    log_window: Option<u64>,
+    review_history: Option<crate::version::Version>,
+) -> Result<NodeDocuments, CollectError> {
+    let live = collect(session).await;
+    let log = match log_window {
+        Some(window) => {
+            let mut queries = plan::log_queries(window);
+            if review_history.is_some() {
+                queries.extend(plan::usage_queries(window));
+            }
+            Some(collect_log(session, window, queries).await)
+        }
+        None => None,
+    };
+    let server: Option<crate::version::Version> = session.version.parse().ok();
+    let newer = matches!((server, review_history), (Some(v), Some(h)) if (v.major, v.minor) > (h.major, h.minor));
+    let settings_changes = if newer {
+        let (purpose, sql) = plan::SETTINGS_CHANGES;
+        Some(session.rows(purpose, sql).await?)
+    } else {
+        None
+    };
+    Ok(NodeDocuments { live, log, settings_changes })
+}
+
 /// Why a fact is not asked of a server of `version` (its table is newer), if so.
 pub(crate) fn skipped(fact: &plan::FactQuery, version: Option<crate::version::Version>) -> Option<String> {
     let ((major, minor), v) = (fact.since?, version?);

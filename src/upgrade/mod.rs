@@ -163,6 +163,29 @@ pub struct ReviewSummary {
     pub blocking: bool,
 }
 
+/// A review that cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum UpgradeError {
+    #[error("--to {to} is older than the running {from}: chaudit reviews upgrades, not downgrades")]
+    Downgrade { from: Version, to: Version },
+    #[error(
+        "the setting history chaudit has ends at ClickHouse {history}; {to} is newer: regenerate data/ with scripts/gen-version-data.py from a {to} server"
+    )]
+    BeyondHistory { history: String, to: Version },
+}
+
+/// Whether `from` -> `to` can be reviewed with `history` (compared on major.minor).
+pub fn check_versions(from: Version, to: Version, history: &History) -> Result<(), UpgradeError> {
+    if (to.major, to.minor) < (from.major, from.minor) {
+        return Err(UpgradeError::Downgrade { from, to });
+    }
+    let newest: Option<Version> = history.version.parse().ok();
+    if newest.is_some_and(|n| (to.major, to.minor) > (n.major, n.minor)) {
+        return Err(UpgradeError::BeyondHistory { history: history.version.clone(), to });
+    }
+    Ok(())
+}
+
 /// What a review is made from.
 pub struct Inputs<'a> {
     pub facts: &'a Facts,
