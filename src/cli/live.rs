@@ -220,5 +220,10 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 }
 
 pub fn print_plan(args: &ConnectArgs, review: bool) -> ExitCode {
-    super::write_stdout(&collect::plan::describe(Some(args.since).filter(|s| *s > 0), review), exit::OK)
+    let window = Some(args.since).filter(|s| *s > 0);
+    let plan = match (&args.cluster, args.fan_out) {
+        (Some(name), FanOut::Auto | FanOut::Cluster) => collect::plan::describe_fan_out(name, window),
+        _ => collect::plan::describe(window, review),
+    };
+    super::write_stdout(&plan, exit::OK)
 }

@@ -71,10 +71,7 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 /// The replicas of `cluster`, in the order clusterAllReplicas numbers them.
 pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, CollectError> {
-    let sql = format!(
-        "SELECT host_name, port, is_local FROM system.clusters WHERE cluster = '{}' ORDER BY shard_num, replica_num",
-        cluster.replace('\\', "\\\\").replace('\'', "\\'")
-    );
+    let sql = plan::members_sql(cluster);
     let rows = seed.rows("cluster members (system.clusters)", &sql).await?;
     Ok(rows
         .iter()
@@ -97,7 +94,7 @@ pub async fn fan_out(
     log_window: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<Collected, CollectError> {
-    let probe = plan::fan_out("SELECT version() AS version FROM system.one", cluster);
+    let probe = plan::fan_out(plan::VERSION_PROBE, cluster);
     let versions: BTreeMap<u64, String> = seed
         .rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
         .await?

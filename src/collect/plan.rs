@@ -185,6 +185,39 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     out
 }
 
+/// What `--dry-run --cluster NAME` prints: the fan-out path's queries (all sent through the
+/// --dsn node with skip_unavailable_shards = 1); over direct connections each replica gets
+/// the plan of [`describe`].
+pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
+    let mut out = format!(
+        "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n\
+         -- cluster members (system.clusters)\n{};\n-- replica versions (clusterAllReplicas)\n{};\n",
+        members_sql(cluster),
+        fan_out(VERSION_PROBE, cluster)
+    );
+    let logs = log_window.map(log_queries).unwrap_or_default();
+    for (name, purpose, sql) in FACTS.iter().map(|q| (q.name, q.purpose, q.sql.to_string())).chain(logs) {
+        out.push_str(&format!("-- {name}: {purpose}\n{};\n", fan_out(&sql, cluster)));
+    }
+    out
+}
+
+/// The replicas of `cluster` in the order clusterAllReplicas numbers them.
+pub fn members_sql(cluster: &str) -> String {
+    format!(
+        "SELECT host_name, port, is_local FROM system.clusters WHERE cluster = '{}' ORDER BY shard_num, replica_num",
+        quoted(cluster)
+    )
+}
+
+/// Each replica's version, through the fan-out (which replicas answer, too).
+pub const VERSION_PROBE: &str = "SELECT version() AS version FROM system.one";
+
+/// `text` as the inside of a ClickHouse string literal.
+pub fn quoted(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('\'', "\\'")
+}
+
 /// The column that says which replica a fanned-out row came from: `_shard_num` of
 /// clusterAllReplicas, where every replica is a shard, numbered in system.clusters order.
 pub const NODE_COLUMN: &str = "chaudit_node";
@@ -193,7 +226,7 @@ pub const NODE_COLUMN: &str = "chaudit_node";
 /// `FROM system.x` read through clusterAllReplicas, the node number as the first column,
 /// and grouping and `LIMIT n` per node.
 pub fn fan_out(sql: &str, cluster: &str) -> String {
-    let quoted = cluster.replace('\\', "\\\\").replace('\'', "\\'");
+    let quoted = quoted(cluster);
     let mut out = sql.replacen("SELECT ", &format!("SELECT _shard_num AS {NODE_COLUMN}, "), 1);
     if let Some(at) = out.find("FROM system.") {
         let table_end = out[at + 5..].find(|c: char| c.is_whitespace()).map_or(out.len(), |i| at + 5 + i);
