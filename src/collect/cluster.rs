@@ -104,42 +104,50 @@ pub async fn fan_out(
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
     let log_queries = log_window.map(plan::log_queries).unwrap_or_default();
-    let total = plan::FACTS.len() + log_queries.len();
+    let total = 1 + log_queries.len();
+    let asked: Vec<&plan::FactQuery> = plan::FACTS.iter().filter(|f| skipped(f, oldest).is_none()).collect();
     let mut live_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
     let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
-    let mut queries: Vec<(&str, &str, String, Option<&plan::FactQuery>)> =
-        plan::FACTS.iter().map(|f| (f.name, f.purpose, f.sql.to_string(), Some(f))).collect();
-    queries.extend(log_queries.into_iter().map(|(name, purpose, sql)| (name, purpose, sql, None)));
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<_> = stream::iter(queries)
-        .map(|(name, purpose, sql, fact)| {
-            let done = &done;
-            async move {
-                let result = match fact.and_then(|f| skipped(f, oldest)) {
-                    Some(why) => Err(why),
-                    None => seed
-                        .rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD)
-                        .await
-                        .map_err(|e| e.to_string()),
-                };
-                progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
-                (name, fact.is_some(), result)
+    for f in plan::FACTS.iter() {
+        if let Some(why) = skipped(f, oldest) {
+            for node in versions.keys() {
+                live_answers.entry(*node).or_default().push((f.name, Err(why.clone())));
             }
-        })
-        .buffered(seed.in_flight)
-        .collect()
-        .await;
-    for (name, is_live, result) in results {
-        // facts of the plan go to `live`, the query_log queries to `log`
-        let answers = if is_live { &mut live_answers } else { &mut log_answers };
-        for node in versions.keys() {
-            let answer = match &result {
-                Ok(rows) => Ok(rows_of(rows, *node)),
-                Err(why) => Err(why.clone()),
-            };
-            answers.entry(*node).or_default().push((name, answer));
         }
     }
+    // every fact in one round trip; one query per fact when a replica refuses the union
+    let combined = plan::fan_out_combined(cluster, &asked);
+    let combined_rows = seed.rows_with("every fact of every replica (clusterAllReplicas)", &combined, &SKIP_DEAD).await;
+    // a replica that refused the union is skipped like a dead one: every replica that
+    // answered the probe must have its settings in it
+    let complete = |rows: &Vec<Value>| {
+        versions
+            .keys()
+            .all(|node| rows.iter().any(|r| number(&r[plan::NODE_COLUMN]) == *node && r["fact"] == "settings"))
+    };
+    match combined_rows.as_ref().ok().filter(|rows| complete(rows)) {
+        Some(rows) => {
+            for f in &asked {
+                for node in versions.keys() {
+                    let answer = rows
+                        .iter()
+                        .filter(|r| number(&r[plan::NODE_COLUMN]) == *node && r["fact"] == f.name)
+                        .map(|r| serde_json::from_str(r["row"].as_str().unwrap_or_default()).map_err(|e| e.to_string()))
+                        .collect::<Result<Vec<Value>, String>>();
+                    live_answers.entry(*node).or_default().push((f.name, answer));
+                }
+            }
+        }
+        None => {
+            let per_fact =
+                per_query(seed, cluster, asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await;
+            spread(per_fact, versions.keys(), &mut live_answers);
+        }
+    }
+    progress(1, total);
+    let logs = per_query(seed, cluster, log_queries).await;
+    spread(logs, versions.keys(), &mut log_answers);
+    progress(total, total);
     let nodes = members
         .iter()
         .enumerate()
@@ -158,9 +166,10 @@ pub async fn fan_out(
                     let mut answers = log_answers.remove(&node).unwrap_or_default();
                     // skip_unavailable_shards also skips a replica that lacks the table: its
                     // empty answer is no evidence
-                    if !has_log_table(&live, "query_log") {
-                        for (_, answer) in &mut answers {
-                            *answer = Err("system.query_log does not exist on this replica".into());
+                    for (name, answer) in &mut answers {
+                        let table = if *name == "lock_rate" { "metric_log" } else { "query_log" };
+                        if !has_log_table(&live, table) {
+                            *answer = Err(format!("system.{table} does not exist on this replica"));
                         }
                     }
                     NodeFacts { live: Some(live), log: log_window.map(|w| log_document(w, answers)), error: None, name }
@@ -182,6 +191,40 @@ pub fn has_log_table(live: &Value, name: &str) -> bool {
     match live["log_tables"].as_array() {
         Some(rows) => rows.iter().any(|r| r["name"] == name),
         None => true,
+    }
+}
+
+/// Fan-out queries one by one (overlapping as the session allows): (name, rows or error).
+async fn per_query<'a>(
+    seed: &Session,
+    cluster: &str,
+    queries: Vec<(&'a str, &'a str, String)>,
+) -> Vec<(&'a str, Result<Vec<Value>, String>)> {
+    stream::iter(queries)
+        .map(|(name, purpose, sql)| async move {
+            let result =
+                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.to_string());
+            (name, result)
+        })
+        .buffered(seed.in_flight)
+        .collect()
+        .await
+}
+
+/// Each query's rows split per replica into the replicas' answers.
+fn spread<'a>(
+    results: Vec<(&'a str, Result<Vec<Value>, String>)>,
+    nodes: impl Iterator<Item = &'a u64> + Clone,
+    answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
+) {
+    for (name, result) in results {
+        for node in nodes.clone() {
+            let answer = match &result {
+                Ok(rows) => Ok(rows_of(rows, *node)),
+                Err(why) => Err(why.clone()),
+            };
+            answers.entry(*node).or_default().push((name, answer));
+        }
     }
 }
 

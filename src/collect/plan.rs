@@ -202,6 +202,21 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     out
 }
 
+/// Every fact of `facts` from every replica of `cluster` in one round trip: each replica
+/// runs the union of the fact queries, each row serialized as a JSON line, tagged with its
+/// fact; `_shard_num` tells the replicas apart.
+pub fn fan_out_combined(cluster: &str, facts: &[&FactQuery]) -> String {
+    let union: Vec<String> = facts
+        .iter()
+        .map(|f| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", f.name, f.sql))
+        .collect();
+    format!(
+        "SELECT _shard_num AS {NODE_COLUMN}, fact, row FROM clusterAllReplicas('{}', view({}))",
+        quoted(cluster),
+        union.join(" UNION ALL ")
+    )
+}
+
 /// The replicas of `cluster` in the order clusterAllReplicas numbers them.
 pub fn members_sql(cluster: &str) -> String {
     format!(
