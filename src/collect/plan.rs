@@ -195,9 +195,14 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
         members_sql(cluster),
         fan_out(VERSION_PROBE, cluster)
     );
-    let logs = log_window.map(log_queries).unwrap_or_default();
-    for (name, purpose, sql) in FACTS.iter().map(|q| (q.name, q.purpose, q.sql.to_string())).chain(logs) {
-        out.push_str(&format!("-- {name}: {purpose}\n{};\n", fan_out(&sql, cluster)));
+    let all: Vec<&FactQuery> = FACTS.iter().collect();
+    out.push_str(&format!(
+        "-- every fact of every replica, in one round trip (facts newer than the oldest replica left out; \
+         if a replica refuses the union, each fact's query is sent alone, as in the single-node plan, through clusterAllReplicas)\n{};\n",
+        fan_out_combined(cluster, &all)
+    ));
+    for (name, purpose, sql) in log_window.map(log_queries).unwrap_or_default() {
+        out.push_str(&format!("-- log.{name}: {purpose}\n{};\n", fan_out(&sql, cluster)));
     }
     out
 }
