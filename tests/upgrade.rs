@@ -141,7 +141,7 @@ fn a_25_8_server_reviewed_for_26_9() {
     assert_eq!((compression["from_default"].as_str(), compression["to_default"].as_str()), (Some("LZ4"), Some("ZSTD")));
     assert_eq!(compression["exposure"], "used_by_workload", "{compression}");
     assert!(compression["used_by"]["what"].as_str().unwrap().contains("native protocol"));
-    assert!(compression["used_by"]["queries"].as_u64() >= Some(1));
+    assert!(compression["used_by"]["count"].as_u64() >= Some(1));
     let async_insert = change(&r, "async_insert");
     assert_eq!(
         (async_insert["exposure"].as_str(), async_insert["used_by"]["what"].as_str()),
@@ -154,6 +154,13 @@ fn a_25_8_server_reviewed_for_26_9() {
     let window = change(&r, "replicated_deduplication_window");
     assert_eq!((window["kind"].as_str(), window["exposure"].as_str()), (Some("MergeTree"), Some("explicit")));
     assert!(window["set_at"][0].as_str().unwrap().contains("= 100"), "{window}");
+    // a MergeTree default left alone applies to the server's MergeTree table
+    let patch = change(&r, "patch_parts_version");
+    assert_eq!(
+        (patch["exposure"].as_str(), patch["used_by"]["count"].as_u64()),
+        (Some("used_by_workload"), Some(1)),
+        "{patch}"
+    );
 
     let analyzer = breaking(&r, "allow_experimental_analyzer").expect("the analyzer setting breaks");
     assert_eq!(analyzer["problem"], "obsolete");

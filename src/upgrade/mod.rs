@@ -217,6 +217,16 @@ pub fn review(inputs: &Inputs) -> Review {
     }
     let from_names = FromNames::of(facts, from);
     let defaults = Defaults { facts, from: catalog::for_version(from), to: target_catalog };
+    // a MergeTree default applies to every MergeTree table that does not set it itself
+    let merge_tree_tables = facts.document.get("live").and_then(|l| l["tables"].as_array()).and_then(|tables| {
+        let count =
+            tables.iter().filter(|t| t["engine"].as_str().is_some_and(|e| e.ends_with("MergeTree"))).count() as u64;
+        (count > 0).then(|| UsedBy {
+            what: "MergeTree tables (those without their own SETTINGS for it)".into(),
+            count,
+            scope: "on this server",
+        })
+    });
     let mut changes = Vec::new();
     let mut not_in_target = 0;
     for mut change in history.default_changes(from, to) {
@@ -250,9 +260,10 @@ pub fn review(inputs: &Inputs) -> Review {
             let set_at = explicit.places(change.kind, &change.name);
             let exposure = if !set_at.is_empty() {
                 Exposure::Explicit { set_at }
-            } else if let Some(used_by) =
-                usage.as_ref().filter(|_| change.kind == SettingKind::Session).and_then(|u| u.used_by(&change.name))
-            {
+            } else if let Some(used_by) = match change.kind {
+                SettingKind::Session => usage.as_ref().and_then(|u| u.used_by(&change.name)),
+                SettingKind::MergeTree => merge_tree_tables.clone(),
+            } {
                 Exposure::UsedByWorkload { used_by }
             } else {
                 Exposure::Default
@@ -396,7 +407,7 @@ fn rank(changes: &mut [AffectedChange]) {
             Exposure::Explicit { .. } => 2,
         };
         let queries = match &c.exposure {
-            Exposure::UsedByWorkload { used_by } => used_by.queries,
+            Exposure::UsedByWorkload { used_by } => used_by.count,
             _ => 0,
         };
         let production = c.tier.as_deref().is_none_or(|t| t == "Production");

@@ -27,9 +27,11 @@ pub struct Usage {
 /// Why a default change matters to this workload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct UsedBy {
-    /// e.g. "queries over the native protocol"
+    /// e.g. "queries over the native protocol", "MergeTree tables"
     pub what: String,
-    pub queries: u64,
+    pub count: u64,
+    /// "in the window" (query_log) or "on this server" (system.tables).
+    pub scope: &'static str,
 }
 
 impl Usage {
@@ -56,7 +58,7 @@ impl Usage {
     /// The kind of queries a session setting applies to, when its name says so and the
     /// workload has them; `None` when nothing in the workload shows it is used.
     pub fn used_by(&self, name: &str) -> Option<UsedBy> {
-        let found = |what: String, queries: u64| (queries > 0).then_some(UsedBy { what, queries });
+        let found = |what: String, count: u64| (count > 0).then_some(UsedBy { what, count, scope: "in the window" });
         if name.starts_with("network_compression") || name.starts_with("network_zstd") {
             return found(
                 "queries over the native protocol (clients and server-to-server)".into(),
@@ -129,9 +131,9 @@ mod tests {
     #[test]
     fn claims_need_counts() {
         let u = usage();
-        assert_eq!(u.used_by("network_compression_method").unwrap().queries, 4);
+        assert_eq!(u.used_by("network_compression_method").unwrap().count, 4);
         assert_eq!(u.used_by("async_insert").unwrap().what, "INSERT queries");
-        assert_eq!(u.used_by("output_format_parquet_compression_method").unwrap().queries, 2);
+        assert_eq!(u.used_by("output_format_parquet_compression_method").unwrap().count, 2);
         assert_eq!(
             u.used_by("input_format_json_read_objects_as_strings").unwrap().what,
             "queries in format JSONEachRow"
@@ -143,7 +145,7 @@ mod tests {
         assert_eq!(u.used_by("query_plan_aggregation_bucket_top_k"), None, "no claim for planner settings");
         assert_eq!(u.used_by("iceberg_insert_max_bytes_in_data_file"), None, "Iceberg, not every INSERT");
         assert_eq!(u.used_by("ai_function_max_retries"), None);
-        assert_eq!(u.used_by("http_max_fields").unwrap().queries, 6);
+        assert_eq!(u.used_by("http_max_fields").unwrap().count, 6);
         assert_eq!(u.changed("max_threads"), 5);
     }
 }

@@ -101,7 +101,9 @@ pub fn render(review: &Review) -> String {
         for c in rows {
             let ch = &c.change;
             let here = match &c.exposure {
-                Exposure::UsedByWorkload { used_by } => format!("{}: {}", used_by.what, thousands(used_by.queries)),
+                Exposure::UsedByWorkload { used_by } => {
+                    format!("{}: {} {}", used_by.what, thousands(used_by.count), used_by.scope)
+                }
                 Exposure::Explicit { set_at } => set_at.join("; "),
                 Exposure::Default => "-".into(),
             };

@@ -128,7 +128,7 @@ fn change(out: &mut String, c: &AffectedChange) {
     );
     match &c.exposure {
         Exposure::UsedByWorkload { used_by } => {
-            let _ = writeln!(out, "       applies to {}: {} in the window", used_by.what, thousands(used_by.queries));
+            let _ = writeln!(out, "       applies to {}: {} {}", used_by.what, thousands(used_by.count), used_by.scope);
         }
         Exposure::Explicit { set_at } => {
             for at in set_at {
