@@ -124,6 +124,17 @@ impl Level {
         Some(p)
     }
 
+    /// A leaf merged by many fragments gets a new text from each while the old ones are only
+    /// marked dead: when the last child is such a dead text, the new text takes its place
+    /// (no position before it moves), so the children do not grow with every fragment.
+    fn reuse_dead_text_slot(&mut self, target: &mut Vec<Node>) {
+        let last = target.len().wrapping_sub(1);
+        if target.last().is_some_and(is_text) && self.dead.remove(&last) {
+            target.pop();
+            self.fragment_start = self.fragment_start.min(last);
+        }
+    }
+
     /// ClickHouse's mergeRecursive of one fragment element's children. Pairing uses the
     /// identities as they were when this fragment started: removals, attribute changes and
     /// appended elements count from the next fragment on.
@@ -148,6 +159,7 @@ impl Level {
             let Node::Element(mut incoming) = node else {
                 if is_text(&node) {
                     self.text_nodes += 1;
+                    self.reuse_dead_text_slot(target);
                 }
                 target.push(node);
                 continue;
