@@ -37,7 +37,7 @@ fn setting_names(loaded: &config::LoadedConfig) -> Vec<String> {
     let mut names = BTreeSet::new();
     for (id, _) in loaded.sources.files() {
         if let Ok(root) = config::files::parse(&loaded.sources, id) {
-            names.extend(root.elements().map(|e| e.name.clone()));
+            names.extend(root.elements().map(|e| e.name.to_string()));
         }
     }
     names.into_iter().collect()

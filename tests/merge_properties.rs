@@ -95,8 +95,7 @@ fn reference_merge(target: &mut Element, with: Element) {
             Some(i) => {
                 unmatched[i] = None;
                 if remove {
-                    target.children[i] =
-                        Node::Comment(chaudit::config::tree::Text::new("removed".into(), false, w.origin));
+                    target.children[i] = Node::Comment(chaudit::config::tree::Text::new("removed", false, w.origin));
                 } else if replace {
                     target.children[i] = Node::Element(w);
                 } else if let Node::Element(e) = &mut target.children[i] {

@@ -168,7 +168,12 @@ impl Level {
             let replace = incoming.has_attribute("replace");
             if remove && replace {
                 let p = Pointer::new(sources, incoming.origin, incoming.name.len() + 1);
-                return Err(ConfigError::RemoveAndReplace { tag: incoming.name, at: p.at, src: p.src, span: p.span });
+                return Err(ConfigError::RemoveAndReplace {
+                    tag: incoming.name.to_string(),
+                    at: p.at,
+                    src: p.src,
+                    span: p.span,
+                });
             }
             let hash = identity_hash(&incoming);
             match self.pair(target, &incoming, hash) {
@@ -303,7 +308,7 @@ fn identity_attributes(e: &Element) -> Vec<(&str, &str)> {
 /// ClickHouse's identity of an element for pairing: its tag and sorted attributes,
 /// without replace/remove/incl/from_zk/from_env.
 pub fn identity(e: &Element) -> String {
-    let mut key = e.name.clone();
+    let mut key = e.name.to_string();
     for (name, value) in identity_attributes(e) {
         key.push('\0');
         key.push_str(name);

@@ -124,15 +124,19 @@ pub fn process(
             if is_clickhouse_root(&root.name) {
                 let p = Pointer::new(sources, fragment.origin, fragment.name.len() + 1);
                 return Err(ConfigError::RootMismatch {
-                    found: fragment.name,
-                    expected: root.name,
+                    found: fragment.name.to_string(),
+                    expected: root.name.to_string(),
                     at: p.at,
                     src: p.src,
                     span: p.span,
                 });
             }
             let path = sources.file(id).display.clone();
-            problems.push(ConfigError::FragmentSkipped { path, found: fragment.name, expected: root.name.clone() });
+            problems.push(ConfigError::FragmentSkipped {
+                path,
+                found: fragment.name.to_string(),
+                expected: root.name.to_string(),
+            });
             continue;
         }
         fragments.push(fragment);

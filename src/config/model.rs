@@ -37,7 +37,7 @@ pub fn clusters(root: &Element) -> Vec<Cluster<'_>> {
                     }
                 })
                 .collect();
-            Cluster { name: cluster.name.clone(), shards, element: cluster }
+            Cluster { name: cluster.name.to_string(), shards, element: cluster }
         })
         .collect()
 }
@@ -69,7 +69,7 @@ pub fn disks(root: &Element) -> Vec<Disk<'_>> {
     disks
         .elements()
         .map(|d| Disk {
-            name: d.name.clone(),
+            name: d.name.to_string(),
             kind: d.child("type").map(Element::value).unwrap_or_else(|| "local".into()),
             element: d,
         })
@@ -96,13 +96,13 @@ pub fn storage_policies(root: &Element) -> Vec<Policy<'_>> {
     policies
         .elements()
         .map(|p| Policy {
-            name: p.name.clone(),
+            name: p.name.to_string(),
             volumes: p
                 .child("volumes")
                 .map(|v| {
                     v.elements()
                         .map(|vol| Volume {
-                            name: vol.name.clone(),
+                            name: vol.name.to_string(),
                             disks: vol.elements().filter(|d| d.name.starts_with("disk")).map(Element::value).collect(),
                             element: vol,
                         })
@@ -119,7 +119,7 @@ pub fn macros(root: &Element) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for m in root.child("macros").into_iter().flat_map(Element::elements) {
         if !out.iter().any(|(name, _)| *name == m.name) {
-            out.push((m.name.clone(), m.value()));
+            out.push((m.name.to_string(), m.value()));
         }
     }
     out
@@ -147,7 +147,7 @@ pub fn profiles(users_root: &Element) -> Vec<Profile<'_>> {
                 }
             }
             Profile {
-                name: p.name.clone(),
+                name: p.name.to_string(),
                 inherits: p.children_named("profile").map(Element::value).collect(),
                 settings,
                 element: p,

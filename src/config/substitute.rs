@@ -74,7 +74,12 @@ impl Substituter<'_> {
         let present: Vec<&str> = SUBSTITUTION_ATTRIBUTES.into_iter().filter(|a| e.has_attribute(a)).collect();
         if present.len() > 1 {
             let p = self.point(e);
-            return Err(ConfigError::MultipleSubstitutions { tag: e.name.clone(), at: p.at, src: p.src, span: p.span });
+            return Err(ConfigError::MultipleSubstitutions {
+                tag: e.name.to_string(),
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            });
         }
         let is_include = e.name == "include";
         if is_include && e.has_child_nodes() {
@@ -92,7 +97,7 @@ impl Substituter<'_> {
         if kind != "incl" && e.has_child_nodes() && !replace {
             let p = self.point(e);
             return Err(ConfigError::SubstitutionOnValue {
-                tag: e.name.clone(),
+                tag: e.name.to_string(),
                 attribute: format!("{kind}=\"{name}\""),
                 at: p.at,
                 src: p.src,
@@ -107,7 +112,7 @@ impl Substituter<'_> {
                 let p = self.point(e);
                 self.problems.push(ConfigError::FromZkOffline {
                     path: name,
-                    tag: e.name.clone(),
+                    tag: e.name.to_string(),
                     at: p.at,
                     src: p.src,
                     span: p.span,
@@ -182,7 +187,7 @@ impl Substituter<'_> {
             ConfigError::SubstitutionLeftEmpty {
                 what,
                 origin: e.origin,
-                tag: e.name.clone(),
+                tag: e.name.to_string(),
                 at: p.at,
                 src: p.src,
                 span: p.span,
@@ -191,7 +196,7 @@ impl Substituter<'_> {
             ConfigError::SubstitutionNotFound {
                 what,
                 origin: e.origin,
-                tag: e.name.clone(),
+                tag: e.name.to_string(),
                 at: p.at,
                 src: p.src,
                 span: p.span,

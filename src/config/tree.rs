@@ -1,5 +1,8 @@
 //! The configuration tree: ClickHouse's DOM, with provenance on every node.
 
+use compact_str::CompactString;
+use thin_vec::ThinVec;
+
 use super::source::Origin;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -10,7 +13,8 @@ pub struct Attribute {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Text {
-    value: String,
+    /// Most values are short (ports, names, numbers): stored inline, no allocation.
+    value: CompactString,
     /// CDATA sections survive ClickHouse's "drop the old text" step of a merge.
     cdata: bool,
     /// Whitespace only (kept: merges test it for every sibling, so it is computed once).
@@ -19,7 +23,8 @@ pub struct Text {
 }
 
 impl Text {
-    pub fn new(value: String, cdata: bool, origin: Origin) -> Self {
+    pub fn new(value: impl Into<CompactString>, cdata: bool, origin: Origin) -> Self {
+        let value = value.into();
         let blank = !cdata && is_blank(&value);
         Text { value, cdata, blank, origin }
     }
@@ -56,8 +61,11 @@ pub enum Node {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Element {
-    pub name: String,
-    pub attributes: Vec<Attribute>,
+    /// Tag names are short: stored inline, no allocation per element.
+    pub name: CompactString,
+    /// Most elements have none: a thin vector (one pointer, no allocation when empty) keeps
+    /// every node of a large tree 16 bytes smaller.
+    pub attributes: ThinVec<Attribute>,
     pub children: Vec<Node>,
     /// Whitespace-only text stood between the children. It is not kept as nodes (it would
     /// double the tree's size) but ClickHouse counts it: an element with it "has a value".
@@ -65,18 +73,18 @@ pub struct Element {
     /// The element (start tag or YAML key) that last set or merged into this element.
     pub origin: Origin,
     /// Earlier elements this one overrode or was merged with, oldest first.
-    pub history: Vec<Origin>,
+    pub history: ThinVec<Origin>,
 }
 
 impl Element {
-    pub fn new(name: impl Into<String>, origin: Origin) -> Self {
+    pub fn new(name: impl Into<CompactString>, origin: Origin) -> Self {
         Element {
             name: name.into(),
-            attributes: Vec::new(),
+            attributes: ThinVec::new(),
             children: Vec::new(),
             blank_text: false,
             origin,
-            history: Vec::new(),
+            history: ThinVec::new(),
         }
     }
 
@@ -181,7 +189,7 @@ mod tests {
     }
 
     fn text(v: &str) -> Node {
-        Node::Text(Text::new(v.into(), false, origin()))
+        Node::Text(Text::new(v, false, origin()))
     }
 
     #[test]

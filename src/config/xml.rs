@@ -112,7 +112,7 @@ fn push_text(stack: &mut [Element], value: &str, origin: Origin) -> std::result:
     if value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
         top.blank_text = true;
     } else {
-        top.children.push(Node::Text(Text::new(value.to_string(), false, origin)));
+        top.children.push(Node::Text(Text::new(value, false, origin)));
     }
     Ok(())
 }

@@ -148,9 +148,10 @@ impl<'a> ConfigFacts<'a> {
         for p in &profiles {
             let mut effective = Map::new();
             collect_effective(&by_name, p, &mut effective, 0);
-            let settings: Map<String, Value> = p.settings.iter().map(|s| (s.name.clone(), json!(s.value()))).collect();
+            let settings: Map<String, Value> =
+                p.settings.iter().map(|s| (s.name.to_string(), json!(s.value()))).collect();
             let settings_at: Map<String, Value> =
-                p.settings.iter().map(|s| (s.name.clone(), self.at(s.origin))).collect();
+                p.settings.iter().map(|s| (s.name.to_string(), self.at(s.origin))).collect();
             out.insert(
                 p.name.clone(),
                 json!({
@@ -293,7 +294,7 @@ impl<'a> ConfigFacts<'a> {
                 let path = &self.loaded.sources.file(e.origin.file).path;
                 path.parent().and_then(|p| p.file_name()).is_none_or(|d| d != "conf.d")
             })
-            .map(|e| json!({"name": e.name, "at": self.at(e.origin)}))
+            .map(|e| json!({"name": e.name.as_str(), "at": self.at(e.origin)}))
             .collect()
     }
 }
@@ -358,7 +359,7 @@ fn collect_effective(
         }
     }
     for s in &p.settings {
-        out.insert(s.name.clone(), json!(s.value()));
+        out.insert(s.name.to_string(), json!(s.value()));
     }
 }
 
