@@ -21,19 +21,37 @@ pub const SUBSTITUTION_ATTRIBUTES: [&str; 3] = ["incl", "from_zk", "from_env"];
 /// ClickHouse merging them one after another. All fragments are handled in one pass per
 /// element, so thousands of fragments that touch one big section stay linear.
 pub fn merge_fragments(target: &mut Element, fragments: Vec<Element>, sources: &SourceMap) -> Result<()> {
-    merge_sequence(target, fragments.into_iter().map(|f| f.children).collect(), sources)
+    let incoming = fragments.into_iter().map(|f| f.children).collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    merge_sequence(target, incoming, sources, threads)
 }
 
-/// `target` receives, in order, the children of each element merged into it.
-fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &SourceMap) -> Result<()> {
+/// `target` receives, in order, the children of each element merged into it. The paired
+/// children's own merges are independent of each other: with `threads` > 1 they run on
+/// that many threads at the first level with enough of them (e.g. the clusters of
+/// remote_servers), one thread each below.
+fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &SourceMap, threads: usize) -> Result<()> {
     let mut level = Level::new(&target.children);
     for children in incoming {
         level.merge(&mut target.children, children, sources)?;
     }
-    let Level { dead, pending, .. } = level;
-    for (i, lists) in pending {
-        if let Node::Element(child) = &mut target.children[i] {
-            merge_sequence(child, lists, sources)?;
+    let Level { dead, mut pending, .. } = level;
+    let mut jobs: Vec<(&mut Element, Vec<Vec<Node>>)> = target
+        .children
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, node)| match node {
+            Node::Element(child) => pending.remove(&i).map(|lists| (child, lists)),
+            _ => None,
+        })
+        .collect();
+    let big =
+        || jobs.iter().map(|(_, lists)| lists.iter().map(Vec::len).sum::<usize>()).sum::<usize>() >= PARALLEL_MIN_NODES;
+    if threads > 1 && jobs.len() >= 2 * threads && big() {
+        merge_in_parallel(jobs, sources, threads)?;
+    } else {
+        for (child, lists) in jobs.drain(..) {
+            merge_sequence(child, lists, sources, threads)?;
         }
     }
     if !dead.is_empty() {
@@ -45,6 +63,42 @@ fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &Sour
     }
     Ok(())
 }
+
+/// The children's merges spread over `threads` threads, the biggest first; the first error
+/// in document order wins, as it would merging one after another.
+fn merge_in_parallel(mut jobs: Vec<(&mut Element, Vec<Vec<Node>>)>, sources: &SourceMap, threads: usize) -> Result<()> {
+    let weight = |lists: &Vec<Vec<Node>>| lists.iter().map(Vec::len).sum::<usize>();
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&j| std::cmp::Reverse(weight(&jobs[j].1)));
+    let mut buckets: Vec<(usize, Vec<(usize, &mut Element, Vec<Vec<Node>>)>)> =
+        (0..threads).map(|_| (0, Vec::new())).collect();
+    let mut taken: Vec<Option<(&mut Element, Vec<Vec<Node>>)>> = jobs.drain(..).map(Some).collect();
+    for j in order {
+        let Some((child, lists)) = taken[j].take() else { continue };
+        let lightest = buckets.iter_mut().min_by_key(|(load, _)| *load).expect("at least one thread");
+        lightest.0 += weight(&lists);
+        lightest.1.push((j, child, lists));
+    }
+    let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = buckets
+            .into_iter()
+            .map(|(_, bucket)| {
+                scope.spawn(move || {
+                    bucket
+                        .into_iter()
+                        .map(|(j, child, lists)| (j, merge_sequence(child, lists, sources, 1)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+    });
+    results.sort_by_key(|(j, _)| *j);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Merges of fewer incoming nodes than this stay on one thread (a thread costs more).
+const PARALLEL_MIN_NODES: usize = 4096;
 
 /// Levels with more nodes than this get a hash index for pairing; smaller ones scan.
 const INDEX_THRESHOLD: usize = 32;
@@ -361,6 +415,47 @@ mod tests {
         }
         merge_fragments(&mut root, parsed, &sources)?;
         Ok(root)
+    }
+
+    #[test]
+    fn merging_on_threads_gives_the_one_thread_result() {
+        // clusters repeated across fragments (merged), shards paired by position, removals
+        let fragment = |i: usize| {
+            let mut f = String::from("<clickhouse><remote_servers>");
+            for c in 0..12 {
+                f.push_str(&format!("<cluster_{}>", (i + c) % 20));
+                for s in 0..3 {
+                    f.push_str(&format!(
+                        "<shard><replica><host>h{i}-{c}-{s}</host><port>{}</port></replica></shard>",
+                        9000 + i
+                    ));
+                }
+                if i % 7 == 0 {
+                    f.push_str("<shard remove=\"1\"/>");
+                }
+                f.push_str(&format!("</cluster_{}>", (i + c) % 20));
+            }
+            f.push_str("</remote_servers></clickhouse>");
+            f
+        };
+        let fragments: Vec<String> = (0..120).map(fragment).collect();
+        let run = |threads: usize| {
+            let mut sources = SourceMap::new("/".into());
+            let id = sources.add("/config.xml".into(), "<clickhouse><remote_servers/></clickhouse>".into());
+            let mut root = xml::parse(&sources, id).unwrap();
+            let ids: Vec<_> = fragments
+                .iter()
+                .enumerate()
+                .map(|(n, f)| sources.add(format!("/config.d/{n}.xml").into(), f.clone()))
+                .collect();
+            let parsed: Vec<Element> = ids.iter().map(|id| xml::parse(&sources, *id).unwrap()).collect();
+            let incoming = parsed.into_iter().map(|f| f.children).collect();
+            merge_sequence(&mut root, incoming, &sources, threads).unwrap();
+            root
+        };
+        let one = run(1);
+        assert!(one.find("remote_servers").unwrap().elements().count() == 20);
+        assert_eq!(run(4), one);
     }
 
     fn values(root: &Element, name: &str) -> Vec<String> {
