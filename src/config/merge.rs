@@ -36,7 +36,7 @@ fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &Sour
         level.merge(&mut target.children, children, sources)?;
     }
     let Level { dead, mut pending, .. } = level;
-    let mut jobs: Vec<(&mut Element, Vec<Vec<Node>>)> = target
+    let mut jobs: Vec<Job> = target
         .children
         .iter_mut()
         .enumerate()
@@ -64,20 +64,21 @@ fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &Sour
     Ok(())
 }
 
+/// A paired child and the children lists still to merge into it.
+type Job<'a> = (&'a mut Element, Vec<Vec<Node>>);
+
 /// The children's merges spread over `threads` threads, the biggest first; the first error
 /// in document order wins, as it would merging one after another.
-fn merge_in_parallel(mut jobs: Vec<(&mut Element, Vec<Vec<Node>>)>, sources: &SourceMap, threads: usize) -> Result<()> {
-    let weight = |lists: &Vec<Vec<Node>>| lists.iter().map(Vec::len).sum::<usize>();
-    let mut order: Vec<usize> = (0..jobs.len()).collect();
-    order.sort_by_key(|&j| std::cmp::Reverse(weight(&jobs[j].1)));
-    let mut buckets: Vec<(usize, Vec<(usize, &mut Element, Vec<Vec<Node>>)>)> =
-        (0..threads).map(|_| (0, Vec::new())).collect();
-    let mut taken: Vec<Option<(&mut Element, Vec<Vec<Node>>)>> = jobs.drain(..).map(Some).collect();
-    for j in order {
-        let Some((child, lists)) = taken[j].take() else { continue };
-        let lightest = buckets.iter_mut().min_by_key(|(load, _)| *load).expect("at least one thread");
-        lightest.0 += weight(&lists);
-        lightest.1.push((j, child, lists));
+fn merge_in_parallel(jobs: Vec<Job>, sources: &SourceMap, threads: usize) -> Result<()> {
+    let weight = |job: &Job| job.1.iter().map(Vec::len).sum::<usize>();
+    let mut numbered: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
+    numbered.sort_by_key(|(_, job)| std::cmp::Reverse(weight(job)));
+    let mut buckets: Vec<(usize, Vec<(usize, Job)>)> = (0..threads).map(|_| (0, Vec::new())).collect();
+    for (j, job) in numbered {
+        if let Some(lightest) = buckets.iter_mut().min_by_key(|(load, _)| *load) {
+            lightest.0 += weight(&job);
+            lightest.1.push((j, job));
+        }
     }
     let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
         let workers: Vec<_> = buckets
@@ -86,7 +87,7 @@ fn merge_in_parallel(mut jobs: Vec<(&mut Element, Vec<Vec<Node>>)>, sources: &So
                 scope.spawn(move || {
                     bucket
                         .into_iter()
-                        .map(|(j, child, lists)| (j, merge_sequence(child, lists, sources, 1)))
+                        .map(|(j, (child, lists))| (j, merge_sequence(child, lists, sources, 1)))
                         .collect::<Vec<_>>()
                 })
             })
