@@ -95,7 +95,7 @@ fn merge_in_parallel(jobs: Vec<Job>, sources: &SourceMap, threads: usize) -> Res
         workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     });
     results.sort_by_key(|(j, _)| *j);
-    results.into_iter().map(|(_, r)| r).collect()
+    results.into_iter().try_for_each(|(_, r)| r)
 }
 
 /// Merges of fewer incoming nodes than this stay on one thread (a thread costs more).
@@ -431,7 +431,7 @@ mod tests {
                         9000 + i
                     ));
                 }
-                if i % 7 == 0 {
+                if i.is_multiple_of(7) {
                     f.push_str("<shard remove=\"1\"/>");
                 }
                 f.push_str(&format!("</cluster_{}>", (i + c) % 20));
