@@ -63,6 +63,11 @@ fn is_mergeable(path: &Path) -> Result<bool> {
 
 /// Reads a file as UTF-8 text into the source map.
 pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
+    Ok(sources.add(path.to_path_buf(), read_text(path)?))
+}
+
+/// A file's text, which must be UTF-8 (any thread: the source map is filled after).
+pub fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|source| match source.kind() {
         ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
         _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop { path: path.to_path_buf() },
@@ -75,7 +80,7 @@ pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
         let column = String::from_utf8_lossy(&valid[line_start..]).chars().count() + 1;
         ConfigError::NotUtf8 { path: path.to_path_buf(), line, column }
     })?;
-    Ok(sources.add(path.to_path_buf(), text))
+    Ok(text)
 }
 
 /// Parses a file by ClickHouse's rules: `.xml` is XML, `.yaml`/`.yml` YAML, anything else

@@ -117,8 +117,12 @@ pub fn process(
     let mut used = vec![main_id];
     let mut fragments = Vec::new();
     let paths = files::merge_files(main)?;
-    let ids = paths.iter().map(|path| files::read(sources, path)).collect::<Result<Vec<_>>>()?;
-    for (id, fragment) in ids.iter().copied().zip(parse_all(sources, &ids)) {
+    let mut ids = Vec::with_capacity(paths.len());
+    for (path, text) in paths.iter().zip(on_every_core(&paths, |path| files::read_text(path))) {
+        ids.push(sources.add(path.clone(), text?));
+    }
+    let parsed = on_every_core(&ids, |id| files::parse(sources, *id));
+    for (id, fragment) in ids.iter().copied().zip(parsed) {
         let fragment = fragment?;
         if !same_root(&root.name, &fragment.name) {
             if is_clickhouse_root(&root.name) {
@@ -153,19 +157,18 @@ pub fn process(
     Ok(ConfigTree { root, files: used })
 }
 
-/// Parses the files on every core (each file on its own; the merge that follows is in path
-/// order): a config.d of thousands of fragments parses in a fraction of the time.
-fn parse_all(sources: &SourceMap, ids: &[FileId]) -> Vec<Result<Element>> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(ids.len().max(1));
-    if threads <= 1 || ids.len() < 64 {
-        return ids.iter().map(|id| files::parse(sources, *id)).collect();
+/// `f` of each item, in order, computed on every core: reading and parsing a config.d of
+/// thousands of fragments (each on its own; the merge that follows is in path order).
+fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
+    if threads <= 1 || items.len() < 64 {
+        return items.iter().map(f).collect();
     }
-    let chunk = ids.len().div_ceil(threads);
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
     std::thread::scope(|scope| {
-        let workers: Vec<_> = ids
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|id| files::parse(sources, *id)).collect::<Vec<_>>()))
-            .collect();
+        let workers: Vec<_> =
+            items.chunks(chunk).map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>())).collect();
         workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
     })
 }

@@ -39,7 +39,7 @@ pub struct SourceFile {
 impl SourceFile {
     pub fn new(path: PathBuf, display: String, text: String) -> Self {
         let mut line_starts = vec![0u32];
-        line_starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| (i + 1) as u32));
+        line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
         SourceFile { path, display, text: Arc::new(text), line_starts }
     }
 
