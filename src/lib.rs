@@ -12,6 +12,7 @@ pub mod collect;
 pub mod config;
 pub mod eval;
 pub mod facts;
+pub mod parallel;
 pub mod report;
 pub mod rules;
 pub mod ruletest;

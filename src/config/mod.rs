@@ -118,10 +118,10 @@ pub fn process(
     let mut fragments = Vec::new();
     let paths = files::merge_files(main)?;
     let mut ids = Vec::with_capacity(paths.len());
-    for (path, text) in paths.iter().zip(on_every_core(&paths, |path| files::read_text(path))) {
+    for (path, text) in paths.iter().zip(crate::parallel::on_every_core(&paths, |path| files::read_text(path))) {
         ids.push(sources.add(path.clone(), text?));
     }
-    let parsed = on_every_core(&ids, |id| files::parse(sources, *id));
+    let parsed = crate::parallel::on_every_core(&ids, |id| files::parse(sources, *id));
     for (id, fragment) in ids.iter().copied().zip(parsed) {
         let fragment = fragment?;
         if !same_root(&root.name, &fragment.name) {
@@ -155,22 +155,6 @@ pub fn process(
     Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems }
         .run(&mut root)?;
     Ok(ConfigTree { root, files: used })
-}
-
-/// `f` of each item, in order, computed on every core: reading and parsing a config.d of
-/// thousands of fragments (each on its own; the merge that follows is in path order).
-fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len().max(1));
-    if threads <= 1 || items.len() < 64 {
-        return items.iter().map(f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let workers: Vec<_> =
-            items.chunks(chunk).map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<_>>())).collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    })
 }
 
 fn same_root(a: &str, b: &str) -> bool {

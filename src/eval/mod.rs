@@ -38,10 +38,13 @@ pub struct Evaluation {
 
 pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evaluation {
     let variables = Variables::of(facts);
+    let rules: Vec<&Rule> = pack.rules.iter().filter(|r| selection.includes(r)).collect();
+    // rules are independent: they share the converted facts and run on every core
+    let results =
+        crate::parallel::on_every_core(&rules, |rule| evaluate_rule_with(rule, facts, &variables, &selection.params));
     let mut outcomes = Vec::new();
     let mut findings = Vec::new();
-    for rule in pack.rules.iter().filter(|r| selection.includes(r)) {
-        let (outcome, mut found) = evaluate_rule_with(rule, facts, &variables, &selection.params);
+    for (outcome, mut found) in results {
         outcomes.push(outcome);
         findings.append(&mut found);
     }
