@@ -16,17 +16,38 @@ pub use client::{CollectError, Session};
 /// The `live` document of one node.
 pub async fn collect(session: &Session) -> Value {
     let version: Option<crate::version::Version> = session.version.parse().ok();
-    let answers: Vec<Answer> = stream::iter(plan::FACTS)
-        .map(|fact| async move {
-            let answer = match skipped(fact, version) {
-                Some(why) => Err(why),
-                None => session.rows(fact.purpose, fact.sql).await.map_err(|e| e.to_string()),
-            };
-            (fact.name, answer)
-        })
-        .buffered(session.in_flight)
-        .collect()
-        .await;
+    let mut answers: Vec<Answer> = Vec::new();
+    let mut asked = Vec::new();
+    for fact in plan::FACTS {
+        match skipped(fact, version) {
+            Some(why) => answers.push((fact.name, Err(why))),
+            None => asked.push(fact),
+        }
+    }
+    // every fact in one round trip; one query per fact when the union fails (a table the
+    // user may not read, a server that stopped): then each fact stands or falls alone
+    match session.rows(plan::COMBINED_PURPOSE, &plan::combined(&asked)).await {
+        Ok(rows) => {
+            for fact in &asked {
+                let answer = rows
+                    .iter()
+                    .filter(|r| r["fact"] == fact.name)
+                    .map(|r| serde_json::from_str(r["row"].as_str().unwrap_or_default()).map_err(|e| e.to_string()))
+                    .collect::<Result<Vec<Value>, String>>();
+                answers.push((fact.name, answer));
+            }
+        }
+        Err(_) => {
+            let alone: Vec<Answer> = stream::iter(asked)
+                .map(|fact| async move {
+                    (fact.name, session.rows(fact.purpose, fact.sql).await.map_err(|e| e.to_string()))
+                })
+                .buffered(session.in_flight)
+                .collect()
+                .await;
+            answers.extend(alone);
+        }
+    }
     live_document(
         &session.endpoint().to_string(),
         &session.version,

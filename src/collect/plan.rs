@@ -170,8 +170,13 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
         "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n",
     );
     for q in FACTS {
-        out.push_str(&format!("-- {}: {}\n{};\n", q.name, q.purpose, q.sql));
+        out.push_str(&format!(
+            "-- {}: {} (sent alone only if the combined query below fails)\n--   {};\n",
+            q.name, q.purpose, q.sql
+        ));
     }
+    let all: Vec<&FactQuery> = FACTS.iter().collect();
+    out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&all)));
     if let Some(since) = log_window {
         let usage = if review { usage_queries(since) } else { Vec::new() };
         for (name, purpose, sql) in log_queries(since).into_iter().chain(usage) {
@@ -211,16 +216,29 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
 /// runs the union of the fact queries, each row serialized as a JSON line, tagged with its
 /// fact; `_shard_num` tells the replicas apart.
 pub fn fan_out_combined(cluster: &str, facts: &[&FactQuery]) -> String {
-    let union: Vec<String> = facts
-        .iter()
-        .map(|f| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", f.name, f.sql))
-        .collect();
     format!(
         "SELECT _shard_num AS {NODE_COLUMN}, fact, row FROM clusterAllReplicas('{}', view({}))",
         quoted(cluster),
-        union.join(" UNION ALL ")
+        union(facts)
     )
 }
+
+/// Every fact of `facts` in one round trip: the union of the fact queries, each row
+/// serialized as a JSON line and tagged with its fact.
+pub fn combined(facts: &[&FactQuery]) -> String {
+    format!("SELECT fact, row FROM ({})", union(facts))
+}
+
+fn union(facts: &[&FactQuery]) -> String {
+    let parts: Vec<String> = facts
+        .iter()
+        .map(|f| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", f.name, f.sql))
+        .collect();
+    parts.join(" UNION ALL ")
+}
+
+/// The purpose of the combined fact query (`--dry-run`, log_comment).
+pub const COMBINED_PURPOSE: &str = "every fact in one query (system tables above, each row as a JSON line)";
 
 /// The replicas of `cluster` in the order clusterAllReplicas numbers them.
 pub fn members_sql(cluster: &str) -> String {
