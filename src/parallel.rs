@@ -3,10 +3,10 @@
 
 /// `f` of each item, in order, computed on every core. Items are dealt out in turn (item i
 /// to thread i mod n), so neighbours of similar cost (two heavy rules of one area) do not
-/// land on the same thread. Few items stay on this thread.
+/// land on the same thread.
 pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(items.len());
-    if threads <= 1 || items.len() < 8 {
+    if threads <= 1 {
         return items.iter().map(f).collect();
     }
     let f = &f;

@@ -22,8 +22,18 @@ pub fn audit(
 ) -> Evaluation {
     let mut per_rule: BTreeMap<String, Vec<HostOutcome>> = BTreeMap::new();
     let mut findings: Vec<Finding> = Vec::new();
-    for node in &collected.nodes {
-        let Some(live) = &node.live else {
+    // each replica's audit is independent of the others'
+    let evaluations = crate::parallel::on_every_core(&collected.nodes, |node| {
+        let live = node.live.as_ref()?;
+        let mut facts = base.clone();
+        facts.add_live(live.clone());
+        if let Some(log) = &node.log {
+            facts.add_log(log.clone());
+        }
+        Some(eval::evaluate(pack, &facts, selection))
+    });
+    for (node, evaluation) in collected.nodes.iter().zip(evaluations) {
+        let (Some(live), Some(evaluation)) = (&node.live, evaluation) else {
             for rule in pack.rules.iter().filter(|r| selection.includes(r) && !r.sources.contains(&Source::Cluster)) {
                 let needs_server = rule.sources.iter().any(|s| matches!(s, Source::Live | Source::Log));
                 let (outcome, reason) = if needs_server {
@@ -42,12 +52,6 @@ pub fn audit(
             }
             continue;
         };
-        let mut facts = base.clone();
-        facts.add_live(live.clone());
-        if let Some(log) = &node.log {
-            facts.add_log(log.clone());
-        }
-        let evaluation = eval::evaluate(pack, &facts, selection);
         for o in evaluation.outcomes.into_iter().filter(|o| !is_cluster_rule(pack, &o.rule_id)) {
             per_rule.entry(o.rule_id).or_default().push(HostOutcome {
                 host: node.name.clone(),
