@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 use support::{CLICKHOUSE_24_8, CLICKHOUSE_25_8, CLICKHOUSE_26_9, LiveServer, chaudit};
 
-fn with_config(xml: &'static str) -> impl FnOnce(&Path) {
+fn with_config(xml: &'static str) -> impl Fn(&Path) {
     move |dir: &Path| {
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
         std::fs::write(dir.join("config.d/upgrade-test.xml"), xml).unwrap();

@@ -32,4 +32,7 @@ for _ in $(seq 1 $((CH_START_TIMEOUT * 10 + 100))); do
   fi
   sleep 0.1
 done
-echo "clickhouse ($CH_PKG) did not become ready" >&2; kill "$pid" 2>/dev/null || true; exit 1
+echo "clickhouse ($CH_PKG) did not become ready within ${CH_START_TIMEOUT} s; its last words:" >&2
+tail -n 20 "$CH_DIR/server.err" >&2 2>/dev/null || true
+tail -n 20 "$CH_DIR/server/clickhouse-server.err.log" >&2 2>/dev/null || true
+kill "$pid" 2>/dev/null || true; exit 1

@@ -67,18 +67,33 @@ pub fn free_port() -> u16 {
 impl LiveServer {
     /// Starts a ClickHouse 26.9 server; `prepare` may put files into its config dir
     /// (`<dir>/server/`, whose config.xml the launcher writes) before it starts.
-    pub fn start(prepare: impl FnOnce(&Path)) -> LiveServer {
+    pub fn start(prepare: impl Fn(&Path)) -> LiveServer {
         LiveServer::start_version(CLICKHOUSE_26_9, false, prepare)
     }
 
     /// Starts a server of the ClickHouse version in `package` (see the CLICKHOUSE_ consts),
     /// with the native protocol port open when `native` (for remote() and clusters).
-    pub fn start_version(package: &str, native: bool, prepare: impl FnOnce(&Path)) -> LiveServer {
-        LiveServer::start_on(package, free_port(), if native { free_port() } else { 0 }, prepare)
+    pub fn start_version(package: &str, native: bool, prepare: impl Fn(&Path)) -> LiveServer {
+        let ports = || (free_port(), if native { free_port() } else { 0 });
+        let (http, tcp) = ports();
+        LiveServer::try_start(package, http, tcp, &prepare).unwrap_or_else(|first| {
+            // a start that did not come up (a port taken meanwhile, a slow start under load)
+            // gets one more try on fresh ports; both failures are shown
+            let (http, tcp) = ports();
+            LiveServer::try_start(package, http, tcp, &prepare)
+                .unwrap_or_else(|second| panic!("ClickHouse server did not start, twice:\n{first}\n---\n{second}"))
+        })
     }
 
     /// Starts a server on the given ports (a cluster's config names them before start).
-    pub fn start_on(package: &str, http_port: u16, tcp_port: u16, prepare: impl FnOnce(&Path)) -> LiveServer {
+    pub fn start_on(package: &str, http_port: u16, tcp_port: u16, prepare: impl Fn(&Path)) -> LiveServer {
+        LiveServer::try_start(package, http_port, tcp_port, &prepare).unwrap_or_else(|first| {
+            LiveServer::try_start(package, http_port, tcp_port, &prepare)
+                .unwrap_or_else(|second| panic!("ClickHouse server did not start, twice:\n{first}\n---\n{second}"))
+        })
+    }
+
+    fn try_start(package: &str, http_port: u16, tcp_port: u16, prepare: &dyn Fn(&Path)) -> Result<LiveServer, String> {
         let dir = tempfile::tempdir().expect("tempdir");
         let server_dir = dir.path().join("server");
         std::fs::create_dir_all(&server_dir).unwrap();
@@ -94,9 +109,11 @@ impl LiveServer {
             .env("CH_OWNER_PID", std::process::id().to_string())
             .output()
             .expect("run start-server.sh");
-        assert!(out.status.success(), "ClickHouse server did not start:\n{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
         let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid");
-        LiveServer { dir, http_port, tcp_port, pid }
+        Ok(LiveServer { dir, http_port, tcp_port, pid })
     }
 
     pub fn config_path(&self) -> PathBuf {
