@@ -182,6 +182,16 @@ fn a_25_8_server_reviewed_for_26_9() {
     let (_, markdown) = review(&old, "26.9", "markdown");
     assert!(markdown.contains("| `network_compression_method` | `LZ4` → `ZSTD` |"), "{markdown}");
 
+    // with the server's config files too, a setting's place is its file:line
+    let dir = tempfile::tempdir().unwrap();
+    let config = old.config_path();
+    let args =
+        ["upgrade", "--dsn", &dsn(&old), "--config", config.to_str().unwrap(), "--to", "26.9", "--format", "json"];
+    let (_, out, err) = chaudit(dir.path(), &args);
+    let with_files: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let places = breaking(&with_files, "allow_experimental_analyzer").unwrap()["set_at"].to_string();
+    assert!(places.contains("config.d/upgrade-test.xml:3:"), "{places}");
+
     // the version-gated rule, on the versions it describes
     let dir = tempfile::tempdir().unwrap();
     let audit = |server: &LiveServer| {
