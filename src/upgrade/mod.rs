@@ -6,19 +6,27 @@
 //! that the target no longer knows, ignores or renamed (from the target's setting catalog);
 //! known issues (the version-gated rules, evaluated at both versions on this server's facts).
 
+mod breaking;
+mod defaults;
+mod explicit;
 pub mod history;
+mod issues;
 pub mod releases;
 pub mod workload;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::eval::{self, Finding, OutcomeKind, Selection};
 use crate::facts::Facts;
-use crate::facts::catalog::{self, Catalog, SettingKind};
+use crate::facts::catalog::{self, SettingKind};
 use crate::rules::RulePack;
 use crate::version::Version;
+pub use breaking::{BreakingSetting, Problem};
+use breaking::{FromNames, breaking};
+use defaults::{Defaults, same_value};
+use explicit::ExplicitSettings;
 use history::{DefaultChange, History};
+use issues::known_issues;
+pub use issues::{IssueChange, KnownIssue};
 use releases::ReleaseStatus;
 use workload::{Usage, UsedBy};
 
@@ -91,62 +99,6 @@ impl Exposure {
             Exposure::Explicit { .. } => "set explicitly (unaffected where set)",
         }
     }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct BreakingSetting {
-    pub kind: SettingKind,
-    pub name: String,
-    pub problem: Problem,
-    /// Where this server sets it.
-    pub set_at: Vec<String>,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Problem {
-    /// The target does not know the name: a profile or query that sets it is refused.
-    Unknown,
-    /// The target keeps the name but ignores it (or refuses values other than its own).
-    Obsolete,
-    /// The name became an alias of another setting (it still works).
-    Renamed,
-}
-
-impl Problem {
-    pub fn name(self) -> &'static str {
-        match self {
-            Problem::Unknown => "unknown in the target",
-            Problem::Obsolete => "obsolete in the target",
-            Problem::Renamed => "renamed (alias kept)",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct KnownIssue {
-    pub rule_id: String,
-    pub title: String,
-    /// The versions the rule describes.
-    pub versions: String,
-    pub change: IssueChange,
-    /// Whether this server's facts show the issue (at the running version for a fix, at the
-    /// target for one the target brings).
-    pub shows_here: Option<bool>,
-    /// Why it could not be checked, when `shows_here` is unknown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub unchecked_reason: Option<String>,
-    pub findings: Vec<Finding>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IssueChange {
-    FixedByTarget,
-    IntroducedByTarget,
-    /// Applies to both versions: the upgrade does not fix it.
-    Remains,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -323,80 +275,6 @@ pub fn review(inputs: &Inputs) -> Review {
     }
 }
 
-/// Defaults as the servers report them: the running server's own (live), else the catalog
-/// of its release; the target's catalog.
-struct Defaults<'a> {
-    facts: &'a Facts,
-    from: Option<&'static Catalog>,
-    to: Option<&'static Catalog>,
-}
-
-impl Defaults<'_> {
-    fn before(&self, kind: SettingKind, name: &str) -> Option<String> {
-        let live = match kind {
-            SettingKind::Session => {
-                self.facts.document.get("live").and_then(|l| l["settings"][name]["default"].as_str())
-            }
-            // the live fact lists changed MergeTree settings only
-            SettingKind::MergeTree => None,
-        };
-        live.map(str::to_string).or_else(|| self.from?.of_kind(kind).get(name)?.default.clone())
-    }
-
-    fn after(&self, kind: SettingKind, name: &str) -> Option<String> {
-        self.to?.of_kind(kind).get(name)?.default.clone()
-    }
-
-    /// Defaults that differ between the two servers although the history does not list them
-    /// (found only when both sides are known).
-    fn unlisted_changes(&self, listed: &[DefaultChange], to: Version) -> Vec<DefaultChange> {
-        let Some(target) = self.to else { return Vec::new() };
-        let mut out = Vec::new();
-        for kind in [SettingKind::Session, SettingKind::MergeTree] {
-            for (name, setting) in target.of_kind(kind) {
-                if setting.alias_for.is_some() || setting.is_obsolete != 0 {
-                    continue;
-                }
-                let (Some(old), Some(new)) = (self.before(kind, name), setting.default.clone()) else { continue };
-                if same_value(&old, &new) || listed.iter().any(|c| c.kind == kind && &c.name == name) {
-                    continue;
-                }
-                out.push(DefaultChange {
-                    kind,
-                    name: name.clone(),
-                    from_default: old.clone(),
-                    to_default: new.clone(),
-                    steps: vec![history::Step {
-                        version: format!("{}.{}", to.major, to.minor),
-                        previous_value: old,
-                        new_value: new,
-                        reason: "the two versions' defaults differ (system.settings); system.settings_changes does not list it".into(),
-                    }],
-                    // `compatibility` follows the history, which does not know this one
-                    revertible: false,
-                });
-            }
-        }
-        out
-    }
-}
-
-/// Defaults compare as ClickHouse prints them in different places: quoted or not, booleans
-/// as true/1, floats at Float32 precision.
-fn same_value(a: &str, b: &str) -> bool {
-    let norm = |v: &str| {
-        let v = v.trim().trim_matches('\'');
-        match v.to_ascii_lowercase().as_str() {
-            "true" => "1".to_string(),
-            "false" => "0".to_string(),
-            _ => v.to_string(),
-        }
-    };
-    let (a, b) = (norm(a), norm(b));
-    a == b
-        || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if (x - y).abs() <= 1e-6 * x.abs().max(y.abs()))
-}
-
 /// Most exposed first: used by the workload (by query count), then left at default
 /// (production settings before beta and experimental ones), then set explicitly.
 fn rank(changes: &mut [AffectedChange]) {
@@ -438,205 +316,6 @@ fn keep_old(change: &DefaultChange) -> String {
     }
 }
 
-/// Where this server sets each setting: profiles and <merge_tree> in the files, settings
-/// the server reports as changed, settings the workload's queries ran with.
-struct ExplicitSettings {
-    places: Vec<(SettingKind, String, String)>,
-}
-
-impl ExplicitSettings {
-    fn of(facts: &Facts, usage: Option<&Usage>, from: Version) -> ExplicitSettings {
-        let mut places = Vec::new();
-        let config = facts.document.get("config");
-        for item in config.and_then(|c| c["profile_settings"].as_array()).into_iter().flatten() {
-            if let (Some(name), Some(profile)) = (item["name"].as_str(), item["profile"].as_str()) {
-                let at = item["at"].as_str().unwrap_or_default();
-                let value = item["value"].as_str().unwrap_or_default();
-                places.push((SettingKind::Session, name.to_string(), format!("profile `{profile}` = {value} ({at})")));
-            }
-        }
-        if let Some(merge_tree) = config.and_then(|c| c["merge_tree"].as_object()) {
-            for (name, value) in merge_tree {
-                let at = config.and_then(|c| c["merge_tree_at"][name].as_str()).unwrap_or_default();
-                let value = value.as_str().unwrap_or_default();
-                places.push((SettingKind::MergeTree, name.clone(), format!("<merge_tree> = {value} ({at})")));
-            }
-        }
-        let live = facts.document.get("live");
-        // system.settings lists an alias beside its setting, both changed: report the setting
-        let catalog = catalog::for_version(from).unwrap_or_else(catalog::builtin);
-        let is_alias =
-            |kind: SettingKind, name: &str| catalog.of_kind(kind).get(name).is_some_and(|s| s.alias_for.is_some());
-        for (kind, fact) in [(SettingKind::Session, "settings"), (SettingKind::MergeTree, "merge_tree_settings")] {
-            for (name, row) in live.and_then(|l| l[fact].as_object()).into_iter().flatten() {
-                if row["changed"] == Value::Bool(true) && !is_alias(kind, name) {
-                    let value = row["value"].as_str().unwrap_or_default();
-                    let user = live.and_then(|l| l["endpoint"].as_str()).unwrap_or("the server");
-                    places.push((kind, name.clone(), format!("changed on {user} = {value} (system.{fact})")));
-                }
-            }
-        }
-        for (name, queries) in usage.map(|u| &u.changed_settings).into_iter().flatten() {
-            places.push((
-                SettingKind::Session,
-                name.clone(),
-                format!("changed in {queries} queries of the workload (query_log Settings)"),
-            ));
-        }
-        ExplicitSettings { places }
-    }
-
-    fn places(&self, kind: SettingKind, name: &str) -> Vec<String> {
-        let mut out: Vec<String> =
-            self.places.iter().filter(|(k, n, _)| *k == kind && n == name).map(|(_, _, at)| at.clone()).collect();
-        out.dedup();
-        out
-    }
-
-    fn names(&self) -> Vec<(SettingKind, &str)> {
-        let mut out: Vec<(SettingKind, &str)> = self.places.iter().map(|(k, n, _)| (*k, n.as_str())).collect();
-        out.sort();
-        out.dedup();
-        out
-    }
-}
-
-/// The setting names the running version knows: the live server's own lists, else the
-/// catalog of that release.
-struct FromNames<'a> {
-    /// The running server's system.settings (MergeTree names come from the catalog).
-    live_settings: Option<&'a serde_json::Map<String, Value>>,
-    catalog: Option<&'static Catalog>,
-}
-
-impl<'a> FromNames<'a> {
-    fn of(facts: &'a Facts, from: Version) -> FromNames<'a> {
-        let live_settings =
-            facts.document.get("live").and_then(|l| l["settings"].as_object()).filter(|s| !s.is_empty());
-        FromNames { live_settings, catalog: catalog::for_version(from) }
-    }
-
-    /// Whether the running version knows the name; `None` when chaudit cannot tell.
-    fn knows(&self, kind: SettingKind, name: &str) -> Option<bool> {
-        match (kind, self.live_settings, self.catalog) {
-            (SettingKind::Session, Some(settings), _) => Some(settings.contains_key(name)),
-            (_, _, Some(c)) => Some(c.of_kind(kind).contains_key(name)),
-            _ => None,
-        }
-    }
-
-    fn obsolete(&self, kind: SettingKind, name: &str) -> bool {
-        self.catalog.and_then(|c| c.of_kind(kind).get(name)).is_some_and(|s| s.is_obsolete != 0)
-    }
-
-    fn alias_for(&self, kind: SettingKind, name: &str) -> Option<String> {
-        self.catalog.and_then(|c| c.of_kind(kind).get(name)).and_then(|s| s.alias_for.clone())
-    }
-}
-
-fn breaking(
-    explicit: &ExplicitSettings,
-    from_names: &FromNames,
-    target: Option<&Catalog>,
-    history: &History,
-    from: Version,
-    to: Version,
-) -> Vec<BreakingSetting> {
-    let mut out = Vec::new();
-    for (kind, name) in explicit.names() {
-        let known_before = from_names.knows(kind, name);
-        let found = |problem, detail: String| BreakingSetting {
-            kind,
-            name: name.to_string(),
-            problem,
-            set_at: explicit.places(kind, name),
-            detail,
-        };
-        let obsoleted = history.obsoleted(kind, name, from, to);
-        match target.map(|c| c.of_kind(kind).get(name)) {
-            // a name both versions lack is a typo the audit reports, not an upgrade matter
-            Some(None) if known_before != Some(false) => {
-                let suggestion = (kind == SettingKind::Session).then(|| target.and_then(|c| c.suggest(name))).flatten();
-                let detail = match suggestion {
-                    Some(s) => format!(
-                        "{} does not know it (closest: `{s}`); a profile or query that sets it is refused",
-                        version_name(to)
-                    ),
-                    None => {
-                        format!("{} does not know it; a profile or query that sets it is refused", version_name(to))
-                    }
-                };
-                out.push(found(Problem::Unknown, detail));
-            }
-            Some(Some(setting)) if setting.is_obsolete != 0 && !from_names.obsolete(kind, name) => {
-                let why = obsoleted.unwrap_or_else(|| "marked obsolete in the target's system.settings".into());
-                out.push(found(Problem::Obsolete, format!("obsolete in {}: {why}", version_name(to))));
-            }
-            Some(Some(setting)) => {
-                if let Some(canonical) =
-                    setting.alias_for.as_ref().filter(|_| from_names.alias_for(kind, name).is_none())
-                {
-                    out.push(found(
-                        Problem::Renamed,
-                        format!("in {} `{name}` is an alias of `{canonical}`; it keeps working", version_name(to)),
-                    ));
-                }
-            }
-            None => {
-                if let Some(why) = obsoleted {
-                    out.push(found(Problem::Obsolete, format!("obsolete by {}: {why}", version_name(to))));
-                }
-            }
-            Some(None) => {}
-        }
-    }
-    out
-}
-
 fn version_name(v: Version) -> String {
     format!("ClickHouse {}.{}", v.major, v.minor)
-}
-
-/// The version-gated rules whose verdict differs between the two versions (or that apply to
-/// both and fire here), evaluated on this server's facts at each version.
-fn known_issues(pack: &RulePack, facts: &Facts, from: Version, to: Version) -> Vec<KnownIssue> {
-    let at = |version: Version| {
-        let mut facts = facts.clone();
-        facts.version = Some(version);
-        facts
-    };
-    let (facts_from, facts_to) = (at(from), at(to));
-    let (vars_from, vars_to) = (eval::Variables::of(&facts_from), eval::Variables::of(&facts_to));
-    let mut out = Vec::new();
-    for rule in pack.rules.iter().filter(|r| Selection::default().includes(r)) {
-        let Some(range) = &rule.versions else { continue };
-        let (before, after) = (range.contains(from), range.contains(to));
-        let (change, facts, variables) = match (before, after) {
-            (true, false) => (IssueChange::FixedByTarget, &facts_from, &vars_from),
-            (false, true) => (IssueChange::IntroducedByTarget, &facts_to, &vars_to),
-            (true, true) => (IssueChange::Remains, &facts_to, &vars_to),
-            (false, false) => continue,
-        };
-        let (outcome, findings) = eval::evaluate_rule(rule, facts, variables);
-        let shows_here = match outcome.outcome {
-            OutcomeKind::Fired => Some(true),
-            OutcomeKind::Passed => Some(false),
-            _ => None,
-        };
-        // an issue of both versions is worth a line only where this server shows it
-        if change == IssueChange::Remains && shows_here != Some(true) {
-            continue;
-        }
-        out.push(KnownIssue {
-            rule_id: rule.id.clone(),
-            title: rule.title.clone(),
-            versions: range.to_string(),
-            change,
-            shows_here,
-            unchecked_reason: shows_here.is_none().then(|| outcome.reason.unwrap_or_default()),
-            findings,
-        });
-    }
-    out.sort_by_key(|i| (i.change != IssueChange::Remains, i.shows_here != Some(true), i.rule_id.clone()));
-    out
 }
