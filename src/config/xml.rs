@@ -17,7 +17,11 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
 
     let mut reader = Reader::from_str(body);
     reader.config_mut().trim_text(false);
-    let mut stack: Vec<Element> = Vec::new();
+    // The children of every open element gather in one shared vector (from the index
+    // saved beside the element) and move into an exact-size one when it closes: no
+    // per-element vector growing, then shrinking.
+    let mut stack: Vec<(Element, usize)> = Vec::new();
+    let mut open = Open { children: Vec::new() };
     let mut root: Option<Element> = None;
     loop {
         let start = reader.buffer_position();
@@ -26,22 +30,23 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
             Event::Start(_) | Event::Empty(_) if root.is_some() && stack.is_empty() => {
                 return Err(fail(start, "a second root element; a config file has exactly one".into()));
             }
-            Event::Start(tag) => stack.push(element(&tag, at(start)).map_err(|m| fail(start, m))?),
+            Event::Start(tag) => {
+                stack.push((element(&tag, at(start)).map_err(|m| fail(start, m))?, open.children.len()))
+            }
             Event::Empty(tag) => {
                 let e = element(&tag, at(start)).map_err(|m| fail(start, m))?;
-                attach(&mut stack, &mut root, e);
+                open.attach(&stack, &mut root, e);
             }
             Event::End(_) => {
                 // quick-xml has already checked that the end tag matches
-                if let Some(mut e) = stack.pop() {
-                    // a Vec grows to 4 slots for one child: most elements hold one text node
-                    e.children.shrink_to_fit();
-                    attach(&mut stack, &mut root, e);
+                if let Some((mut e, first)) = stack.pop() {
+                    e.children = open.children.drain(first..).collect();
+                    open.attach(&stack, &mut root, e);
                 }
             }
             Event::Text(t) => {
                 let value = t.xml_content(XmlVersion::Implicit1_0);
-                push_text(&mut stack, &value, at(start)).map_err(|m| fail(start, m))?;
+                open.push_text(&mut stack, &value, at(start)).map_err(|m| fail(start, m))?;
             }
             Event::GeneralRef(r) => {
                 let name = r.xml_content(XmlVersion::Implicit1_0);
@@ -52,36 +57,35 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
                         .to_string(),
                     Err(e) => return Err(fail(start, e.to_string())),
                 };
-                push_text(&mut stack, &resolved, at(start)).map_err(|m| fail(start, m))?;
+                open.push_text(&mut stack, &resolved, at(start)).map_err(|m| fail(start, m))?;
             }
             Event::CData(c) => {
                 let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                if let Some(top) = stack.last_mut() {
-                    top.children.push(Node::Text(Text::new(value, true, at(start))));
+                if !stack.is_empty() {
+                    open.children.push(Node::Text(Text::new(value, true, at(start))));
                 }
             }
             Event::Comment(c) => {
-                if let Some(top) = stack.last_mut() {
+                if !stack.is_empty() {
                     let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                    top.children.push(Node::Comment(Text::new(value, false, at(start))));
+                    open.children.push(Node::Comment(Text::new(value, false, at(start))));
                 }
             }
             Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
             Event::Eof => break,
         }
     }
-    if let Some(open) = stack.first() {
-        let origin = open.origin;
+    if let Some((unclosed, _)) = stack.first() {
         return Err(ConfigError::syntax(
-            Pointer::new(sources, origin, open.name.len() + 1),
-            format!("<{}> is never closed", open.name),
+            Pointer::new(sources, unclosed.origin, unclosed.name.len() + 1),
+            format!("<{}> is never closed", unclosed.name),
         ));
     }
     root.ok_or_else(|| fail(0, "no root element".into()))
 }
 
 fn element(tag: &BytesStart, origin: Origin) -> std::result::Result<Element, String> {
-    let mut e = Element::new(tag.name().as_ref().to_string(), origin);
+    let mut e = Element::new(tag.name().into_inner(), origin);
     for attribute in tag.attributes() {
         let attribute = attribute.map_err(|err| err.to_string())?;
         let value = attribute.normalized_value(XmlVersion::Implicit1_0).map_err(|err| err.to_string())?;
@@ -90,31 +94,45 @@ fn element(tag: &BytesStart, origin: Origin) -> std::result::Result<Element, Str
     Ok(e)
 }
 
-fn attach(stack: &mut [Element], root: &mut Option<Element>, e: Element) {
-    match stack.last_mut() {
-        Some(parent) => parent.children.push(Node::Element(e)),
-        None => *root = Some(e),
-    }
+/// The children of the open elements, innermost last.
+struct Open {
+    children: Vec<Node>,
 }
 
-/// Adds text to the open element, joining it with a preceding text node (entity
-/// references arrive as separate events but are one DOM text node).
-fn push_text(stack: &mut [Element], value: &str, origin: Origin) -> std::result::Result<(), String> {
-    let Some(top) = stack.last_mut() else {
-        return if value.trim().is_empty() { Ok(()) } else { Err("text outside the root element".into()) };
-    };
-    if let Some(Node::Text(last)) = top.children.last_mut()
-        && !last.is_cdata()
-    {
-        last.push_str(value);
-        return Ok(());
+impl Open {
+    fn attach(&mut self, stack: &[(Element, usize)], root: &mut Option<Element>, e: Element) {
+        if stack.is_empty() {
+            *root = Some(e);
+        } else {
+            self.children.push(Node::Element(e));
+        }
     }
-    if value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
-        top.blank_text = true;
-    } else {
-        top.children.push(Node::Text(Text::new(value, false, origin)));
+
+    /// Adds text to the open element, joining it with a preceding text node (entity
+    /// references arrive as separate events but are one DOM text node).
+    fn push_text(
+        &mut self,
+        stack: &mut [(Element, usize)],
+        value: &str,
+        origin: Origin,
+    ) -> std::result::Result<(), String> {
+        let Some((top, first)) = stack.last_mut() else {
+            return if value.trim().is_empty() { Ok(()) } else { Err("text outside the root element".into()) };
+        };
+        if self.children.len() > *first
+            && let Some(Node::Text(last)) = self.children.last_mut()
+            && !last.is_cdata()
+        {
+            last.push_str(value);
+            return Ok(());
+        }
+        if value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+            top.blank_text = true;
+        } else {
+            self.children.push(Node::Text(Text::new(value, false, origin)));
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]
