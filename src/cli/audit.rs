@@ -84,12 +84,12 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         }
     } else if args.connect.wanted() {
         match live::collect_live(&args.connect, false) {
-            Ok(collected) => {
-                facts.add_live(collected.live);
-                if let Some(log) = collected.log {
+            Ok((node, stats)) => {
+                facts.add_live(node.live);
+                if let Some(log) = node.log {
                     facts.add_log(log);
                 }
-                footprint = Some(collected.stats);
+                footprint = Some(stats);
             }
             Err(code) => return code,
         }
@@ -218,7 +218,7 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
         facts
     } else {
         let (live, log) = match live::collect_live(connect, false) {
-            Ok(collected) => (collected.live, collected.log),
+            Ok((node, _)) => (node.live, node.log),
             Err(code) => return code,
         };
         let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());

@@ -134,18 +134,10 @@ pub struct Stats {
     pub rows_read: Option<u64>,
 }
 
-/// What one node gave: its `live` document, `log` (unless --since 0), and for a review the
-/// server's own settings history when it is newer than chaudit's.
-pub struct Collected {
-    pub live: serde_json::Value,
-    pub log: Option<serde_json::Value>,
-    pub settings_changes: Option<Vec<serde_json::Value>>,
-    pub stats: Stats,
-}
-
-/// Connects and collects one node (`review`: the upgrade review's queries too). Errors are
-/// printed; the exit code says why (2: bad arguments, 3: the server could not be read).
-pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitCode> {
+/// Connects and collects one node (`review`: the upgrade review's queries too), with the
+/// audit's footprint. Errors are printed; the exit code says why (2: bad arguments, 3: the
+/// server could not be read).
+pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDocuments, Stats), ExitCode> {
     let endpoint = args.endpoint().map_err(|message| {
         eprintln!("chaudit: {message}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
@@ -164,7 +156,7 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<Collected, ExitC
         let log_window = Some(args.since).filter(|s| *s > 0);
         let node = collect::node(&session, log_window, review_history).await.map_err(fail)?;
         let stats = Stats { round_trips: session.round_trips(), rows_read: session.rows_read() };
-        Ok(Collected { live: node.live, log: node.log, settings_changes: node.settings_changes, stats })
+        Ok((node, stats))
     })
 }
 

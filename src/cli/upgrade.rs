@@ -78,7 +78,7 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
     let mut live_history = None;
     if args.connect.wanted() {
         match live::collect_live(&args.connect, true) {
-            Ok(collected) => {
+            Ok((collected, _)) => {
                 facts.target = collected.live["endpoint"].as_str().unwrap_or_default().to_string();
                 let server_version = collected.live["version"].as_str().unwrap_or_default().to_string();
                 facts.add_live(collected.live);

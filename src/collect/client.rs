@@ -65,13 +65,8 @@ impl Session {
             timeout,
             in_flight: 1,
         };
-        let probe = session
-            .rows(
-                "connect: version and readonly level",
-                "SELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly",
-            )
-            .await
-            .map_err(|e| session.connection_error(e))?;
+        let (purpose, sql) = super::plan::CONNECT_PROBE;
+        let probe = session.rows(purpose, sql).await.map_err(|e| session.connection_error(e))?;
         let first = probe.first().cloned().unwrap_or(Value::Null);
         session.version = first["version"].as_str().unwrap_or_default().to_string();
         session.readonly = first["readonly"].as_u64().unwrap_or(1) as u8;

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
 use super::{Answer, CollectError, Session, live_document, log_document, plan, skipped};
-use crate::facts::uint as number;
+use crate::facts::uint;
 use crate::version::Version;
 
 /// How the replicas are reached.
@@ -77,8 +77,8 @@ pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, Colle
         .iter()
         .map(|r| Member {
             host_name: r["host_name"].as_str().unwrap_or_default().to_string(),
-            port: number(&r["port"]),
-            is_local: number(&r["is_local"]) == 1,
+            port: uint(&r["port"]),
+            is_local: uint(&r["is_local"]) == 1,
         })
         .collect())
 }
@@ -99,7 +99,7 @@ pub async fn fan_out(
         .rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
         .await?
         .iter()
-        .map(|r| (number(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
+        .map(|r| (uint(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
         .collect();
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
@@ -117,25 +117,24 @@ pub async fn fan_out(
     }
     // every fact in one round trip; one query per fact when a replica refuses the union
     let combined = plan::fan_out_combined(cluster, &asked);
-    let combined_rows = seed.rows_with("every fact of every replica (clusterAllReplicas)", &combined, &SKIP_DEAD).await;
+    let nodes: Vec<u64> = versions.keys().copied().collect();
+    let combined = seed
+        .rows_with("every fact of every replica (clusterAllReplicas)", &combined, &SKIP_DEAD)
+        .await
+        .map(|rows| super::split_combined(&rows, &asked, &nodes, |r| uint(&r[plan::NODE_COLUMN])));
     // a replica that refused the union is skipped like a dead one: every replica that
     // answered the probe must have its settings in it
-    let complete = |rows: &Vec<Value>| {
-        versions
-            .keys()
-            .all(|node| rows.iter().any(|r| number(&r[plan::NODE_COLUMN]) == *node && r["fact"] == "settings"))
+    let complete = |split: &BTreeMap<u64, Vec<Answer>>| {
+        split.values().all(|answers| {
+            answers
+                .iter()
+                .any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
+        })
     };
-    match combined_rows.as_ref().ok().filter(|rows| complete(rows)) {
-        Some(rows) => {
-            for f in &asked {
-                for node in versions.keys() {
-                    let answer = rows
-                        .iter()
-                        .filter(|r| number(&r[plan::NODE_COLUMN]) == *node && r["fact"] == f.name)
-                        .map(|r| serde_json::from_str(r["row"].as_str().unwrap_or_default()).map_err(|e| e.to_string()))
-                        .collect::<Result<Vec<Value>, String>>();
-                    live_answers.entry(*node).or_default().push((f.name, answer));
-                }
+    match combined.ok().filter(complete) {
+        Some(split) => {
+            for (node, answers) in split {
+                live_answers.entry(node).or_default().extend(answers);
             }
         }
         None => {
@@ -231,7 +230,7 @@ fn spread<'a>(
 /// The rows of one replica, without the node column.
 fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
     rows.iter()
-        .filter(|r| number(&r[plan::NODE_COLUMN]) == node)
+        .filter(|r| uint(&r[plan::NODE_COLUMN]) == node)
         .map(|r| {
             let mut r = r.clone();
             if let Some(object) = r.as_object_mut() {

@@ -27,16 +27,7 @@ pub async fn collect(session: &Session) -> Value {
     // every fact in one round trip; one query per fact when the union fails (a table the
     // user may not read, a server that stopped): then each fact stands or falls alone
     match session.rows(plan::COMBINED_PURPOSE, &plan::combined(&asked)).await {
-        Ok(rows) => {
-            for fact in &asked {
-                let answer = rows
-                    .iter()
-                    .filter(|r| r["fact"] == fact.name)
-                    .map(|r| serde_json::from_str(r["row"].as_str().unwrap_or_default()).map_err(|e| e.to_string()))
-                    .collect::<Result<Vec<Value>, String>>();
-                answers.push((fact.name, answer));
-            }
-        }
+        Ok(rows) => answers.extend(split_combined(&rows, &asked, &[0], |_| 0).remove(&0).unwrap_or_default()),
         Err(_) => {
             let alone: Vec<Answer> = stream::iter(asked)
                 .map(|fact| async move {
@@ -96,6 +87,39 @@ pub async fn node(
         None
     };
     Ok(NodeDocuments { live, log, settings_changes })
+}
+
+/// The rows of a combined fact query (`plan::combined`, `plan::fan_out_combined`) as the
+/// answers of each of `nodes`, in one pass over the rows; `node_of` tells a row's node. A
+/// fact without rows is an empty answer; a row that is not JSON fails its fact.
+pub(crate) fn split_combined<'a>(
+    rows: &[Value],
+    facts: &[&'a plan::FactQuery],
+    nodes: &[u64],
+    node_of: impl Fn(&Value) -> u64,
+) -> std::collections::BTreeMap<u64, Vec<Answer<'a>>> {
+    let mut by_fact: std::collections::HashMap<(u64, &str), Result<Vec<Value>, String>> =
+        std::collections::HashMap::new();
+    for row in rows {
+        let (Some(fact), Some(line)) = (row["fact"].as_str(), row["row"].as_str()) else { continue };
+        let entry = by_fact.entry((node_of(row), fact)).or_insert_with(|| Ok(Vec::new()));
+        if let Ok(parsed) = entry {
+            match serde_json::from_str(line) {
+                Ok(value) => parsed.push(value),
+                Err(e) => *entry = Err(e.to_string()),
+            }
+        }
+    }
+    nodes
+        .iter()
+        .map(|node| {
+            let answers = facts
+                .iter()
+                .map(|f| (f.name, by_fact.remove(&(*node, f.name)).unwrap_or_else(|| Ok(Vec::new()))))
+                .collect();
+            (*node, answers)
+        })
+        .collect()
 }
 
 /// Why a fact is not asked of a server of `version` (its table is newer), if so.

@@ -164,11 +164,18 @@ fn log_window(since_seconds: u64) -> String {
     )
 }
 
+/// The first query of every session: the server's version and the user's readonly level.
+pub const CONNECT_PROBE: (&str, &str) =
+    ("connect: version and readonly level", "SELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly");
+
+fn describe_connect() -> String {
+    let (purpose, sql) = CONNECT_PROBE;
+    format!("-- {purpose}\n{sql};\n")
+}
+
 /// What `--dry-run` prints: every query with its purpose; nothing is sent.
 pub fn describe(log_window: Option<u64>, review: bool) -> String {
-    let mut out = String::from(
-        "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n",
-    );
+    let mut out = describe_connect();
     for q in FACTS {
         out.push_str(&format!(
             "-- {}: {} (sent alone only if the combined query below fails)\n--   {};\n",
@@ -194,12 +201,12 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
 /// --dsn node with skip_unavailable_shards = 1); over direct connections each replica gets
 /// the plan of [`describe`].
 pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
-    let mut out = format!(
-        "-- connect: version and readonly level\nSELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly;\n\
-         -- cluster members (system.clusters)\n{};\n-- replica versions (clusterAllReplicas)\n{};\n",
+    let mut out = describe_connect();
+    out.push_str(&format!(
+        "-- cluster members (system.clusters)\n{};\n-- replica versions (clusterAllReplicas)\n{};\n",
         members_sql(cluster),
         fan_out(VERSION_PROBE, cluster)
-    );
+    ));
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     out.push_str(&format!(
         "-- every fact of every replica, in one round trip (facts newer than the oldest replica left out; \

@@ -439,7 +439,8 @@ mod tests {
             f.push_str("</remote_servers></clickhouse>");
             f
         };
-        let fragments: Vec<String> = (0..120).map(fragment).collect();
+        // 300 fragments: far above PARALLEL_MIN_NODES at remote_servers, so the threads do run
+        let fragments: Vec<String> = (0..300).map(fragment).collect();
         let run = |threads: usize| {
             let mut sources = SourceMap::new("/".into());
             let id = sources.add("/config.xml".into(), "<clickhouse><remote_servers/></clickhouse>".into());

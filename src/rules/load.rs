@@ -167,10 +167,21 @@ impl Parser<'_> {
     }
 
     fn required_str(&mut self, node: &Yaml, key: &str, origin: Origin) -> Option<String> {
+        self.required_scalar(node, key, origin, "a string").map(|(s, _)| s.to_string())
+    }
+
+    /// The scalar under `key` and where it is written; a diagnostic names `what` it must be.
+    fn required_scalar<'y>(
+        &mut self,
+        node: &'y Yaml,
+        key: &str,
+        origin: Origin,
+        what: &str,
+    ) -> Option<(&'y str, Origin)> {
         match node.get(key) {
-            Some(Yaml::Scalar(s, _)) => Some(s.clone()),
+            Some(Yaml::Scalar(s, o)) => Some((s.as_str(), *o)),
             Some(other) => {
-                self.error(other.origin(), format!("`{key}` must be a string"), None);
+                self.error(other.origin(), format!("`{key}` must be {what}"), None);
                 None
             }
             None => {
@@ -226,17 +237,8 @@ impl Parser<'_> {
     }
 
     fn required_expr(&mut self, node: &Yaml, key: &str, origin: Origin) -> Option<Expr> {
-        match node.get(key) {
-            Some(Yaml::Scalar(s, o)) => self.compile(s, *o),
-            Some(other) => {
-                self.error(other.origin(), format!("`{key}` must be an expression string"), None);
-                None
-            }
-            None => {
-                self.error(origin, format!("missing `{key}`"), None);
-                None
-            }
-        }
+        let (source, at) = self.required_scalar(node, key, origin, "an expression string")?;
+        self.compile(source, at)
     }
 
     fn optional_expr(&mut self, node: &Yaml, key: &str) -> Option<Expr> {

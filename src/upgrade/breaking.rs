@@ -8,7 +8,7 @@ use super::explicit::ExplicitSettings;
 use super::history::History;
 use super::version_name;
 use crate::facts::Facts;
-use crate::facts::catalog::{self, Catalog, SettingKind};
+use crate::facts::catalog::{Catalog, SettingKind};
 use crate::version::Version;
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,10 +51,10 @@ pub(super) struct FromNames<'a> {
 }
 
 impl<'a> FromNames<'a> {
-    pub(super) fn of(facts: &'a Facts, from: Version) -> FromNames<'a> {
+    pub(super) fn of(facts: &'a Facts, catalog: Option<&'static Catalog>) -> FromNames<'a> {
         let live_settings =
             facts.document.get("live").and_then(|l| l["settings"].as_object()).filter(|s| !s.is_empty());
-        FromNames { live_settings, catalog: catalog::for_version(from) }
+        FromNames { live_settings, catalog }
     }
 
     /// Whether the running version knows the name; `None` when chaudit cannot tell.

@@ -4,8 +4,7 @@ use serde_json::Value;
 
 use super::workload::Usage;
 use crate::facts::Facts;
-use crate::facts::catalog::{self, SettingKind};
-use crate::version::Version;
+use crate::facts::catalog::{self, Catalog, SettingKind};
 
 /// Where this server sets each setting: profiles and <merge_tree> in the files, settings
 /// the server reports as changed, settings the workload's queries ran with.
@@ -14,7 +13,8 @@ pub(super) struct ExplicitSettings {
 }
 
 impl ExplicitSettings {
-    pub(super) fn of(facts: &Facts, usage: Option<&Usage>, from: Version) -> ExplicitSettings {
+    /// `from_catalog`: the running release's setting catalog, when chaudit has it.
+    pub(super) fn of(facts: &Facts, usage: Option<&Usage>, from_catalog: Option<&'static Catalog>) -> ExplicitSettings {
         let mut places = Vec::new();
         let config = facts.document.get("config");
         for item in config.and_then(|c| c["profile_settings"].as_array()).into_iter().flatten() {
@@ -33,7 +33,7 @@ impl ExplicitSettings {
         }
         let live = facts.document.get("live");
         // system.settings lists an alias beside its setting, both changed: report the setting
-        let catalog = catalog::for_version(from).unwrap_or_else(catalog::builtin);
+        let catalog = from_catalog.unwrap_or_else(catalog::builtin);
         let is_alias =
             |kind: SettingKind, name: &str| catalog.of_kind(kind).get(name).is_some_and(|s| s.alias_for.is_some());
         for (kind, fact) in [(SettingKind::Session, "settings"), (SettingKind::MergeTree, "merge_tree_settings")] {

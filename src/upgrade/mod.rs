@@ -159,7 +159,8 @@ pub fn review(inputs: &Inputs) -> Review {
             "no workload evidence from query_log ({why}): changes are split into set / left at default only"
         ));
     }
-    let explicit = ExplicitSettings::of(facts, usage.as_ref(), from);
+    let from_catalog = catalog::for_version(from);
+    let explicit = ExplicitSettings::of(facts, usage.as_ref(), from_catalog);
     let target_catalog = catalog::for_version(to);
     if target_catalog.is_none() {
         notes.push(format!(
@@ -167,8 +168,8 @@ pub fn review(inputs: &Inputs) -> Review {
             to.major, to.minor
         ));
     }
-    let from_names = FromNames::of(facts, from);
-    let defaults = Defaults { facts, from: catalog::for_version(from), to: target_catalog };
+    let from_names = FromNames::of(facts, from_catalog);
+    let defaults = Defaults { facts, from: from_catalog, to: target_catalog };
     // a MergeTree default applies to every MergeTree table that does not set it itself
     let merge_tree_tables = facts.document.get("live").and_then(|l| l["tables"].as_array()).and_then(|tables| {
         let count =

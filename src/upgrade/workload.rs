@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::facts::uint as count;
+use crate::facts::uint;
 
 /// The workload over the audit window, as counts.
 #[derive(Debug, Clone, Default)]
@@ -38,11 +38,11 @@ impl Usage {
     /// From the `log.usage` row.
     pub fn from_row(row: &Value) -> Usage {
         Usage {
-            queries: count(&row["queries"]),
-            native_protocol: count(&row["native_protocol"]),
-            http: count(&row["http"]),
-            inserts: count(&row["inserts"]),
-            joins: count(&row["joins"]),
+            queries: uint(&row["queries"]),
+            native_protocol: uint(&row["native_protocol"]),
+            http: uint(&row["http"]),
+            inserts: uint(&row["inserts"]),
+            joins: uint(&row["joins"]),
             changed_settings: summed(&row["changed_settings"]),
             formats: summed(&row["formats"]),
             table_functions: summed(&row["table_functions"]),
@@ -111,7 +111,7 @@ fn matching(used: &BTreeMap<String, u64>, token: &str) -> Option<(String, u64)> 
 /// `sumMap(keys, counts)`: `[[keys], [counts]]` as a map.
 fn summed(v: &Value) -> BTreeMap<String, u64> {
     let (Some(keys), Some(counts)) = (v[0].as_array(), v[1].as_array()) else { return BTreeMap::new() };
-    keys.iter().zip(counts).filter_map(|(k, n)| Some((k.as_str()?.to_string(), count(n)))).collect()
+    keys.iter().zip(counts).filter_map(|(k, n)| Some((k.as_str()?.to_string(), uint(n)))).collect()
 }
 
 #[cfg(test)]
