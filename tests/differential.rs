@@ -36,7 +36,7 @@ fn case_dirs() -> Vec<PathBuf> {
 fn setting_names(loaded: &config::LoadedConfig) -> Vec<String> {
     let mut names = BTreeSet::new();
     for (id, _) in loaded.sources.files() {
-        if let Ok(root) = config::files::parse(&loaded.sources, id) {
+        if let Ok(root) = config::files::parse(loaded.sources.file(id), id) {
             names.extend(root.elements().map(|e| e.name.to_string()));
         }
     }

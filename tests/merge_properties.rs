@@ -56,16 +56,21 @@ fn shape(e: &Element) -> String {
     format!("{}[{}]({})", e.name, attrs.join(","), children.join(","))
 }
 
+/// A `<clickhouse>` document's content.
+fn body(document: &str) -> &str {
+    document.strip_prefix("<clickhouse>").and_then(|d| d.strip_suffix("</clickhouse>")).unwrap_or("")
+}
+
 fn parse_all(main: &str, fragments: &[&str]) -> (Element, Vec<Element>) {
     let mut sources = SourceMap::new("/".into());
     let id = sources.add("/config.xml".into(), main.into());
-    let root = xml::parse(&sources, id).unwrap();
+    let root = xml::parse(sources.file(id), id).unwrap();
     let parsed = fragments
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let id = sources.add(format!("/config.d/{i}.xml").into(), (*f).into());
-            xml::parse(&sources, id).unwrap()
+            xml::parse(sources.file(id), id).unwrap()
         })
         .collect();
     (root, parsed)
@@ -139,6 +144,27 @@ proptest! {
         main in document(6),
         fragments in prop::collection::vec(fragment(), 1..5),
     ) {
+        let refs: Vec<&str> = fragments.iter().map(String::as_str).collect();
+        let (mut expected, parsed) = parse_all(&main, &refs);
+        for f in parsed {
+            reference_merge(&mut expected, f);
+        }
+        prop_assert_eq!(shape(&merged(&main, &refs)), shape(&expected));
+    }
+
+    #[test]
+    fn indexed_sections_merge_as_clickhouse_does(
+        main in document(6),
+        fragments in prop::collection::vec((fragment(), fragment()), 1..5),
+    ) {
+        // 40 filler siblings make the root and <w> big enough for the merge's hash index,
+        // kept from one fragment to the next
+        let fillers: String = (0..40).map(|i| format!("<f{i}/>")).collect();
+        let main = format!("<clickhouse>{fillers}<w>{fillers}{}</w>{}</clickhouse>", body(&main), body(&main));
+        let fragments: Vec<String> = fragments
+            .iter()
+            .map(|(w, top)| format!("<clickhouse><w>{}</w>{}</clickhouse>", body(w), body(top)))
+            .collect();
         let refs: Vec<&str> = fragments.iter().map(String::as_str).collect();
         let (mut expected, parsed) = parse_all(&main, &refs);
         for f in parsed {

@@ -50,5 +50,8 @@ pub fn run(args: &ShowArgs) -> ExitCode {
     } else {
         &loaded.server
     };
-    write_stdout(&render(tree, &loaded.sources, &RenderOptions { provenance: args.provenance }), exit::OK)
+    let code = write_stdout(&render(tree, &loaded.sources, &RenderOptions { provenance: args.provenance }), exit::OK);
+    // The process ends here: freeing a big tree node by node would only delay the exit.
+    std::mem::forget(loaded);
+    code
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use thiserror::Error;
 
-use super::source::{Origin, SourceMap};
+use super::source::{Origin, SourceFile, SourceMap};
 
 /// A file position ready for a diagnostic: its text, the span, and `file:line:column`.
 #[derive(Debug, Clone)]
@@ -19,9 +19,13 @@ pub struct Pointer {
 
 impl Pointer {
     pub fn new(sources: &SourceMap, origin: Origin, len: usize) -> Self {
-        let file = sources.file(origin.file);
-        let loc = sources.locate(origin);
-        let start = (origin.offset as usize).min(file.text.len());
+        Pointer::in_file(sources.file(origin.file), origin.offset, len)
+    }
+
+    /// A pointer into a file not (yet) in a source map: one being parsed on another thread.
+    pub fn in_file(file: &SourceFile, offset: u32, len: usize) -> Self {
+        let loc = file.locate(offset);
+        let start = (offset as usize).min(file.text.len());
         let len = len.min(file.text.len() - start);
         Pointer {
             src: file.named_source(),

@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{ConfigError, Result};
-use super::source::{FileId, SourceMap};
+use super::source::{FileId, SourceFile, SourceMap, display_path};
 use super::tree::Element;
 use super::{xml, yaml};
 
@@ -63,11 +63,18 @@ fn is_mergeable(path: &Path) -> Result<bool> {
 
 /// Reads a file as UTF-8 text into the source map.
 pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
-    Ok(sources.add(path.to_path_buf(), read_text(path)?))
+    let file = read_file(path, sources.base_dir())?;
+    Ok(sources.push(file))
 }
 
-/// A file's text, which must be UTF-8 (any thread: the source map is filled after).
-pub fn read_text(path: &Path) -> Result<String> {
+/// Reads a file as UTF-8 text, shown relative to `base_dir` (any thread: the source map
+/// takes it after).
+pub fn read_file(path: &Path, base_dir: &Path) -> Result<SourceFile> {
+    Ok(SourceFile::new(path.to_path_buf(), display_path(base_dir, path), read_text(path)?))
+}
+
+/// A file's text, which must be UTF-8.
+fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|source| match source.kind() {
         ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
         _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop { path: path.to_path_buf() },
@@ -85,14 +92,13 @@ pub fn read_text(path: &Path) -> Result<String> {
 
 /// Parses a file by ClickHouse's rules: `.xml` is XML, `.yaml`/`.yml` YAML, anything else
 /// XML when its first non-blank character is `<`.
-pub fn parse(sources: &SourceMap, id: FileId) -> Result<Element> {
-    let file = sources.file(id);
+pub fn parse(file: &SourceFile, id: FileId) -> Result<Element> {
     let extension = file.path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     match extension.as_deref() {
-        Some("xml") => xml::parse(sources, id),
-        Some("yaml" | "yml") => yaml::parse(sources, id),
-        _ if file.text.trim_start().starts_with('<') => xml::parse(sources, id),
-        _ => yaml::parse(sources, id),
+        Some("xml") => xml::parse(file, id),
+        Some("yaml" | "yml") => yaml::parse(file, id),
+        _ if file.text.trim_start().starts_with('<') => xml::parse(file, id),
+        _ => yaml::parse(file, id),
     }
 }
 

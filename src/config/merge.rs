@@ -18,123 +18,113 @@ use super::tree::{Element, Node};
 pub const SUBSTITUTION_ATTRIBUTES: [&str; 3] = ["incl", "from_zk", "from_env"];
 
 /// Merges fragments (root elements, in path order) into `target`, with the result of
-/// ClickHouse merging them one after another. All fragments are handled in one pass per
-/// element, so thousands of fragments that touch one big section stay linear.
+/// ClickHouse merging them one after another.
 pub fn merge_fragments(target: &mut Element, fragments: Vec<Element>, sources: &SourceMap) -> Result<()> {
-    let incoming = fragments.into_iter().map(|f| f.children).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    merge_sequence(target, incoming, sources, threads)
-}
-
-/// `target` receives, in order, the children of each element merged into it. The paired
-/// children's own merges are independent of each other: with `threads` > 1 they run on
-/// that many threads at the first level with enough of them (e.g. the clusters of
-/// remote_servers), one thread each below.
-fn merge_sequence(target: &mut Element, incoming: Vec<Vec<Node>>, sources: &SourceMap, threads: usize) -> Result<()> {
-    let mut level = Level::new(&target.children);
-    for children in incoming {
-        level.merge(&mut target.children, children, sources)?;
+    let mut merger = Merger::new(target);
+    for fragment in fragments {
+        merger.merge(target, fragment, sources)?;
     }
-    let Level { dead, mut pending, .. } = level;
-    let mut jobs: Vec<Job> = target
-        .children
-        .iter_mut()
-        .enumerate()
-        .filter_map(|(i, node)| match node {
-            Node::Element(child) => pending.remove(&i).map(|lists| (child, lists)),
-            _ => None,
-        })
-        .collect();
-    let big =
-        || jobs.iter().map(|(_, lists)| lists.iter().map(Vec::len).sum::<usize>()).sum::<usize>() >= PARALLEL_MIN_NODES;
-    if threads > 1 && jobs.len() >= 2 * threads && big() {
-        merge_in_parallel(jobs, sources, threads)?;
-    } else {
-        for (child, lists) in jobs.drain(..) {
-            merge_sequence(child, lists, sources, threads)?;
-        }
-    }
-    if !dead.is_empty() {
-        let mut position = 0;
-        target.children.retain(|_| {
-            position += 1;
-            !dead.contains(&(position - 1))
-        });
-    }
+    merger.finish(target);
     Ok(())
 }
 
-/// A paired child and the children lists still to merge into it.
-type Job<'a> = (&'a mut Element, Vec<Vec<Node>>);
-
-/// The children's merges spread over `threads` threads, the biggest first; the first error
-/// in document order wins, as it would merging one after another.
-fn merge_in_parallel(jobs: Vec<Job>, sources: &SourceMap, threads: usize) -> Result<()> {
-    let weight = |job: &Job| job.1.iter().map(Vec::len).sum::<usize>();
-    let mut numbered: Vec<(usize, Job)> = jobs.into_iter().enumerate().collect();
-    numbered.sort_by_key(|(_, job)| std::cmp::Reverse(weight(job)));
-    let mut buckets: Vec<(usize, Vec<(usize, Job)>)> = (0..threads).map(|_| (0, Vec::new())).collect();
-    for (j, job) in numbered {
-        if let Some(lightest) = buckets.iter_mut().min_by_key(|(load, _)| *load) {
-            lightest.0 += weight(&job);
-            lightest.1.push((j, job));
-        }
-    }
-    let mut results: Vec<(usize, Result<()>)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = buckets
-            .into_iter()
-            .map(|(_, bucket)| {
-                scope.spawn(move || {
-                    bucket
-                        .into_iter()
-                        .map(|(j, (child, lists))| (j, merge_sequence(child, lists, sources, 1)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
-    });
-    results.sort_by_key(|(j, _)| *j);
-    results.into_iter().try_for_each(|(_, r)| r)
+/// Fragments merged into one tree as they come (each can be dropped right after), in
+/// ClickHouse's order. Big sections (thousands of disks or clusters gathered from as many
+/// fragments) keep a hash index of their children from one fragment to the next, so each
+/// fragment costs its own size, not the size of the tree it lands in.
+pub struct Merger {
+    root: Level,
 }
 
-/// Merges of fewer incoming nodes than this stay on one thread (a thread costs more).
-const PARALLEL_MIN_NODES: usize = 4096;
+impl Merger {
+    pub fn new(target: &Element) -> Self {
+        Merger { root: Level::new(&target.children) }
+    }
+
+    /// Merges one fragment's root element into `target` (the root this merger was made for).
+    pub fn merge(&mut self, target: &mut Element, fragment: Element, sources: &SourceMap) -> Result<()> {
+        self.root.merge(&mut target.children, fragment.children, sources)
+    }
+
+    /// Drops the elements that fragments removed (until now only marked, so positions held).
+    pub fn finish(self, target: &mut Element) {
+        self.root.compact(&mut target.children);
+    }
+}
 
 /// Levels with more nodes than this get a hash index for pairing; smaller ones scan.
 const INDEX_THRESHOLD: usize = 32;
 
-/// The bookkeeping while fragments merge into one element's children. The children stay
-/// where they are: removed ones are only marked dead until the end, so positions hold.
+/// The bookkeeping of merges into one element's children. The children stay where they
+/// are: removed ones are only marked dead until the level is compacted, so positions hold
+/// for the index and for the levels below.
 struct Level {
-    dead: HashSet<usize>,
+    dead: Marks,
     /// Built once the level has more than [`INDEX_THRESHOLD`] nodes; small levels scan.
     by_identity: Option<HashMap<u64, Positions>>,
-    /// Nodes present when the current fragment started: the only ones it can pair with.
-    fragment_start: usize,
-    /// Children lists still to merge into a paired child, in fragment order.
-    pending: HashMap<usize, Vec<Vec<Node>>>,
     /// Live non-whitespace text nodes (each merge drops them first).
     text_nodes: usize,
-    /// Per fragment: positions already paired, and where each list's unpaired part begins.
-    paired: HashSet<usize>,
-    cursor: HashMap<u64, usize>,
+    /// The levels of paired children that outlive one merge (those with an index below).
+    below: HashMap<usize, Level>,
 }
 
 fn is_text(node: &Node) -> bool {
     matches!(node, Node::Text(t) if !t.is_cdata() && !t.is_whitespace())
 }
 
+/// A set of child positions. Most levels are small: their positions fit a bit mask, and
+/// merging thousands of leaves allocates nothing for them.
+#[derive(Default)]
+struct Marks {
+    low: u64,
+    high: HashSet<usize>,
+}
+
+impl Marks {
+    fn insert(&mut self, position: usize) {
+        match 1u64.checked_shl(position as u32) {
+            Some(bit) if position < 64 => self.low |= bit,
+            _ => {
+                self.high.insert(position);
+            }
+        }
+    }
+
+    /// Removes a position; false when it was not there.
+    fn remove(&mut self, position: usize) -> bool {
+        if position < 64 {
+            let was = self.contains(position);
+            self.low &= !(1u64 << position);
+            was
+        } else {
+            self.high.remove(&position)
+        }
+    }
+
+    fn contains(&self, position: usize) -> bool {
+        if position < 64 { self.low & (1u64 << position) != 0 } else { self.high.contains(&position) }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.low == 0 && self.high.is_empty()
+    }
+}
+
+/// What the current fragment has paired so far.
+#[derive(Default)]
+struct Paired {
+    positions: Marks,
+    /// Per identity (indexed levels), where its positions' unpaired part begins.
+    cursor: HashMap<u64, usize>,
+}
+
 impl Level {
     fn new(children: &[Node]) -> Self {
         Level {
-            dead: HashSet::default(),
+            dead: Marks::default(),
             by_identity: None,
-            fragment_start: 0,
-            pending: HashMap::default(),
             text_nodes: children.iter().filter(|n| is_text(n)).count(),
-            paired: HashSet::default(),
-            cursor: HashMap::default(),
+            below: HashMap::default(),
         }
     }
 
@@ -142,7 +132,7 @@ impl Level {
         let mut index: HashMap<u64, Positions> = HashMap::default();
         for (i, node) in children.iter().enumerate() {
             if let Node::Element(e) = node
-                && !self.dead.contains(&i)
+                && !self.dead.contains(i)
             {
                 index.entry(identity_hash(e)).or_default().push(i);
             }
@@ -150,20 +140,28 @@ impl Level {
         self.by_identity = Some(index);
     }
 
-    /// The first live child of `incoming`'s identity not yet paired in this fragment.
-    fn pair(&mut self, children: &[Node], incoming: &Element, hash: u64) -> Option<usize> {
+    /// The first live child of `incoming`'s identity among the first `fragment_start`
+    /// nodes, not yet paired in this fragment.
+    fn pair(
+        &self,
+        children: &[Node],
+        fragment_start: usize,
+        paired: &mut Paired,
+        incoming: &Element,
+        hash: u64,
+    ) -> Option<usize> {
         let candidate = |p: usize| matches!(&children[p], Node::Element(e) if same_identity(e, incoming));
         let Some(index) = &self.by_identity else {
-            let found = (0..self.fragment_start)
-                .find(|&p| !self.paired.contains(&p) && !self.dead.contains(&p) && candidate(p))?;
-            self.paired.insert(found);
+            let found = (0..fragment_start)
+                .find(|&p| !paired.positions.contains(p) && !self.dead.contains(p) && candidate(p))?;
+            paired.positions.insert(found);
             return Some(found);
         };
         let positions = index.get(&hash)?.as_slice();
-        let start = self.cursor.entry(hash).or_default();
+        let start = paired.cursor.entry(hash).or_default();
         let mut found = None;
         for (k, &p) in positions.iter().enumerate().skip(*start) {
-            if self.paired.contains(&p) {
+            if paired.positions.contains(p) {
                 if k == *start {
                     *start += 1; // everything before the cursor is paired
                 }
@@ -175,7 +173,7 @@ impl Level {
             }
         }
         let p = found?;
-        self.paired.insert(p);
+        paired.positions.insert(p);
         Some(p)
     }
 
@@ -184,9 +182,8 @@ impl Level {
     /// (no position before it moves), so the children do not grow with every fragment.
     fn reuse_dead_text_slot(&mut self, target: &mut Vec<Node>) {
         let last = target.len().wrapping_sub(1);
-        if target.last().is_some_and(is_text) && self.dead.remove(&last) {
+        if target.last().is_some_and(is_text) && self.dead.remove(last) {
             target.pop();
-            self.fragment_start = self.fragment_start.min(last);
         }
     }
 
@@ -202,19 +199,18 @@ impl Level {
             }
             self.text_nodes = 0;
         }
-        self.paired.clear();
-        self.cursor.clear();
-        self.fragment_start = target.len();
-        if self.by_identity.is_none() && target.len() > INDEX_THRESHOLD {
+        let mut fragment_start = target.len();
+        if self.by_identity.is_none() && fragment_start > INDEX_THRESHOLD {
             self.build_index(target);
         }
+        let mut paired = Paired::default();
         let mut removed = Vec::new();
-        let mut renamed = Vec::new();
         for node in children {
             let Node::Element(mut incoming) = node else {
                 if is_text(&node) {
                     self.text_nodes += 1;
                     self.reuse_dead_text_slot(target);
+                    fragment_start = fragment_start.min(target.len());
                 }
                 target.push(node);
                 continue;
@@ -231,7 +227,7 @@ impl Level {
                 });
             }
             let hash = identity_hash(&incoming);
-            match self.pair(target, &incoming, hash) {
+            match self.pair(target, fragment_start, &mut paired, &incoming, hash) {
                 Some(i) if remove => removed.push((i, hash)),
                 Some(i) => {
                     let Node::Element(existing) = &mut target[i] else { continue };
@@ -239,14 +235,11 @@ impl Level {
                         incoming.history = std::mem::take(&mut existing.history);
                         incoming.history.push(existing.origin);
                         *existing = incoming;
-                        self.pending.remove(&i);
+                        self.below.remove(&i);
                     } else {
+                        // the identity stays: only attributes outside it can be new
                         absorb(existing, &incoming);
-                        let new_hash = identity_hash(existing);
-                        if new_hash != hash {
-                            renamed.push((i, hash, new_hash));
-                        }
-                        self.pending.entry(i).or_default().push(incoming.children);
+                        self.merge_child(i, existing, incoming.children, sources)?;
                     }
                 }
                 None if remove => {}
@@ -256,29 +249,53 @@ impl Level {
                 }
             }
         }
-        let index = self.by_identity.as_mut();
-        let mut index = index;
-        for (i, hash) in removed {
+        for &(i, _) in &removed {
             self.dead.insert(i);
-            self.pending.remove(&i);
-            if let Some(positions) = index.as_mut().and_then(|index| index.get_mut(&hash)) {
-                positions.remove(i);
-            }
+            self.below.remove(&i);
         }
-        if let Some(index) = index {
-            for (i, old, new) in renamed {
-                if let Some(positions) = index.get_mut(&old) {
+        if let Some(index) = self.by_identity.as_mut() {
+            for (i, hash) in removed {
+                if let Some(positions) = index.get_mut(&hash) {
                     positions.remove(i);
                 }
-                index.entry(new).or_default().insert_sorted(i);
             }
-            for (i, node) in target.iter().enumerate().skip(self.fragment_start) {
+            for (i, node) in target.iter().enumerate().skip(fragment_start) {
                 if let Node::Element(e) = node {
                     index.entry(identity_hash(e)).or_default().push(i);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Merges `children` into the paired child at position `i`. Its level is kept for the
+    /// next fragment only when it holds an index (or one below): any other level is
+    /// compacted at once, since nothing refers to its positions any more.
+    fn merge_child(&mut self, i: usize, child: &mut Element, children: Vec<Node>, sources: &SourceMap) -> Result<()> {
+        let mut level = self.below.remove(&i).unwrap_or_else(|| Level::new(&child.children));
+        level.merge(&mut child.children, children, sources)?;
+        if level.by_identity.is_none() && level.below.is_empty() {
+            level.compact(&mut child.children);
+        } else {
+            self.below.insert(i, level);
+        }
+        Ok(())
+    }
+
+    /// Drops the dead nodes of this level and of the levels below it.
+    fn compact(self, children: &mut Vec<Node>) {
+        for (i, level) in self.below {
+            if let Some(Node::Element(child)) = children.get_mut(i) {
+                level.compact(&mut child.children);
+            }
+        }
+        if !self.dead.is_empty() {
+            let mut position = 0;
+            children.retain(|_| {
+                position += 1;
+                !self.dead.contains(position - 1)
+            });
+        }
     }
 }
 
@@ -310,12 +327,6 @@ impl Positions {
                 Positions::Many(v)
             }
         };
-    }
-
-    fn insert_sorted(&mut self, position: usize) {
-        let mut v = self.as_slice().to_vec();
-        v.insert(v.partition_point(|&p| p < position), position);
-        *self = Positions::from_vec(v);
     }
 
     fn remove(&mut self, position: usize) {
@@ -408,56 +419,14 @@ mod tests {
     fn merged(main: &str, fragments: &[&str]) -> Result<Element> {
         let mut sources = SourceMap::new("/".into());
         let id = sources.add("/config.xml".into(), main.into());
-        let mut root = xml::parse(&sources, id)?;
+        let mut root = xml::parse(sources.file(id), id)?;
         let mut parsed = Vec::new();
         for (n, f) in fragments.iter().enumerate() {
             let id = sources.add(format!("/config.d/{n}.xml").into(), (*f).into());
-            parsed.push(xml::parse(&sources, id)?);
+            parsed.push(xml::parse(sources.file(id), id)?);
         }
         merge_fragments(&mut root, parsed, &sources)?;
         Ok(root)
-    }
-
-    #[test]
-    fn merging_on_threads_gives_the_one_thread_result() {
-        // clusters repeated across fragments (merged), shards paired by position, removals
-        let fragment = |i: usize| {
-            let mut f = String::from("<clickhouse><remote_servers>");
-            for c in 0..12 {
-                f.push_str(&format!("<cluster_{}>", (i + c) % 20));
-                for s in 0..3 {
-                    f.push_str(&format!(
-                        "<shard><replica><host>h{i}-{c}-{s}</host><port>{}</port></replica></shard>",
-                        9000 + i
-                    ));
-                }
-                if i.is_multiple_of(7) {
-                    f.push_str("<shard remove=\"1\"/>");
-                }
-                f.push_str(&format!("</cluster_{}>", (i + c) % 20));
-            }
-            f.push_str("</remote_servers></clickhouse>");
-            f
-        };
-        // 300 fragments: far above PARALLEL_MIN_NODES at remote_servers, so the threads do run
-        let fragments: Vec<String> = (0..300).map(fragment).collect();
-        let run = |threads: usize| {
-            let mut sources = SourceMap::new("/".into());
-            let id = sources.add("/config.xml".into(), "<clickhouse><remote_servers/></clickhouse>".into());
-            let mut root = xml::parse(&sources, id).unwrap();
-            let ids: Vec<_> = fragments
-                .iter()
-                .enumerate()
-                .map(|(n, f)| sources.add(format!("/config.d/{n}.xml").into(), f.clone()))
-                .collect();
-            let parsed: Vec<Element> = ids.iter().map(|id| xml::parse(&sources, *id).unwrap()).collect();
-            let incoming = parsed.into_iter().map(|f| f.children).collect();
-            merge_sequence(&mut root, incoming, &sources, threads).unwrap();
-            root
-        };
-        let one = run(1);
-        assert!(one.find("remote_servers").unwrap().elements().count() == 20);
-        assert_eq!(run(4), one);
     }
 
     fn values(root: &Element, name: &str) -> Vec<String> {

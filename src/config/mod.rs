@@ -21,6 +21,7 @@ pub use source::{FileId, Location, Origin, SourceMap};
 pub use tree::{Element, Node};
 
 use error::{Pointer, Result};
+use merge::Merger;
 use substitute::Substituter;
 
 /// Settings of the loader that differ between a server host and a test.
@@ -113,17 +114,24 @@ pub fn process(
     problems: &mut Vec<ConfigError>,
 ) -> Result<ConfigTree> {
     let main_id = files::read(sources, main)?;
-    let mut root = files::parse(sources, main_id)?;
+    let mut root = files::parse(sources.file(main_id), main_id)?;
     let mut used = vec![main_id];
-    let mut fragments = Vec::new();
     let paths = files::merge_files(main)?;
-    let mut ids = Vec::with_capacity(paths.len());
-    for (path, text) in paths.iter().zip(crate::parallel::on_every_core(&paths, |path| files::read_text(path))) {
-        ids.push(sources.add(path.clone(), text?));
-    }
-    let parsed = crate::parallel::on_every_core(&ids, |id| files::parse(sources, *id));
-    for (id, fragment) in ids.iter().copied().zip(parsed) {
-        let fragment = fragment?;
+    let first_id = sources.next_id().0;
+    let base_dir = sources.base_dir().to_path_buf();
+    let mut merger = Merger::new(&root);
+    // Each fragment is read and parsed on a worker while the ones before it merge here, and
+    // is dropped once merged: the tree grows, not a heap of parsed fragments.
+    let read_and_parse = |k: usize, path: &PathBuf| {
+        let file = files::read_file(path, &base_dir)?;
+        let id = FileId(first_id + k as u32);
+        let parsed = files::parse(&file, id);
+        Ok((file, parsed))
+    };
+    crate::parallel::pipeline(&paths, read_and_parse, |read: Result<_>| {
+        let (file, parsed) = read?;
+        let id = sources.push(file);
+        let fragment = parsed?;
         if !same_root(&root.name, &fragment.name) {
             if is_clickhouse_root(&root.name) {
                 let p = Pointer::new(sources, fragment.origin, fragment.name.len() + 1);
@@ -141,12 +149,13 @@ pub fn process(
                 found: fragment.name.to_string(),
                 expected: root.name.to_string(),
             });
-            continue;
+            return Ok(());
         }
-        fragments.push(fragment);
+        merger.merge(&mut root, fragment, sources)?;
         used.push(id);
-    }
-    merge::merge_fragments(&mut root, fragments, sources)?;
+        Ok(())
+    })?;
+    merger.finish(&mut root);
 
     let include_from = read_include_from(&mut root, main, options, sources, problems)?;
     if let Some((id, _)) = &include_from {
@@ -195,7 +204,7 @@ fn read_include_from(
         None => return Ok(None),
     };
     let id = files::read(sources, &path)?;
-    Ok(Some((id, files::parse(sources, id)?)))
+    Ok(Some((id, files::parse(sources.file(id), id)?)))
 }
 
 enum UsersSource {

@@ -36,43 +36,83 @@ impl Renderer<'_> {
         if is_hidden(e) {
             return;
         }
-        let indent = "    ".repeat(depth);
         if self.options.provenance {
-            let _ = writeln!(self.out, "{indent}<!-- {} -->", self.provenance(e));
+            self.indent(depth);
+            let _ = writeln!(self.out, "<!-- {} -->", self.provenance(e));
         }
         // ClickHouse keeps a legacy <yandex> root and spent replace/remove markers; the
         // output speaks today's form.
         let name = if depth == 0 { "clickhouse" } else { e.name.as_str() };
-        let _ = write!(self.out, "{indent}<{name}");
+        self.indent(depth);
+        self.out.push('<');
+        self.out.push_str(name);
         for a in e.attributes.iter().filter(|a| a.name != "replace" && a.name != "remove") {
-            let _ = write!(self.out, " {}=\"{}\"", a.name, escape(&a.value, true));
+            self.out.push(' ');
+            self.out.push_str(&a.name);
+            self.out.push_str("=\"");
+            escape_into(&mut self.out, &a.value, true);
+            self.out.push('"');
         }
-        let content: Vec<&Node> =
-            e.children.iter().filter(|n| !matches!(n, Node::Text(t) if t.is_whitespace())).collect();
-        if content.is_empty() {
+        let content = || e.children.iter().filter(|n| !matches!(n, Node::Text(t) if t.is_whitespace()));
+        if content().next().is_none() {
             self.out.push_str("/>\n");
             return;
         }
-        if !e.has_element_children() && !content.iter().any(|n| matches!(n, Node::Comment(_))) {
-            let _ = writeln!(self.out, ">{}</{name}>", text_of(&content));
+        if content().all(|n| matches!(n, Node::Text(_))) {
+            self.out.push('>');
+            self.text_of(content());
+            self.out.push_str("</");
+            self.out.push_str(name);
+            self.out.push_str(">\n");
             return;
         }
         self.out.push_str(">\n");
-        for node in content {
+        for node in content() {
             match node {
                 Node::Element(child) => self.write_element(child, depth + 1),
                 Node::Text(t) if t.is_cdata() => {
-                    let _ = writeln!(self.out, "{indent}    <![CDATA[{}]]>", t.value());
+                    self.indent(depth + 1);
+                    let _ = writeln!(self.out, "<![CDATA[{}]]>", t.value());
                 }
                 Node::Text(t) => {
-                    let _ = writeln!(self.out, "{indent}    {}", escape(t.value().trim(), false));
+                    self.indent(depth + 1);
+                    escape_into(&mut self.out, t.value().trim(), false);
+                    self.out.push('\n');
                 }
                 Node::Comment(c) => {
-                    let _ = writeln!(self.out, "{indent}    <!--{}-->", c.value());
+                    self.indent(depth + 1);
+                    let _ = writeln!(self.out, "<!--{}-->", c.value());
                 }
             }
         }
-        let _ = writeln!(self.out, "{indent}</{name}>");
+        self.indent(depth);
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push_str(">\n");
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("    ");
+        }
+    }
+
+    /// The text nodes of a leaf, joined and trimmed as one value.
+    fn text_of<'n>(&mut self, content: impl Iterator<Item = &'n Node>) {
+        let start = self.out.len();
+        for node in content {
+            if let Node::Text(t) = node {
+                if t.is_cdata() {
+                    let _ = write!(self.out, "<![CDATA[{}]]>", t.value());
+                } else {
+                    escape_into(&mut self.out, t.value(), false);
+                }
+            }
+        }
+        let value = &self.out[start..];
+        let (leading, trimmed) = (value.len() - value.trim_start().len(), value.trim().len());
+        self.out.drain(start..start + leading);
+        self.out.truncate(start + trimmed);
     }
 
     fn provenance(&self, e: &Element) -> String {
@@ -89,36 +129,23 @@ impl Renderer<'_> {
     }
 }
 
-fn text_of(content: &[&Node]) -> String {
-    let mut text = String::new();
-    for node in content {
-        if let Node::Text(t) = node {
-            if t.is_cdata() {
-                let _ = write!(text, "<![CDATA[{}]]>", t.value());
-            } else {
-                text.push_str(&escape(t.value(), false));
-            }
-        }
-    }
-    text.trim().to_string()
-}
-
 /// `hide_in_preprocessed="true"` keeps a secret out of ClickHouse's preprocessed file.
 fn is_hidden(e: &Element) -> bool {
     e.attribute("hide_in_preprocessed")
         .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }
 
-fn escape(s: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
+fn escape_into(out: &mut String, s: &str, attribute: bool) {
+    let mut rest = s;
+    while let Some(i) = rest.find(|c| matches!(c, '&' | '<' | '>') || (attribute && c == '"')) {
+        out.push_str(&rest[..i]);
+        out.push_str(match rest.as_bytes()[i] {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            _ => "&quot;",
+        });
+        rest = &rest[i + 1..];
     }
-    out
+    out.push_str(rest);
 }

@@ -55,6 +55,12 @@ impl SourceFile {
         (line_index as u32 + 1, column as u32 + 1)
     }
 
+    /// File, line and column of a byte offset.
+    pub fn locate(&self, offset: u32) -> Location {
+        let (line, column) = self.line_col(offset);
+        Location { file: self.display.clone(), line, column }
+    }
+
     /// A miette source for diagnostics that point into this file.
     pub fn named_source(&self) -> miette::NamedSource<Arc<String>> {
         miette::NamedSource::new(&self.display, Arc::clone(&self.text))
@@ -76,8 +82,22 @@ impl SourceMap {
 
     pub fn add(&mut self, path: PathBuf, text: String) -> FileId {
         let display = display_path(&self.base_dir, &path);
-        self.files.push(SourceFile::new(path, display, text));
+        self.push(SourceFile::new(path, display, text))
+    }
+
+    /// Adds a file read elsewhere (see [`SourceMap::next_id`]).
+    pub fn push(&mut self, file: SourceFile) -> FileId {
+        self.files.push(file);
         FileId(self.files.len() as u32 - 1)
+    }
+
+    /// The id the next file added will get: files read on other threads are numbered ahead.
+    pub fn next_id(&self) -> FileId {
+        FileId(self.files.len() as u32)
+    }
+
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
     }
 
     pub fn file(&self, id: FileId) -> &SourceFile {
@@ -89,9 +109,7 @@ impl SourceMap {
     }
 
     pub fn locate(&self, origin: Origin) -> Location {
-        let file = self.file(origin.file);
-        let (line, column) = file.line_col(origin.offset);
-        Location { file: file.display.clone(), line, column }
+        self.file(origin.file).locate(origin.offset)
     }
 }
 

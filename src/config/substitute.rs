@@ -156,7 +156,7 @@ impl Substituter<'_> {
         };
         let mut scratch = SourceMap::new("/".into());
         let id = scratch.add(format!("${var}").into(), format!("<from_env>{value}</from_env>"));
-        let mut parsed = xml::parse(&scratch, id).map_err(|err| {
+        let mut parsed = xml::parse(scratch.file(id), id).map_err(|err| {
             let p = self.point(e);
             ConfigError::BadEnvValue {
                 var: var.to_string(),

@@ -4,16 +4,16 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
 use super::error::{ConfigError, Pointer, Result};
-use super::source::{FileId, Origin, SourceMap};
+use super::source::{FileId, Origin, SourceFile};
 use super::tree::{Attribute, Element, Node, Text};
 
-/// Parses one XML file of the source map and returns its root element.
-pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
-    let text = std::sync::Arc::clone(&sources.file(file).text);
-    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    let bom = text.len() - body.len();
+/// Parses one XML file (`source`, numbered `file` in its source map) into its root element.
+pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
+    let body = source.text.strip_prefix('\u{feff}').unwrap_or(&source.text);
+    let bom = source.text.len() - body.len();
     let at = |offset: u64| Origin { file, offset: (offset as usize + bom) as u32 };
-    let fail = |offset: u64, message: String| ConfigError::syntax(Pointer::new(sources, at(offset), 1), message);
+    let fail =
+        |offset: u64, message: String| ConfigError::syntax(Pointer::in_file(source, at(offset).offset, 1), message);
 
     let mut reader = Reader::from_str(body);
     reader.config_mut().trim_text(false);
@@ -77,7 +77,7 @@ pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
     }
     if let Some((unclosed, _)) = stack.first() {
         return Err(ConfigError::syntax(
-            Pointer::new(sources, unclosed.origin, unclosed.name.len() + 1),
+            Pointer::in_file(source, unclosed.origin.offset, unclosed.name.len() + 1),
             format!("<{}> is never closed", unclosed.name),
         ));
     }
@@ -139,17 +139,19 @@ impl Open {
 mod tests {
     use super::*;
 
+    use crate::config::SourceMap;
+
     fn parse_str(text: &str) -> Result<Element> {
         let mut sources = SourceMap::new("/".into());
         let id = sources.add("/t.xml".into(), text.into());
-        parse(&sources, id)
+        parse(sources.file(id), id)
     }
 
     #[test]
     fn keeps_positions_text_and_entities() {
         let mut sources = SourceMap::new("/".into());
         let id = sources.add("/t.xml".into(), "<clickhouse>\n  <a x=\"1\">b &amp; c</a>\n</clickhouse>".into());
-        let root = parse(&sources, id).unwrap();
+        let root = parse(sources.file(id), id).unwrap();
         let a = root.child("a").unwrap();
         assert_eq!(a.inner_text(), "b & c");
         assert_eq!(a.attribute("x"), Some("1"));

@@ -4,7 +4,7 @@
 //! with `yaml_parser_version: 2`), and `yaml_parser_version` itself is consumed.
 
 use super::error::{ConfigError, Pointer, Result};
-use super::source::{FileId, Origin, SourceMap};
+use super::source::{FileId, Origin, SourceFile};
 use super::tree::{Attribute, Element, Node, Text};
 use crate::spanned_yaml::{Failure, Yaml, item_origin, read_document};
 
@@ -12,22 +12,18 @@ const ATTRIBUTE_PREFIX: char = '@';
 const PARSER_VERSION_KEY: &str = "yaml_parser_version";
 const LATEST_PARSER_VERSION: i64 = 2;
 
-/// Parses one YAML file of the source map into a `<clickhouse>` root element.
-pub fn parse(sources: &SourceMap, file: FileId) -> Result<Element> {
-    let text = std::sync::Arc::clone(&sources.file(file).text);
-    let document = read_document(&text, file)
-        .map_err(|(origin, message)| ConfigError::syntax(Pointer::new(sources, origin, 1), message))?;
+/// Parses one YAML file (`source`, numbered `file` in its source map) into a `<clickhouse>`
+/// root element.
+pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
+    let fail =
+        |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(source, origin.offset, 1), message);
+    let document = read_document(&source.text, file).map_err(|(origin, message)| fail(origin, message))?;
     let mut root = Element::new("clickhouse", Origin { file, offset: 0 });
     let mut converter = Converter { version: 1 };
     let mut extra = Vec::new();
-    converter
-        .process(document, &mut root, &mut extra)
-        .map_err(|(origin, message)| ConfigError::syntax(Pointer::new(sources, origin, 1), message))?;
+    converter.process(document, &mut root, &mut extra).map_err(|(origin, message)| fail(origin, message))?;
     if !extra.is_empty() {
-        return Err(ConfigError::syntax(
-            Pointer::new(sources, Origin { file, offset: 0 }, 1),
-            "the top level of a YAML config must be a mapping",
-        ));
+        return Err(fail(Origin { file, offset: 0 }, "the top level of a YAML config must be a mapping".into()));
     }
     Ok(root)
 }
@@ -112,11 +108,12 @@ fn parser_version(value: &Yaml) -> std::result::Result<i64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::SourceMap;
 
     fn convert(text: &str) -> (SourceMap, Result<Element>) {
         let mut sources = SourceMap::new("/".into());
         let id = sources.add("/c.yaml".into(), text.into());
-        let root = parse(&sources, id);
+        let root = parse(sources.file(id), id);
         (sources, root)
     }
 
