@@ -32,39 +32,35 @@ pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) 
     results.into_iter().map(|(_, r)| r).collect()
 }
 
-/// How far producers may run ahead of the consumer, per core: bounds the memory held by
-/// results waiting their turn.
+/// How far the helper threads may run ahead of the consumer, per core: bounds the memory
+/// held by results waiting their turn.
 const AHEAD_PER_CORE: usize = 32;
 
 /// `produce(i, item)` of each item on every core, handed to `consume` on the calling
 /// thread in the items' order, each as soon as it and those before it are ready: the
-/// consumer works while later items are still being produced. Stops at the first error of
-/// `consume` (later items are not consumed).
+/// consumer works while later items are still being produced, and produces items itself
+/// while it has nothing to consume (one thread per core, none idle). Stops at the first
+/// error of `consume` (later items are not consumed).
 pub fn pipeline<T: Sync, R: Send, E>(
     items: &[T],
     produce: impl Fn(usize, &T) -> R + Sync,
     mut consume: impl FnMut(R) -> Result<(), E>,
 ) -> Result<(), E> {
-    let threads = cores().min(items.len());
-    if threads <= 1 {
+    let helpers = cores().min(items.len()).saturating_sub(1);
+    if helpers == 0 {
         return items.iter().enumerate().try_for_each(|(i, item)| consume(produce(i, item)));
     }
-    let ahead = AHEAD_PER_CORE * threads;
     let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let consumed = (Mutex::new(0usize), Condvar::new());
-    let (produce, next, stop, consumed) = (&produce, &next, &stop, &consumed);
+    let turn = Turn { ahead: AHEAD_PER_CORE * (helpers + 1), ..Turn::default() };
+    let (produce, next, turn) = (&produce, &next, &turn);
     std::thread::scope(|scope| {
         let (sender, results) = mpsc::channel();
-        for _ in 0..threads {
+        for _ in 0..helpers {
             let sender = sender.clone();
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= items.len() || !wait_for_turn(consumed, stop, i, ahead) {
-                        break;
-                    }
-                    if sender.send((i, produce(i, &items[i]))).is_err() {
+                    if i >= items.len() || !turn.wait(i) || sender.send((i, produce(i, &items[i]))).is_err() {
                         break;
                     }
                 }
@@ -72,33 +68,85 @@ pub fn pipeline<T: Sync, R: Send, E>(
         }
         drop(sender);
         let mut waiting = HashMap::new();
-        let mut expected = 0;
         let outcome = (|| {
-            for (i, result) in &results {
-                waiting.insert(i, result);
-                while let Some(result) = waiting.remove(&expected) {
-                    consume(result)?;
-                    expected += 1;
-                    *consumed.0.lock().unwrap_or_else(|e| e.into_inner()) = expected;
-                    consumed.1.notify_all();
-                }
+            for expected in 0..items.len() {
+                let result = loop {
+                    if let Some(result) = waiting.remove(&expected) {
+                        break result;
+                    }
+                    match results.try_recv() {
+                        Ok((i, result)) => {
+                            waiting.insert(i, result);
+                            continue;
+                        }
+                        Err(mpsc::TryRecvError::Empty) => {}
+                        // a helper died: the scope re-raises its panic
+                        Err(mpsc::TryRecvError::Disconnected) if next.load(Ordering::Relaxed) < items.len() => {}
+                        Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i < items.len() {
+                        waiting.insert(i, produce(i, &items[i]));
+                    } else if let Ok((i, result)) = results.recv() {
+                        waiting.insert(i, result);
+                    }
+                };
+                consume(result)?;
+                turn.advance(expected + 1);
             }
             Ok(())
         })();
-        // on an error, release the producers waiting for their turn (the scope joins them)
-        stop.store(true, Ordering::Relaxed);
-        consumed.1.notify_all();
+        // on an error, release the helpers waiting for their turn (the scope joins them)
+        turn.stop();
         outcome
     })
 }
 
-/// Blocks until item `i` is fewer than `ahead` items past the consumer; false when stopped.
-fn wait_for_turn(consumed: &(Mutex<usize>, Condvar), stop: &AtomicBool, i: usize, ahead: usize) -> bool {
-    let mut done = consumed.0.lock().unwrap_or_else(|e| e.into_inner());
-    while i >= *done + ahead && !stop.load(Ordering::Relaxed) {
-        done = consumed.1.wait(done).unwrap_or_else(|e| e.into_inner());
+/// How far the consumer has got, for helpers that must not run too far ahead of it.
+#[derive(Default)]
+struct Turn {
+    ahead: usize,
+    consumed: AtomicUsize,
+    stopped: AtomicBool,
+    /// Helpers asleep in `wait` (the consumer wakes them only then: a wake is a system call).
+    sleeping: AtomicUsize,
+    lock: Mutex<()>,
+    woken: Condvar,
+}
+
+impl Turn {
+    /// Blocks until item `i` is fewer than `ahead` items past the consumer; false when stopped.
+    fn wait(&self, i: usize) -> bool {
+        let ready = || i < self.consumed.load(Ordering::SeqCst) + self.ahead || self.stopped.load(Ordering::SeqCst);
+        if !ready() {
+            let mut guard = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.sleeping.fetch_add(1, Ordering::SeqCst);
+            while !ready() {
+                guard = self.woken.wait(guard).unwrap_or_else(|e| e.into_inner());
+            }
+            self.sleeping.fetch_sub(1, Ordering::SeqCst);
+        }
+        !self.stopped.load(Ordering::SeqCst)
     }
-    !stop.load(Ordering::Relaxed)
+
+    // SeqCst: a sleeper's count-then-check and this store-then-count must not pass each other.
+    fn advance(&self, consumed: usize) {
+        self.consumed.store(consumed, Ordering::SeqCst);
+        self.wake();
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.wake();
+    }
+
+    fn wake(&self) {
+        if self.sleeping.load(Ordering::SeqCst) > 0 {
+            // taking the lock orders this wake after the sleeper's last check
+            drop(self.lock.lock().unwrap_or_else(|e| e.into_inner()));
+            self.woken.notify_all();
+        }
+    }
 }
 
 #[cfg(test)]

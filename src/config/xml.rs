@@ -44,6 +44,8 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
                     open.attach(&stack, &mut root, e);
                 }
             }
+            // most text events are the indentation between tags: no decoding for those
+            Event::Text(t) if is_blank(&t) && open.try_mark_blank(&mut stack) => {}
             Event::Text(t) => {
                 let value = t.xml_content(XmlVersion::Implicit1_0);
                 open.push_text(&mut stack, &value, at(start)).map_err(|m| fail(start, m))?;
@@ -86,6 +88,9 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
 
 fn element(tag: &BytesStart, origin: Origin) -> std::result::Result<Element, String> {
     let mut e = Element::new(tag.name().into_inner(), origin);
+    if is_blank(tag.attributes_raw()) {
+        return Ok(e);
+    }
     for attribute in tag.attributes() {
         let attribute = attribute.map_err(|err| err.to_string())?;
         let value = attribute.normalized_value(XmlVersion::Implicit1_0).map_err(|err| err.to_string())?;
@@ -108,6 +113,17 @@ impl Open {
         }
     }
 
+    /// Marks the open element as having (whitespace) text, unless the text would continue
+    /// a text node (entity references split one node into events): false then.
+    fn try_mark_blank(&self, stack: &mut [(Element, usize)]) -> bool {
+        let Some((top, first)) = stack.last_mut() else { return true };
+        if self.children.len() > *first && matches!(self.children.last(), Some(Node::Text(t)) if !t.is_cdata()) {
+            return false;
+        }
+        top.blank_text = true;
+        true
+    }
+
     /// Adds text to the open element, joining it with a preceding text node (entity
     /// references arrive as separate events but are one DOM text node).
     fn push_text(
@@ -126,13 +142,18 @@ impl Open {
             last.push_str(value);
             return Ok(());
         }
-        if value.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) {
+        if is_blank(value) {
             top.blank_text = true;
         } else {
             self.children.push(Node::Text(Text::new(value, false, origin)));
         }
         Ok(())
     }
+}
+
+/// XML whitespace only (a line break stays one when its `\r` is normalised away).
+fn is_blank(text: &str) -> bool {
+    text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 #[cfg(test)]
