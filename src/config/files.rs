@@ -32,8 +32,11 @@ pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
             Err(source) => return Err(ConfigError::Read { path: dir, source }),
         };
         for entry in entries {
-            let path = entry.map_err(|source| ConfigError::Read { path: dir.clone(), source })?.path();
-            if is_mergeable(&path)? {
+            let entry = entry.map_err(|source| ConfigError::Read { path: dir.clone(), source })?;
+            // the directory listing tells a regular file without a stat call; links are followed
+            let regular = entry.file_type().is_ok_and(|t| t.is_file());
+            let path = entry.path();
+            if is_mergeable(&path, regular)? {
                 files.push(path);
             }
         }
@@ -43,7 +46,8 @@ pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// A regular file (after following links) with a config extension, not a dotfile.
-fn is_mergeable(path: &Path) -> Result<bool> {
+/// `regular`: already known to be a regular file itself (not a link).
+fn is_mergeable(path: &Path, regular: bool) -> Result<bool> {
     let extension_ok = path
         .extension()
         .and_then(|e| e.to_str())
@@ -51,6 +55,9 @@ fn is_mergeable(path: &Path) -> Result<bool> {
     let hidden = path.file_stem().is_some_and(|s| s.as_bytes().starts_with(b"."));
     if !extension_ok || hidden {
         return Ok(false);
+    }
+    if regular {
+        return Ok(true);
     }
     match std::fs::metadata(path) {
         Ok(meta) => Ok(meta.is_file()),
