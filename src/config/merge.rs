@@ -12,7 +12,7 @@ use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use super::error::{ConfigError, Pointer, Result};
 use super::source::SourceMap;
-use super::tree::{Element, Node};
+use super::tree::{Children, Element, Node};
 
 /// Attributes that drive merging and substitution, ignored for an element's identity.
 pub const SUBSTITUTION_ATTRIBUTES: [&str; 3] = ["incl", "from_zk", "from_env"];
@@ -180,7 +180,7 @@ impl Level {
     /// A leaf merged by many fragments gets a new text from each while the old ones are only
     /// marked dead: when the last child is such a dead text, the new text takes its place
     /// (no position before it moves), so the children do not grow with every fragment.
-    fn reuse_dead_text_slot(&mut self, target: &mut Vec<Node>) {
+    fn reuse_dead_text_slot(&mut self, target: &mut Children) {
         let last = target.len().wrapping_sub(1);
         if target.last().is_some_and(is_text) && self.dead.remove(last) {
             target.pop();
@@ -190,7 +190,7 @@ impl Level {
     /// ClickHouse's mergeRecursive of one fragment element's children. Pairing uses the
     /// identities as they were when this fragment started: removals, attribute changes and
     /// appended elements count from the next fragment on.
-    fn merge(&mut self, target: &mut Vec<Node>, children: Vec<Node>, sources: &SourceMap) -> Result<()> {
+    fn merge(&mut self, target: &mut Children, children: Children, sources: &SourceMap) -> Result<()> {
         if self.text_nodes > 0 {
             for (i, node) in target.iter().enumerate() {
                 if is_text(node) {
@@ -271,7 +271,7 @@ impl Level {
     /// Merges `children` into the paired child at position `i`. Its level is kept for the
     /// next fragment only when it holds an index (or one below): any other level is
     /// compacted at once, since nothing refers to its positions any more.
-    fn merge_child(&mut self, i: usize, child: &mut Element, children: Vec<Node>, sources: &SourceMap) -> Result<()> {
+    fn merge_child(&mut self, i: usize, child: &mut Element, children: Children, sources: &SourceMap) -> Result<()> {
         let mut level = self.below.remove(&i).unwrap_or_else(|| Level::new(&child.children));
         level.merge(&mut child.children, children, sources)?;
         if level.by_identity.is_none() && level.below.is_empty() {
@@ -283,7 +283,7 @@ impl Level {
     }
 
     /// Drops the dead nodes of this level and of the levels below it.
-    fn compact(self, children: &mut Vec<Node>) {
+    fn compact(self, children: &mut Children) {
         for (i, level) in self.below {
             if let Some(Node::Element(child)) = children.get_mut(i) {
                 level.compact(&mut child.children);

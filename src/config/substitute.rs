@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::error::{ConfigError, Pointer, Result};
 use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_fragments};
 use super::source::{Origin, SourceMap};
-use super::tree::{Element, Node};
+use super::tree::{Children, Element, Node};
 use super::xml;
 
 /// ClickHouse recurses without a limit; a self-including config would never finish.
@@ -25,7 +25,7 @@ enum Outcome {
     Keep,
     Remove,
     /// `<include>` replaced by the included nodes (which ClickHouse does not substitute again).
-    Splice(Vec<Node>),
+    Splice(Children),
     /// `<include merge="true">`: the included nodes merge into the parent.
     MergeIntoParent(Element),
 }
