@@ -15,7 +15,7 @@ use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
-use super::{Answer, CollectError, Session, live_document, log_document, plan, skipped};
+use super::{Answer, CollectError, Session, facts_for, live_document, log_document, plan};
 use crate::facts::uint;
 use crate::version::Version;
 
@@ -103,50 +103,38 @@ pub async fn fan_out(
         .collect();
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
-    let log_queries = log_window.map(plan::log_queries).unwrap_or_default();
-    let total = 1 + log_queries.len();
-    let asked: Vec<&plan::FactQuery> = plan::FACTS.iter().filter(|f| skipped(f, oldest).is_none()).collect();
-    let mut live_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
-    let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
-    for f in plan::FACTS.iter() {
-        if let Some(why) = skipped(f, oldest) {
-            for node in versions.keys() {
-                live_answers.entry(*node).or_default().push((f.name, Err(why.clone())));
-            }
-        }
-    }
-    // every fact in one round trip; one query per fact when a replica refuses the union
-    let combined = plan::fan_out_combined(cluster, &asked);
+    let logs = log_window.map(plan::log_queries).unwrap_or_default();
+    let (asked, not_asked) = facts_for(oldest);
     let nodes: Vec<u64> = versions.keys().copied().collect();
-    let combined = seed
-        .rows_with("every fact of every replica (clusterAllReplicas)", &combined, &SKIP_DEAD)
-        .await
-        .map(|rows| super::split_combined(&rows, &asked, &nodes, |r| uint(&r[plan::NODE_COLUMN])));
-    // a replica that refused the union is skipped like a dead one: every replica that
-    // answered the probe must have its settings in it
-    let complete = |split: &BTreeMap<u64, Vec<Answer>>| {
-        split.values().all(|answers| {
-            answers
-                .iter()
-                .any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
-        })
-    };
-    match combined.ok().filter(complete) {
+    let mut live_answers: BTreeMap<u64, Vec<Answer>> = nodes.iter().map(|n| (*n, not_asked.clone())).collect();
+    let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
+    let parts = plan::parts(&asked, &logs);
+    // every fact and log query in one round trip; else the facts' union (a replica without
+    // query_log refuses the log queries) and each log query alone; else each query alone
+    let all = if logs.is_empty() { None } else { together(seed, cluster, &parts, &nodes).await };
+    match all {
         Some(split) => {
-            for (node, answers) in split {
+            for (node, mut answers) in split {
+                log_answers.insert(node, answers.split_off(asked.len()));
                 live_answers.entry(node).or_default().extend(answers);
             }
         }
         None => {
-            let per_fact =
-                per_query(seed, cluster, asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await;
-            spread(per_fact, versions.keys(), &mut live_answers);
+            match together(seed, cluster, &parts[..asked.len()], &nodes).await {
+                Some(split) => {
+                    for (node, answers) in split {
+                        live_answers.entry(node).or_default().extend(answers);
+                    }
+                }
+                None => {
+                    let each = asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect();
+                    spread(per_query(seed, cluster, each).await, versions.keys(), &mut live_answers);
+                }
+            }
+            spread(per_query(seed, cluster, logs.clone()).await, versions.keys(), &mut log_answers);
         }
     }
-    progress(1, total);
-    let logs = per_query(seed, cluster, log_queries).await;
-    spread(logs, versions.keys(), &mut log_answers);
-    progress(total, total);
+    progress(1, 1);
     let nodes = members
         .iter()
         .enumerate()
@@ -166,7 +154,8 @@ pub async fn fan_out(
                     // skip_unavailable_shards also skips a replica that lacks the table: its
                     // empty answer is no evidence
                     for (name, answer) in &mut answers {
-                        let table = if *name == "lock_rate" { "metric_log" } else { "query_log" };
+                        let table =
+                            logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
                         if !has_log_table(&live, table) {
                             *answer = Err(format!("system.{table} does not exist on this replica"));
                         }
@@ -183,6 +172,24 @@ pub async fn fan_out(
         })
         .collect();
     Ok(Collected { path: Path::FanOut, nodes, round_trips: seed.round_trips() })
+}
+
+/// Every part from every replica in one fan-out query, split per replica; `None` when it
+/// failed or left a replica out (a replica that refused the union is skipped like a dead
+/// one, so every replica that answered the probe must have its settings in it).
+async fn together<'a>(
+    seed: &Session,
+    cluster: &str,
+    parts: &[plan::Part<'a>],
+    nodes: &[u64],
+) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
+    let sql = plan::fan_out_combined(cluster, parts);
+    let rows = seed.rows_with("every fact of every replica (clusterAllReplicas)", &sql, &SKIP_DEAD).await.ok()?;
+    let split = super::split_combined(&rows, parts, nodes, |r| uint(&r[plan::NODE_COLUMN]));
+    let complete = split.values().all(|answers| {
+        answers.iter().any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
+    });
+    complete.then_some(split)
 }
 
 /// Whether the replica's system log table `name` exists (true when unknown).
@@ -293,12 +300,11 @@ async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (No
         Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
-    let live = super::collect(&session).await;
-    let log = match log_window {
-        Some(w) => Some(super::collect_log(&session, w, plan::log_queries(w)).await),
-        None => None,
+    let node = match super::node(&session, log_window, None).await {
+        Ok(documents) => NodeFacts { name, live: Some(documents.live), log: documents.log, error: None },
+        Err(e) => NodeFacts { name, live: None, log: None, error: Some(e.to_string()) },
     };
-    (NodeFacts { name, live: Some(live), log, error: None }, session.round_trips())
+    (node, session.round_trips())
 }
 
 /// The endpoints of a cluster's replicas for direct connections: each replica's host with

@@ -13,44 +13,6 @@ use serde_json::{Map, Value, json};
 
 pub use client::{CollectError, Session};
 
-/// The `live` document of one node.
-pub async fn collect(session: &Session) -> Value {
-    let version: Option<crate::version::Version> = session.version.parse().ok();
-    let mut answers: Vec<Answer> = Vec::new();
-    let mut asked = Vec::new();
-    for fact in plan::FACTS {
-        match skipped(fact, version) {
-            Some(why) => answers.push((fact.name, Err(why))),
-            None => asked.push(fact),
-        }
-    }
-    // every fact in one round trip; one query per fact when the union fails (a table the
-    // user may not read, a server that stopped): then each fact stands or falls alone
-    match session.rows(plan::COMBINED_PURPOSE, &plan::combined(&asked)).await {
-        Ok(rows) => answers.extend(split_combined(&rows, &asked, &[0], |_| 0).remove(&0).unwrap_or_default()),
-        Err(_) => {
-            let alone: Vec<Answer> = stream::iter(asked)
-                .map(|fact| async move {
-                    (fact.name, session.rows(fact.purpose, fact.sql).await.map_err(|e| e.to_string()))
-                })
-                .buffered(session.in_flight)
-                .collect()
-                .await;
-            answers.extend(alone);
-        }
-    }
-    live_document(
-        &session.endpoint().to_string(),
-        &session.version,
-        session.readonly,
-        session.query_id_prefix(),
-        answers,
-    )
-}
-
-/// One fact's answer: its rows, or why it could not be read.
-pub(crate) type Answer<'a> = (&'a str, Result<Vec<Value>, String>);
-
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
 pub struct NodeDocuments {
@@ -59,26 +21,31 @@ pub struct NodeDocuments {
     pub settings_changes: Option<Vec<Value>>,
 }
 
-/// Collects one node. `review_history`: the upgrade review is running with a settings
-/// history of that version (the workload usage pass is added, and a newer server's own
+/// Collects one node: every fact and every log query in one round trip after the connect
+/// probe. `review_history`: the upgrade review is running with a settings history of that
+/// version (the workload usage pass is added, and a newer server's own
 /// system.settings_changes is read).
 pub async fn node(
     session: &Session,
     log_window: Option<u64>,
     review_history: Option<crate::version::Version>,
 ) -> Result<NodeDocuments, CollectError> {
-    let live = collect(session).await;
-    let log = match log_window {
-        Some(window) => {
-            let mut queries = plan::log_queries(window);
-            if review_history.is_some() {
-                queries.extend(plan::usage_queries(window));
-            }
-            Some(collect_log(session, window, queries).await)
-        }
-        None => None,
-    };
     let server: Option<crate::version::Version> = session.version.parse().ok();
+    let (asked, mut fact_answers) = facts_for(server);
+    let mut logs = log_window.map(plan::log_queries).unwrap_or_default();
+    if let (Some(window), Some(_)) = (log_window, review_history) {
+        logs.extend(plan::usage_queries(window));
+    }
+    let (answers, log_answers) = ask(session, &asked, &logs).await;
+    fact_answers.extend(answers);
+    let live = live_document(
+        &session.endpoint().to_string(),
+        &session.version,
+        session.readonly,
+        session.query_id_prefix(),
+        fact_answers,
+    );
+    let log = log_window.map(|window| log_document(window, log_answers));
     let newer = matches!((server, review_history), (Some(v), Some(h)) if (v.major, v.minor) > (h.major, h.minor));
     let settings_changes = if newer {
         let (purpose, sql) = plan::SETTINGS_CHANGES;
@@ -89,20 +56,91 @@ pub async fn node(
     Ok(NodeDocuments { live, log, settings_changes })
 }
 
-/// The rows of a combined fact query (`plan::combined`, `plan::fan_out_combined`) as the
-/// answers of each of `nodes`, in one pass over the rows; `node_of` tells a row's node. A
-/// fact without rows is an empty answer; a row that is not JSON fails its fact.
+/// The facts a server of `version` can answer, and the answers (why not) of those it cannot.
+pub(crate) fn facts_for(
+    version: Option<crate::version::Version>,
+) -> (Vec<&'static plan::FactQuery>, Vec<Answer<'static>>) {
+    let mut asked = Vec::new();
+    let mut answers = Vec::new();
+    for fact in plan::FACTS {
+        match skipped(fact, version) {
+            Some(why) => answers.push((fact.name, Err(why))),
+            None => asked.push(fact),
+        }
+    }
+    (asked, answers)
+}
+
+/// A log query: its name (the key under `log`), purpose and SQL.
+pub(crate) type LogQuery = (&'static str, &'static str, String);
+
+/// The facts' and the log queries' answers, in one round trip: the union of them all;
+/// when it fails (a table the user may not read, a replica without query_log, a server
+/// that stopped), the facts' union and each log query alone; when that fails too, one
+/// query per fact, so that each stands or falls alone.
+async fn ask<'a>(
+    session: &Session,
+    facts: &[&'a plan::FactQuery],
+    logs: &'a [LogQuery],
+) -> (Vec<Answer<'a>>, Vec<Answer<'a>>) {
+    let parts = plan::parts(facts, logs);
+    if !logs.is_empty()
+        && let Ok(rows) = session.rows(plan::COMBINED_PURPOSE, &plan::combined(&parts)).await
+    {
+        let mut answers = split_combined(&rows, &parts, &[0], |_| 0).remove(&0).unwrap_or_default();
+        let log_answers = answers.split_off(facts.len());
+        return (answers, log_answers);
+    }
+    let fact_parts = &parts[..facts.len()];
+    let fact_answers = match session.rows(plan::COMBINED_PURPOSE, &plan::combined(fact_parts)).await {
+        Ok(rows) => split_combined(&rows, fact_parts, &[0], |_| 0).remove(&0).unwrap_or_default(),
+        Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
+    };
+    // a log query of a table the server lacks (a fresh server has no query_log until its
+    // first flush) is not sent: its answer says why
+    let log_tables = fact_answers.iter().find(|(name, _)| *name == "log_tables").map(|(_, answer)| answer);
+    let exists = |table: &str| match log_tables {
+        Some(Ok(rows)) => rows.iter().any(|r| r["name"] == table),
+        _ => true,
+    };
+    let (sent, absent): (Vec<&LogQuery>, Vec<&LogQuery>) =
+        logs.iter().partition(|(_, _, sql)| exists(plan::log_table(sql)));
+    let mut log_answers = each_alone(session, sent.into_iter().cloned().collect()).await;
+    log_answers.extend(
+        absent
+            .into_iter()
+            .map(|(name, _, sql)| (*name, Err(format!("system.{} does not exist", plan::log_table(sql))))),
+    );
+    (fact_answers, log_answers)
+}
+
+/// Queries sent one by one (overlapping as the session allows): each name's rows or error.
+async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, String)>) -> Vec<Answer<'a>> {
+    stream::iter(queries)
+        .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.to_string())) })
+        .buffered(session.in_flight)
+        .collect()
+        .await
+}
+
+/// One fact's answer: its rows, or why it could not be read.
+pub(crate) type Answer<'a> = (&'a str, Result<Vec<Value>, String>);
+
+/// The rows of a combined query (`plan::combined`, `plan::fan_out_combined`) as the
+/// answers of each of `nodes`, in one pass over the rows, in the order of `parts`;
+/// `node_of` tells a row's node. A part without rows is an empty answer; a row that is not
+/// JSON fails its part.
 pub(crate) fn split_combined<'a>(
     rows: &[Value],
-    facts: &[&'a plan::FactQuery],
+    parts: &[plan::Part<'a>],
     nodes: &[u64],
     node_of: impl Fn(&Value) -> u64,
 ) -> std::collections::BTreeMap<u64, Vec<Answer<'a>>> {
-    let mut by_fact: std::collections::HashMap<(u64, &str), Result<Vec<Value>, String>> =
+    let mut by_part: std::collections::HashMap<(u64, &str), Result<Vec<Value>, String>> =
         std::collections::HashMap::new();
     for row in rows {
-        let (Some(fact), Some(line)) = (row["fact"].as_str(), row["row"].as_str()) else { continue };
-        let entry = by_fact.entry((node_of(row), fact)).or_insert_with(|| Ok(Vec::new()));
+        let (Some(tag), Some(line)) = (row["fact"].as_str(), row["row"].as_str()) else { continue };
+        let entry = by_part.entry((node_of(row), tag)).or_insert_with(|| Ok(Vec::new()));
         if let Ok(parsed) = entry {
             match serde_json::from_str(line) {
                 Ok(value) => parsed.push(value),
@@ -113,9 +151,9 @@ pub(crate) fn split_combined<'a>(
     nodes
         .iter()
         .map(|node| {
-            let answers = facts
+            let answers = parts
                 .iter()
-                .map(|f| (f.name, by_fact.remove(&(*node, f.name)).unwrap_or_else(|| Ok(Vec::new()))))
+                .map(|p| (p.name, by_part.remove(&(*node, p.tag.as_str())).unwrap_or_else(|| Ok(Vec::new()))))
                 .collect();
             (*node, answers)
         })
@@ -166,17 +204,6 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
     }
     log.insert("unavailable".into(), Value::Object(unavailable));
     Value::Object(log)
-}
-
-/// The `log` document: workload evidence from query_log over the last `since_seconds`
-/// (`plan::log_queries`, and for a review `plan::usage_queries` too).
-pub async fn collect_log(session: &Session, since_seconds: u64, queries: Vec<(&str, &str, String)>) -> Value {
-    let answers: Vec<Answer> = stream::iter(queries)
-        .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.to_string())) })
-        .buffered(session.in_flight)
-        .collect()
-        .await;
-    log_document(since_seconds, answers)
 }
 
 /// Settings and errors are looked up by name; the rest stay lists of rows.

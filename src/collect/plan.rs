@@ -176,25 +176,29 @@ fn describe_connect() -> String {
 /// What `--dry-run` prints: every query with its purpose; nothing is sent.
 pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let mut out = describe_connect();
-    for q in FACTS {
-        out.push_str(&format!(
-            "-- {}: {} (sent alone only if the combined query below fails)\n--   {};\n",
-            q.name, q.purpose, q.sql
-        ));
+    let mut logs = log_window.map(log_queries).unwrap_or_default();
+    if let (Some(since), true) = (log_window, review) {
+        logs.extend(usage_queries(since));
     }
+    describe_parts(&mut out, &logs);
     let all: Vec<&FactQuery> = FACTS.iter().collect();
-    out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&all)));
-    if let Some(since) = log_window {
-        let usage = if review { usage_queries(since) } else { Vec::new() };
-        for (name, purpose, sql) in log_queries(since).into_iter().chain(usage) {
-            out.push_str(&format!("-- log.{name}: {purpose}\n{sql};\n"));
-        }
-    }
+    out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
     if review {
         let (purpose, sql) = SETTINGS_CHANGES;
         out.push_str(&format!("-- {purpose} (only when the server is newer than chaudit's data)\n{sql};\n"));
     }
     out
+}
+
+/// Each fact and log query with its purpose, as sent alone when the combined query fails.
+fn describe_parts(out: &mut String, logs: &[(&str, &str, String)]) {
+    let facts = FACTS.iter().map(|q| (q.name.to_string(), q.purpose, q.sql));
+    let logs = logs.iter().map(|(name, purpose, sql)| (format!("log.{name}"), *purpose, sql.as_str()));
+    for (name, purpose, sql) in facts.chain(logs) {
+        out.push_str(&format!(
+            "-- {name}: {purpose} (sent alone only if the combined query below fails)\n--   {sql};\n"
+        ));
+    }
 }
 
 /// What `--dry-run --cluster NAME` prints: the fan-out path's queries (all sent through the
@@ -207,45 +211,64 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
         members_sql(cluster),
         fan_out(VERSION_PROBE, cluster)
     ));
+    let logs = log_window.map(log_queries).unwrap_or_default();
+    describe_parts(&mut out, &logs);
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     out.push_str(&format!(
-        "-- every fact of every replica, in one round trip (facts newer than the oldest replica left out; \
-         if a replica refuses the union, each fact's query is sent alone, as in the single-node plan, through clusterAllReplicas)\n{};\n",
-        fan_out_combined(cluster, &all)
+        "-- every fact and log query of every replica, in one round trip (facts newer than the oldest replica left out; \
+         if a replica refuses the union, the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
+        fan_out_combined(cluster, &parts(&all, &logs))
     ));
-    for (name, purpose, sql) in log_window.map(log_queries).unwrap_or_default() {
-        out.push_str(&format!("-- log.{name}: {purpose}\n{};\n", fan_out(&sql, cluster)));
-    }
     out
 }
 
-/// Every fact of `facts` from every replica of `cluster` in one round trip: each replica
-/// runs the union of the fact queries, each row serialized as a JSON line, tagged with its
-/// fact; `_shard_num` tells the replicas apart.
-pub fn fan_out_combined(cluster: &str, facts: &[&FactQuery]) -> String {
+/// The system table a log query reads (`query_log`, `metric_log`).
+pub fn log_table(sql: &str) -> &str {
+    sql.split("FROM system.").nth(1).and_then(|rest| rest.split_whitespace().next()).unwrap_or_default()
+}
+
+/// One query of a combined query: the name of its answer, the tag of its rows (a log
+/// query's is `log.` + its name, apart from the facts') and its SQL.
+#[derive(Debug, Clone)]
+pub struct Part<'a> {
+    pub name: &'a str,
+    pub tag: String,
+    pub sql: &'a str,
+}
+
+/// The parts of a combined query: the facts, then the log queries.
+pub fn parts<'a>(facts: &[&'a FactQuery], logs: &'a [(&'static str, &'static str, String)]) -> Vec<Part<'a>> {
+    let facts = facts.iter().map(|f| Part { name: f.name, tag: f.name.to_string(), sql: f.sql });
+    facts.chain(logs.iter().map(|(name, _, sql)| Part { name, tag: format!("log.{name}"), sql })).collect()
+}
+
+/// Every part from every replica of `cluster` in one round trip: each replica runs the
+/// union of the queries, each row serialized as a JSON line, tagged with its part;
+/// `_shard_num` tells the replicas apart.
+pub fn fan_out_combined(cluster: &str, parts: &[Part]) -> String {
     format!(
         "SELECT _shard_num AS {NODE_COLUMN}, fact, row FROM clusterAllReplicas('{}', view({}))",
         quoted(cluster),
-        union(facts)
+        union(parts)
     )
 }
 
-/// Every fact of `facts` in one round trip: the union of the fact queries, each row
-/// serialized as a JSON line and tagged with its fact.
-pub fn combined(facts: &[&FactQuery]) -> String {
-    format!("SELECT fact, row FROM ({})", union(facts))
+/// Every part in one round trip: the union of the queries, each row serialized as a JSON
+/// line and tagged with its part.
+pub fn combined(parts: &[Part]) -> String {
+    format!("SELECT fact, row FROM ({})", union(parts))
 }
 
-fn union(facts: &[&FactQuery]) -> String {
-    let parts: Vec<String> = facts
+fn union(parts: &[Part]) -> String {
+    let selects: Vec<String> = parts
         .iter()
-        .map(|f| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", f.name, f.sql))
+        .map(|p| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", p.tag, p.sql))
         .collect();
-    parts.join(" UNION ALL ")
+    selects.join(" UNION ALL ")
 }
 
 /// The purpose of the combined fact query (`--dry-run`, log_comment).
-pub const COMBINED_PURPOSE: &str = "every fact in one query (system tables above, each row as a JSON line)";
+pub const COMBINED_PURPOSE: &str = "every fact and log query in one query (the queries above, each row as a JSON line)";
 
 /// The replicas of `cluster` in the order clusterAllReplicas numbers them.
 pub fn members_sql(cluster: &str) -> String {
@@ -308,5 +331,18 @@ mod tests {
         let shapes = fan_out(&shapes, "c");
         assert!(shapes.contains("GROUP BY chaudit_node, normalized_query_hash"), "{shapes}");
         assert!(shapes.ends_with("LIMIT 50 BY chaudit_node"), "{shapes}");
+    }
+
+    #[test]
+    fn log_queries_name_their_table_and_tag_apart_from_facts() {
+        let logs: Vec<_> = log_queries(60).into_iter().chain(usage_queries(60)).collect();
+        let tables: Vec<&str> = logs.iter().map(|(_, _, sql)| log_table(sql)).collect();
+        assert_eq!(tables, ["query_log", "metric_log", "query_log"]);
+        let facts: Vec<&FactQuery> = FACTS.iter().collect();
+        let parts = parts(&facts, &logs);
+        let mut tags: Vec<&str> = parts.iter().map(|p| p.tag.as_str()).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        assert_eq!(tags.len(), FACTS.len() + logs.len());
     }
 }
