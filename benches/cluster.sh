@@ -48,3 +48,6 @@ hyperfine --warmup 2 --runs 10 -N \
   -n "3 nodes (--cluster, clusterAllReplicas)" "target/release/chaudit --dsn $(slow 0) --cluster c3slow --format json --fail-on never" \
   -n "3 nodes (--dsn x3, direct connections)" "target/release/chaudit --dsn $(slow 0) --dsn $(slow 1) --dsn $(slow 2) --format json --fail-on never" \
   -n "3 nodes (--cluster, --in-flight 4)" "target/release/chaudit --dsn $(slow 0) --cluster c3slow --in-flight 4 --format json --fail-on never"
+echo "== server CPU of one node's audit (query_log of node 0: chaudit's union of every fact and log query, direct connections)"
+curl -sS "http://127.0.0.1:${http[0]}/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
+curl -sS "http://127.0.0.1:${http[0]}/" --data-binary "SELECT count() AS unions, round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']) / 1000, 1) AS cpu_ms_each, round(avg(query_duration_ms)) AS wall_ms_each FROM system.query_log WHERE type = 'QueryFinish' AND is_initial_query AND query_id LIKE 'chaudit-%' AND query LIKE '%formatRow%' AND query NOT LIKE '%clusterAllReplicas%' FORMAT PrettyCompactMonoBlock"

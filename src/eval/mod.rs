@@ -2,7 +2,11 @@
 
 pub mod finding;
 
+use std::collections::HashMap;
+
 use cel::Value;
+use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt};
+use cel::common::value::Val;
 use serde_json::Map;
 
 pub use finding::{Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind};
@@ -59,18 +63,18 @@ fn outcome(rule: &Rule, outcome: OutcomeKind, reason: Option<String>) -> Outcome
 
 /// The facts as expression variables, converted once: every rule evaluates in an inner
 /// scope of this context (converting the facts per rule would copy them per rule).
-pub struct Variables<'a>(cel::Context<'a, 'a>);
+pub struct Variables<'f>(cel::Context<'f, 'f>);
 
-impl Variables<'_> {
-    pub fn of(facts: &Facts) -> Variables<'static> {
+impl<'f> Variables<'f> {
+    pub fn of(facts: &'f Facts) -> Variables<'f> {
         let mut context = expr::context();
         for (name, value) in &facts.document {
-            context.add_variable_from_value(name.clone(), cel_value(value));
+            context.add_variable_as_val(name.clone(), cel_value(value));
         }
         // every source's document exists, empty when not collected: rules test `has(...)`
         for source in ["config", "live", "log", "host", "cluster"] {
             if !facts.document.contains_key(source) {
-                context.add_variable_from_value(source, Value::Map(cel::objects::Map { map: Default::default() }));
+                context.add_variable_as_val(source, Box::new(CelMap::from(HashMap::new())));
             }
         }
         context.add_variable_from_value("version", facts.version.map_or(String::new(), |v| v.to_string()));
@@ -78,29 +82,28 @@ impl Variables<'_> {
     }
 }
 
-/// A JSON fact as an expression value, directly (the generic serde route costs several
-/// times more on a large config: 16,000 disks). Numbers as serde gives them: non-negative
-/// integers unsigned, negative ones signed, the rest floats.
-fn cel_value(v: &serde_json::Value) -> Value {
+/// A JSON fact as an expression value that borrows the fact's strings (a large config has
+/// 16,000 disks: copying every name and path, twice through the generic routes, cost more
+/// than the rules). Numbers as serde gives them: non-negative integers unsigned, negative
+/// ones signed, the rest floats.
+fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
     use serde_json::Value as Json;
     match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
+        Json::Null => Box::new(CelNull),
+        Json::Bool(b) => Box::new(CelBool::from(*b)),
         Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Value::UInt(u),
-            (None, Some(i)) => Value::Int(i),
-            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+            (Some(u), _) => Box::new(CelUInt::from(u)),
+            (None, Some(i)) => Box::new(CelInt::from(i)),
+            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
-        Json::String(s) => Value::String(std::sync::Arc::new(s.clone())),
-        Json::Array(items) => Value::List(std::sync::Arc::new(items.iter().map(cel_value).collect())),
-        Json::Object(fields) => Value::Map(cel::objects::Map {
-            map: std::sync::Arc::new(
-                fields
-                    .iter()
-                    .map(|(k, v)| (cel::objects::Key::String(std::sync::Arc::new(k.clone())), cel_value(v)))
-                    .collect(),
-            ),
-        }),
+        Json::String(s) => Box::new(CelString::from(s.as_str())),
+        Json::Array(items) => Box::new(CelList::from(items.iter().map(cel_value).collect::<Vec<_>>())),
+        Json::Object(fields) => Box::new(CelMap::from(
+            fields
+                .iter()
+                .map(|(k, v)| (CelMapKey::String(CelString::from(k.as_str())), cel_value(v)))
+                .collect::<HashMap<_, _>>(),
+        )),
     }
 }
 
