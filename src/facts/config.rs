@@ -207,28 +207,24 @@ impl<'a> ConfigFacts<'a> {
             .collect()
     }
 
+    // disks and policies on every core: a config can declare thousands
     fn disks(&self) -> Vec<Value> {
-        model::disks(&self.loaded.server.root)
-            .iter()
-            .map(|d| {
-                json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)})
-            })
-            .collect()
+        crate::parallel::on_every_core(
+            &model::disks(&self.loaded.server.root),
+            |d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}),
+        )
     }
 
     fn policies(&self) -> Vec<Value> {
-        model::storage_policies(&self.loaded.server.root)
-            .iter()
-            .map(|p| {
-                let volumes: Vec<Value> = p
-                    .volumes
-                    .iter()
-                    .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
-                    .collect();
-                let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
-                json!({"name": p.name, "volumes": volumes, "disks": disks, "at": self.at(p.element.origin)})
-            })
-            .collect()
+        crate::parallel::on_every_core(&model::storage_policies(&self.loaded.server.root), |p| {
+            let volumes: Vec<Value> = p
+                .volumes
+                .iter()
+                .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
+                .collect();
+            let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
+            json!({"name": p.name, "volumes": volumes, "disks": disks, "at": self.at(p.element.origin)})
+        })
     }
 
     fn clusters(&self) -> Vec<Value> {
