@@ -5,7 +5,7 @@ use quick_xml::{Reader, XmlVersion};
 
 use super::error::{ConfigError, Pointer, Result};
 use super::source::{FileId, Origin, SourceFile};
-use super::tree::{Attribute, Element, Node, Text};
+use super::tree::{Attribute, Children, Element, Node, Text};
 
 /// Parses one XML file (`source`, numbered `file` in its source map) into its root element.
 pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
@@ -17,38 +17,35 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
 
     let mut reader = Reader::from_str(body);
     reader.config_mut().trim_text(false);
-    // The children of every open element gather in one shared vector (from the index
-    // saved beside the element) and move into an exact-size one when it closes: no
-    // per-element vector growing, then shrinking.
-    let mut stack: Vec<(Element, usize)> = Vec::new();
-    let mut open = Open { children: Vec::new() };
+    let mut open = Open::default();
     let mut root: Option<Element> = None;
     loop {
         let start = reader.buffer_position();
         let event = reader.read_event().map_err(|e| fail(reader.error_position(), e.to_string()))?;
         match event {
-            Event::Start(_) | Event::Empty(_) if root.is_some() && stack.is_empty() => {
+            Event::Start(_) | Event::Empty(_) if root.is_some() && open.stack.is_empty() => {
                 return Err(fail(start, "a second root element; a config file has exactly one".into()));
             }
-            Event::Start(tag) => {
-                stack.push((element(&tag, at(start)).map_err(|m| fail(start, m))?, open.children.len()))
-            }
+            Event::Start(tag) => open.start(element(&tag, at(start)).map_err(|m| fail(start, m))?),
             Event::Empty(tag) => {
                 let e = element(&tag, at(start)).map_err(|m| fail(start, m))?;
-                open.attach(&stack, &mut root, e);
+                if open.stack.is_empty() {
+                    root = Some(e);
+                } else {
+                    open.nodes.push(Node::Element(e));
+                }
             }
+            // quick-xml has already checked that the end tag matches
             Event::End(_) => {
-                // quick-xml has already checked that the end tag matches
-                if let Some((mut e, first)) = stack.pop() {
-                    e.children = open.children.drain(first..).collect();
-                    open.attach(&stack, &mut root, e);
+                if let Some(e) = open.end() {
+                    root = Some(e);
                 }
             }
             // most text events are the indentation between tags: no decoding for those
-            Event::Text(t) if is_blank(&t) && open.try_mark_blank(&mut stack) => {}
+            Event::Text(t) if is_blank(&t) && open.try_mark_blank() => {}
             Event::Text(t) => {
                 let value = t.xml_content(XmlVersion::Implicit1_0);
-                open.push_text(&mut stack, &value, at(start)).map_err(|m| fail(start, m))?;
+                open.push_text(&value, at(start)).map_err(|m| fail(start, m))?;
             }
             Event::GeneralRef(r) => {
                 let name = r.xml_content(XmlVersion::Implicit1_0);
@@ -59,25 +56,25 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
                         .to_string(),
                     Err(e) => return Err(fail(start, e.to_string())),
                 };
-                open.push_text(&mut stack, &resolved, at(start)).map_err(|m| fail(start, m))?;
+                open.push_text(&resolved, at(start)).map_err(|m| fail(start, m))?;
             }
             Event::CData(c) => {
                 let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                if !stack.is_empty() {
-                    open.children.push(Node::Text(Text::new(value, true, at(start))));
+                if !open.stack.is_empty() {
+                    open.nodes.push(Node::Text(Text::new(value, true, at(start))));
                 }
             }
             Event::Comment(c) => {
-                if !stack.is_empty() {
+                if !open.stack.is_empty() {
                     let value = c.xml_content(XmlVersion::Implicit1_0).into_owned();
-                    open.children.push(Node::Comment(Text::new(value, false, at(start))));
+                    open.nodes.push(Node::Comment(Text::new(value, false, at(start))));
                 }
             }
             Event::Decl(_) | Event::PI(_) | Event::DocType(_) => {}
             Event::Eof => break,
         }
     }
-    if let Some((unclosed, _)) = stack.first() {
+    if let Some(Node::Element(unclosed)) = open.stack.first().map(|&at| &open.nodes[at]) {
         return Err(ConfigError::syntax(
             Pointer::in_file(source, unclosed.origin.offset, unclosed.name.len() + 1),
             format!("<{}> is never closed", unclosed.name),
@@ -99,53 +96,76 @@ fn element(tag: &BytesStart, origin: Origin) -> std::result::Result<Element, Str
     Ok(e)
 }
 
-/// The children of the open elements, innermost last.
+/// The open elements, each followed by its children so far, in one vector: an element is
+/// written once, where it stays until it closes and its children move into an exact-size
+/// vector of its own (no per-element growing and shrinking, no moves through a stack).
+#[derive(Default)]
 struct Open {
-    children: Vec<Node>,
+    nodes: Vec<Node>,
+    /// Where each open element is in `nodes`, innermost last.
+    stack: Vec<usize>,
 }
 
 impl Open {
-    fn attach(&mut self, stack: &[(Element, usize)], root: &mut Option<Element>, e: Element) {
-        if stack.is_empty() {
-            *root = Some(e);
-        } else {
-            self.children.push(Node::Element(e));
+    fn start(&mut self, e: Element) {
+        self.stack.push(self.nodes.len());
+        self.nodes.push(Node::Element(e));
+    }
+
+    /// Closes the innermost element; the root element when that was it.
+    fn end(&mut self) -> Option<Element> {
+        let at = self.stack.pop()?;
+        let children: Children = self.nodes.drain(at + 1..).collect();
+        if let Some(Node::Element(e)) = self.nodes.get_mut(at) {
+            e.children = children;
+        }
+        if !self.stack.is_empty() {
+            return None;
+        }
+        match self.nodes.pop() {
+            Some(Node::Element(root)) => Some(root),
+            _ => None,
+        }
+    }
+
+    /// The innermost open element, and whether its last child is a text node (entity
+    /// references split one DOM text node into events).
+    fn top(&mut self) -> Option<(&mut Element, bool)> {
+        let &at = self.stack.last()?;
+        let continues_text =
+            self.nodes.len() > at + 1 && matches!(self.nodes.last(), Some(Node::Text(t)) if !t.is_cdata());
+        match &mut self.nodes[at] {
+            Node::Element(e) => Some((e, continues_text)),
+            _ => None,
         }
     }
 
     /// Marks the open element as having (whitespace) text, unless the text would continue
-    /// a text node (entity references split one node into events): false then.
-    fn try_mark_blank(&self, stack: &mut [(Element, usize)]) -> bool {
-        let Some((top, first)) = stack.last_mut() else { return true };
-        if self.children.len() > *first && matches!(self.children.last(), Some(Node::Text(t)) if !t.is_cdata()) {
-            return false;
+    /// a text node: false then.
+    fn try_mark_blank(&mut self) -> bool {
+        match self.top() {
+            None => true,
+            Some((_, true)) => false,
+            Some((top, false)) => {
+                top.blank_text = true;
+                true
+            }
         }
-        top.blank_text = true;
-        true
     }
 
-    /// Adds text to the open element, joining it with a preceding text node (entity
-    /// references arrive as separate events but are one DOM text node).
-    fn push_text(
-        &mut self,
-        stack: &mut [(Element, usize)],
-        value: &str,
-        origin: Origin,
-    ) -> std::result::Result<(), String> {
-        let Some((top, first)) = stack.last_mut() else {
+    /// Adds text to the open element, joining it with a preceding text node.
+    fn push_text(&mut self, value: &str, origin: Origin) -> std::result::Result<(), String> {
+        let Some((top, continues_text)) = self.top() else {
             return if value.trim().is_empty() { Ok(()) } else { Err("text outside the root element".into()) };
         };
-        if self.children.len() > *first
-            && let Some(Node::Text(last)) = self.children.last_mut()
-            && !last.is_cdata()
-        {
-            last.push_str(value);
-            return Ok(());
-        }
-        if is_blank(value) {
+        if continues_text {
+            if let Some(Node::Text(last)) = self.nodes.last_mut() {
+                last.push_str(value);
+            }
+        } else if is_blank(value) {
             top.blank_text = true;
         } else {
-            self.children.push(Node::Text(Text::new(value, false, origin)));
+            self.nodes.push(Node::Text(Text::new(value, false, origin)));
         }
         Ok(())
     }
