@@ -83,7 +83,7 @@ fn merged(main: &str, fragments: &[&str]) -> Element {
 }
 
 /// ClickHouse's ConfigProcessor::mergeRecursive, transliterated one fragment at a time: the
-/// reference the one-pass merge must agree with.
+/// reference the indexed merge must agree with.
 fn reference_merge(target: &mut Element, with: Element) {
     target.children.retain(|n| !matches!(n, Node::Text(t) if !t.is_cdata() && !t.is_whitespace()));
     let mut unmatched: Vec<Option<String>> =
@@ -140,7 +140,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     #[test]
-    fn one_pass_merge_equals_clickhouse_merging_fragment_by_fragment(
+    fn the_merge_equals_clickhouse_merging_fragment_by_fragment(
         main in document(6),
         fragments in prop::collection::vec(fragment(), 1..5),
     ) {
