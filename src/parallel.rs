@@ -80,7 +80,9 @@ pub fn pipeline<T: Sync, R: Send, E>(
                             continue;
                         }
                         Err(mpsc::TryRecvError::Empty) => {}
-                        // a helper died: the scope re-raises its panic
+                        // every helper is gone, so one died (the scope re-raises its panic): the
+                        // unclaimed items are produced here; if all are claimed, `expected` died
+                        // with its helper
                         Err(mpsc::TryRecvError::Disconnected) if next.load(Ordering::Relaxed) < items.len() => {}
                         Err(mpsc::TryRecvError::Disconnected) => return Ok(()),
                     }
