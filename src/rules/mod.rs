@@ -28,19 +28,12 @@ impl RulePack {
     /// The built-in rules and those under each of `dirs`. All problems are returned together.
     pub fn load(include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
         let mut sources = SourceMap::new(PathBuf::new());
-        let mut rules = Vec::new();
-        let mut errors = Vec::new();
-        let mut parse = |sources: &SourceMap, id, path: &Path| {
-            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            match load::parse_rule(sources, id, &base) {
-                Ok(rule) => rules.push(rule),
-                Err(mut e) => errors.append(&mut e),
-            }
-        };
+        // (file, the directory its fixtures are relative to)
+        let mut listed: Vec<(crate::config::FileId, PathBuf)> = Vec::new();
+        let base = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         if include_builtin {
             for (path, text) in builtin::BUILTIN_RULES {
-                let id = sources.add(PathBuf::from(path), (*text).to_string());
-                parse(&sources, id, Path::new(path));
+                listed.push((sources.add(PathBuf::from(path), (*text).to_string()), base(Path::new(path))));
             }
         }
         let mut read_errors = Vec::new();
@@ -49,12 +42,22 @@ impl RulePack {
                 Ok(paths) => {
                     for path in paths {
                         match files::read(&mut sources, &path) {
-                            Ok(id) => parse(&sources, id, &path),
+                            Ok(id) => listed.push((id, base(&path))),
                             Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
                         }
                     }
                 }
                 Err(e) => read_errors.push(e),
+            }
+        }
+        // every start compiles every rule's expressions: on every core
+        let parsed = crate::parallel::on_every_core(&listed, |(id, base)| load::parse_rule(&sources, *id, base));
+        let mut rules = Vec::new();
+        let mut errors = Vec::new();
+        for rule in parsed {
+            match rule {
+                Ok(rule) => rules.push(rule),
+                Err(mut e) => errors.append(&mut e),
             }
         }
         errors.append(&mut read_errors);
