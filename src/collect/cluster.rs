@@ -94,44 +94,71 @@ pub async fn fan_out(
     log_window: Option<u64>,
     progress: Progress<'_>,
 ) -> Result<Collected, CollectError> {
-    let probe = plan::fan_out(plan::VERSION_PROBE, cluster);
-    let versions: BTreeMap<u64, String> = seed
-        .rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
-        .await?
+    let logs = log_window.map(plan::log_queries).unwrap_or_default();
+    // first, one round trip: the facts the seed's version has, the log queries and each
+    // replica's version, from every replica at once
+    let (seed_asked, _) = facts_for(seed.version.parse().ok());
+    let mut parts = plan::parts(&seed_asked, &logs);
+    parts.push(plan::Part { name: "version", tag: "version".into(), sql: plan::VERSION_PROBE });
+    let everyone: Vec<u64> = (1..=members.len() as u64).collect();
+    let first = union(seed, cluster, &parts, &everyone).await.unwrap_or_default();
+    let first_versions: BTreeMap<u64, String> = first
         .iter()
-        .map(|r| (uint(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
+        .filter(|(_, answers)| answered(answers))
+        .map(|(node, answers)| (*node, version_in(answers)))
         .collect();
+    // a replica missing from it is down, or refused the union (too old for a fact, or
+    // without query_log): the versions probe tells which
+    let versions = if first_versions.len() == members.len() {
+        first_versions.clone()
+    } else {
+        let probe = plan::fan_out(plan::VERSION_PROBE, cluster);
+        seed.rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
+            .await?
+            .iter()
+            .map(|r| (uint(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
+            .collect()
+    };
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
-    let logs = log_window.map(plan::log_queries).unwrap_or_default();
     let (asked, not_asked) = facts_for(oldest);
     let nodes: Vec<u64> = versions.keys().copied().collect();
     let mut live_answers: BTreeMap<u64, Vec<Answer>> = nodes.iter().map(|n| (*n, not_asked.clone())).collect();
     let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
-    let parts = plan::parts(&asked, &logs);
-    // every fact and log query in one round trip; else the facts' union (a replica without
-    // query_log refuses the log queries) and each log query alone; else each query alone
-    let all = if logs.is_empty() { None } else { together(seed, cluster, &parts, &nodes).await };
-    match all {
-        Some(split) => {
-            for (node, mut answers) in split {
-                log_answers.insert(node, answers.split_off(asked.len()));
-                live_answers.entry(node).or_default().extend(answers);
-            }
+    let first_will_do = asked.len() == seed_asked.len() && nodes.iter().all(|n| first_versions.contains_key(n));
+    if first_will_do {
+        for (node, mut answers) in first.into_iter().filter(|(node, _)| versions.contains_key(node)) {
+            answers.pop(); // the version
+            log_answers.insert(node, answers.split_off(asked.len()));
+            live_answers.entry(node).or_default().extend(answers);
         }
-        None => {
-            match together(seed, cluster, &parts[..asked.len()], &nodes).await {
-                Some(split) => {
-                    for (node, answers) in split {
-                        live_answers.entry(node).or_default().extend(answers);
+    } else {
+        // every fact and log query in one round trip; else the facts' union (a replica
+        // without query_log refuses the log queries) and each log query alone; else each
+        // query alone
+        let parts = plan::parts(&asked, &logs);
+        let all = if logs.is_empty() { None } else { complete(union(seed, cluster, &parts, &nodes).await) };
+        match all {
+            Some(split) => {
+                for (node, mut answers) in split {
+                    log_answers.insert(node, answers.split_off(asked.len()));
+                    live_answers.entry(node).or_default().extend(answers);
+                }
+            }
+            None => {
+                match complete(union(seed, cluster, &parts[..asked.len()], &nodes).await) {
+                    Some(split) => {
+                        for (node, answers) in split {
+                            live_answers.entry(node).or_default().extend(answers);
+                        }
+                    }
+                    None => {
+                        let each = asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect();
+                        spread(per_query(seed, cluster, each).await, versions.keys(), &mut live_answers);
                     }
                 }
-                None => {
-                    let each = asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect();
-                    spread(per_query(seed, cluster, each).await, versions.keys(), &mut live_answers);
-                }
+                spread(per_query(seed, cluster, logs.clone()).await, versions.keys(), &mut log_answers);
             }
-            spread(per_query(seed, cluster, logs.clone()).await, versions.keys(), &mut log_answers);
         }
     }
     progress(1, 1);
@@ -174,10 +201,9 @@ pub async fn fan_out(
     Ok(Collected { path: Path::FanOut, nodes, round_trips: seed.round_trips() })
 }
 
-/// Every part from every replica in one fan-out query, split per replica; `None` when it
-/// failed or left a replica out (a replica that refused the union is skipped like a dead
-/// one, so every replica that answered the probe must have its settings in it).
-async fn together<'a>(
+/// Every part from every replica of `nodes` in one fan-out query, split per replica (a
+/// replica that did not answer has empty answers); `None` when the query failed.
+async fn union<'a>(
     seed: &Session,
     cluster: &str,
     parts: &[plan::Part<'a>],
@@ -185,11 +211,26 @@ async fn together<'a>(
 ) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
     let sql = plan::fan_out_combined(cluster, parts);
     let rows = seed.rows_with("every fact of every replica (clusterAllReplicas)", &sql, &SKIP_DEAD).await.ok()?;
-    let split = super::split_combined(&rows, parts, nodes, |r| uint(&r[plan::NODE_COLUMN]));
-    let complete = split.values().all(|answers| {
-        answers.iter().any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
-    });
-    complete.then_some(split)
+    Some(super::split_combined(&rows, parts, nodes, |r| uint(&r[plan::NODE_COLUMN])))
+}
+
+/// The split when every replica in it answered (a replica that refused the union is skipped
+/// like a dead one, so every replica that answered the probe must be in it).
+fn complete<'a>(split: Option<BTreeMap<u64, Vec<Answer<'a>>>>) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
+    split.filter(|split| split.values().all(|answers| answered(answers)))
+}
+
+/// Whether a replica answered a union: its settings are in it (every server has some).
+fn answered(answers: &[Answer]) -> bool {
+    answers.iter().any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
+}
+
+/// The version a replica gave in the first union (its last part).
+fn version_in(answers: &[Answer]) -> String {
+    match answers.last() {
+        Some(("version", Ok(rows))) => rows.first().and_then(|r| r["version"].as_str()).unwrap_or_default().to_string(),
+        _ => String::new(),
+    }
 }
 
 /// Whether the replica's system log table `name` exists (true when unknown).

@@ -206,18 +206,20 @@ fn describe_parts(out: &mut String, logs: &[(&str, &str, String)]) {
 /// the plan of [`describe`].
 pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let mut out = describe_connect();
-    out.push_str(&format!(
-        "-- cluster members (system.clusters)\n{};\n-- replica versions (clusterAllReplicas)\n{};\n",
-        members_sql(cluster),
-        fan_out(VERSION_PROBE, cluster)
-    ));
+    out.push_str(&format!("-- cluster members (system.clusters)\n{};\n", members_sql(cluster)));
     let logs = log_window.map(log_queries).unwrap_or_default();
     describe_parts(&mut out, &logs);
     let all: Vec<&FactQuery> = FACTS.iter().collect();
+    let mut parts = parts(&all, &logs);
+    parts.push(Part { name: "version", tag: "version".into(), sql: VERSION_PROBE });
     out.push_str(&format!(
-        "-- every fact and log query of every replica, in one round trip (facts newer than the oldest replica left out; \
-         if a replica refuses the union, the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
-        fan_out_combined(cluster, &parts(&all, &logs))
+        "-- every fact and log query of every replica, and its version, in one round trip (the facts of the --dsn node's version)\n{};\n",
+        fan_out_combined(cluster, &parts)
+    ));
+    out.push_str(&format!(
+        "-- only when a replica is missing from it: the replicas' versions, then the union again with the facts the oldest \
+         has (if a replica refuses it: the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
+        fan_out(VERSION_PROBE, cluster)
     ));
     out
 }
