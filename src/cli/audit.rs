@@ -35,10 +35,20 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
-    let pack = match load_pack(&args.rules) {
-        Ok(pack) => pack,
-        Err(code) => return code,
-    };
+    // the rule pack compiles while the config loads and the server answers
+    std::thread::scope(|scope| {
+        let pack = scope.spawn(|| load_pack(&args.rules));
+        audit(args, snapshot, version, || pack.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    })
+}
+
+/// The audit once the arguments are checked; `pack` waits for the rule pack.
+fn audit(
+    args: &AuditArgs,
+    snapshot: Option<&Path>,
+    version: Option<Version>,
+    pack: impl FnOnce() -> Result<RulePack, ExitCode>,
+) -> ExitCode {
     let loaded = match &args.config {
         Some(main) => match config::load(main, &LoadOptions::default()) {
             Ok(loaded) => Some(loaded),
@@ -103,6 +113,10 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name())
         }
         None => target_name(args, &facts),
+    };
+    let pack = match pack() {
+        Ok(pack) => pack,
+        Err(code) => return code,
     };
     let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone(), params: args.params.clone() };
     let mut evaluation = match &cluster_run {
