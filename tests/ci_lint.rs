@@ -227,12 +227,7 @@ fn a_yaml_config_takes_ignore_comments_too() {
     let (_, json, stderr) =
         support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
     let json: Value = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    let finding = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule_id"] == "obsolete-setting-in-profile")
-        .expect("the finding");
+    let finding = support::report_entry(&json, "findings", "obsolete-setting-in-profile").expect("the finding");
     assert_eq!(finding["location"]["file"], "users.d/tuning.yaml");
     assert_eq!(finding["suppressed"]["kind"], "inline");
     assert_eq!(finding["suppressed"]["reason"], "kept for the 24.8 replicas until they upgrade");

@@ -124,12 +124,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert_eq!(cache.len(), 1, "{cache:?}");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 3, "{}", cache[0]);
     // the replica without query_log: its log rules are inconclusive for it, not passed
-    let shapes = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["rule_id"] == "repeat-queries-miss-the-cache")
-        .unwrap();
+    let shapes = support::report_entry(&report, "outcomes", "repeat-queries-miss-the-cache").unwrap();
     let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(b).as_str()).unwrap();
     assert_eq!(on_b["outcome"], "inconclusive", "{shapes}");
 
@@ -142,12 +137,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", node(b))));
     let cache = findings(&report, "live-query-condition-cache-off");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 2, "the live replicas still audited");
-    let outcome = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["rule_id"] == "live-query-condition-cache-off")
-        .unwrap();
+    let outcome = support::report_entry(&report, "outcomes", "live-query-condition-cache-off").unwrap();
     let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();
     assert_eq!(on_c["outcome"], "inconclusive", "{outcome}");
 

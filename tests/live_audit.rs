@@ -71,13 +71,7 @@ fn json_audit(dir: &Path, args: &[&str]) -> (i32, Value, String) {
 }
 
 fn outcome<'a>(report: &'a Value, rule: &str) -> &'a str {
-    report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["rule_id"] == rule)
-        .and_then(|o| o["outcome"].as_str())
-        .unwrap_or("missing")
+    support::report_entry(report, "outcomes", rule).and_then(|o| o["outcome"].as_str()).unwrap_or("missing")
 }
 
 #[test]
@@ -155,12 +149,7 @@ fn refused_queries_make_the_concurrency_rule_fire() {
     let dir = tempfile::tempdir().unwrap();
     let (code, report, _) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
     assert_eq!(code, 1);
-    let finding = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["rule_id"] == "too-many-simultaneous-queries")
-        .unwrap();
+    let finding = support::report_entry(&report, "findings", "too-many-simultaneous-queries").unwrap();
     assert!(finding["message"].as_str().unwrap().contains("max_concurrent_queries = 2"), "{finding}");
     assert!(finding["evidence"]["refused"].as_u64().unwrap() >= 5);
 }
@@ -302,13 +291,7 @@ fn without_query_log_the_log_rules_are_inconclusive_not_passed() {
     {
         assert_eq!(outcome(&report, rule), "inconclusive", "{rule}");
     }
-    let reason = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["rule_id"] == "context-lock-heavy-shapes")
-        .unwrap()["reason"]
-        .clone();
+    let reason = support::report_entry(&report, "outcomes", "context-lock-heavy-shapes").unwrap()["reason"].clone();
     assert!(reason.as_str().unwrap().contains("query_log"), "{reason}");
 }
 
@@ -346,13 +329,7 @@ fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "inconclusive");
-    let reason = report["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["rule_id"] == "too-many-simultaneous-queries")
-        .unwrap()["reason"]
-        .clone();
+    let reason = support::report_entry(&report, "outcomes", "too-many-simultaneous-queries").unwrap()["reason"].clone();
     assert!(reason.as_str().unwrap().contains("errors"), "{reason}");
     // what it may read still counts
     assert_ne!(outcome(&report, "live-query-condition-cache-off"), "inconclusive");

@@ -101,7 +101,7 @@ pub async fn fan_out(
     let mut parts = plan::parts(&seed_asked, &logs);
     parts.push(plan::Part { name: "version", tag: "version".into(), sql: plan::VERSION_PROBE });
     let everyone: Vec<u64> = (1..=members.len() as u64).collect();
-    let first = union(seed, cluster, &parts, &everyone).await.unwrap_or_default();
+    let mut first = union(seed, cluster, &parts, &everyone).await.unwrap_or_default();
     let first_versions: BTreeMap<u64, String> = first
         .iter()
         .filter(|(_, answers)| answered(answers))
@@ -127,11 +127,11 @@ pub async fn fan_out(
     let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
     let first_will_do = asked.len() == seed_asked.len() && nodes.iter().all(|n| first_versions.contains_key(n));
     if first_will_do {
-        for (node, mut answers) in first.into_iter().filter(|(node, _)| versions.contains_key(node)) {
+        first.retain(|node, _| versions.contains_key(node));
+        for answers in first.values_mut() {
             answers.pop(); // the version
-            log_answers.insert(node, answers.split_off(asked.len()));
-            live_answers.entry(node).or_default().extend(answers);
         }
+        distribute(first, asked.len(), &mut live_answers, &mut log_answers);
     } else {
         // every fact and log query in one round trip; else the facts' union (a replica
         // without query_log refuses the log queries) and each log query alone; else each
@@ -139,19 +139,10 @@ pub async fn fan_out(
         let parts = plan::parts(&asked, &logs);
         let all = if logs.is_empty() { None } else { complete(union(seed, cluster, &parts, &nodes).await) };
         match all {
-            Some(split) => {
-                for (node, mut answers) in split {
-                    log_answers.insert(node, answers.split_off(asked.len()));
-                    live_answers.entry(node).or_default().extend(answers);
-                }
-            }
+            Some(split) => distribute(split, asked.len(), &mut live_answers, &mut log_answers),
             None => {
                 match complete(union(seed, cluster, &parts[..asked.len()], &nodes).await) {
-                    Some(split) => {
-                        for (node, answers) in split {
-                            live_answers.entry(node).or_default().extend(answers);
-                        }
-                    }
+                    Some(split) => distribute(split, asked.len(), &mut live_answers, &mut log_answers),
                     None => {
                         let each = asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect();
                         spread(per_query(seed, cluster, each).await, versions.keys(), &mut live_answers);
@@ -214,6 +205,20 @@ async fn union<'a>(
     Some(super::split_combined(&rows, parts, nodes, |r| uint(&r[plan::NODE_COLUMN])))
 }
 
+/// A union's answers, per replica, into its fact answers (the first `facts`) and its log
+/// answers (the rest).
+fn distribute<'a>(
+    split: BTreeMap<u64, Vec<Answer<'a>>>,
+    facts: usize,
+    live_answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
+    log_answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
+) {
+    for (node, mut answers) in split {
+        log_answers.entry(node).or_default().extend(answers.split_off(facts));
+        live_answers.entry(node).or_default().extend(answers);
+    }
+}
+
 /// The split when every replica in it answered (a replica that refused the union is skipped
 /// like a dead one, so every replica that answered the probe must be in it).
 fn complete<'a>(split: Option<BTreeMap<u64, Vec<Answer<'a>>>>) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
@@ -235,10 +240,7 @@ fn version_in(answers: &[Answer]) -> String {
 
 /// Whether the replica's system log table `name` exists (true when unknown).
 pub fn has_log_table(live: &Value, name: &str) -> bool {
-    match live["log_tables"].as_array() {
-        Some(rows) => rows.iter().any(|r| r["name"] == name),
-        None => true,
-    }
+    live["log_tables"].as_array().is_none_or(|rows| super::lists_table(rows, name))
 }
 
 /// Fan-out queries one by one (overlapping as the session allows): (name, rows or error).

@@ -100,7 +100,7 @@ async fn ask<'a>(
     // first flush) is not sent: its answer says why
     let log_tables = fact_answers.iter().find(|(name, _)| *name == "log_tables").map(|(_, answer)| answer);
     let exists = |table: &str| match log_tables {
-        Some(Ok(rows)) => rows.iter().any(|r| r["name"] == table),
+        Some(Ok(rows)) => lists_table(rows, table),
         _ => true,
     };
     let (sent, absent): (Vec<&LogQuery>, Vec<&LogQuery>) =
@@ -121,6 +121,11 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
         .buffered(session.in_flight)
         .collect()
         .await
+}
+
+/// Whether the rows of the `log_tables` fact name the system table `name`.
+pub(crate) fn lists_table(log_tables: &[Value], name: &str) -> bool {
+    log_tables.iter().any(|r| r["name"] == name)
 }
 
 /// One fact's answer: its rows, or why it could not be read.

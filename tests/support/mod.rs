@@ -173,6 +173,12 @@ pub fn chaudit(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// The entry of `rule` in a JSON report's `list` ("outcomes" or "findings"), the first when
+/// there are several.
+pub fn report_entry<'a>(report: &'a serde_json::Value, list: &str, rule: &str) -> Option<&'a serde_json::Value> {
+    report[list].as_array()?.iter().find(|e| e["rule_id"] == rule)
+}
+
 /// Copies a directory tree (fixtures into a scratch dir the test may edit).
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
