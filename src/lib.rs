@@ -17,6 +17,7 @@ pub mod report;
 pub mod rules;
 pub mod ruletest;
 pub mod spanned_yaml;
+pub mod sql;
 pub mod suppress;
 pub mod upgrade;
 pub mod version;

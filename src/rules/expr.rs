@@ -109,20 +109,10 @@ fn number_of(value: &Value) -> f64 {
     }
 }
 
-/// The row limit of a Top-N query (`ORDER BY ... LIMIT n`), or -1 when it has none.
+/// The row limit of a Top-N query (`SELECT ... ORDER BY ... LIMIT n`, no GROUP BY), read by
+/// the SQL parser; -1 when the text is no such query.
 fn limit_of(query: &str) -> i64 {
-    let upper = query.to_ascii_uppercase();
-    let Some(order) = upper.find("ORDER BY") else { return -1 };
-    let Some(at) = upper[order..].rfind("LIMIT") else { return -1 };
-    let rest = upper[order + at + 5..].trim_start();
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    // `LIMIT offset, n`
-    let rest = &rest[digits.len()..];
-    if let Some(second) = rest.trim_start().strip_prefix(',') {
-        let n: String = second.trim_start().chars().take_while(char::is_ascii_digit).collect();
-        return n.parse().unwrap_or(-1);
-    }
-    digits.parse().unwrap_or(-1)
+    crate::sql::top_n(query).and_then(|t| i64::try_from(t.limit).ok()).unwrap_or(-1)
 }
 
 /// A ClickHouse setting value as a number: `true`/`false` count as 1/0, size suffixes
@@ -231,13 +221,6 @@ mod tests {
         assert_eq!(parse_number("10Gi"), 10.0 * 1024.0 * 1024.0 * 1024.0);
         assert_eq!(parse_number(" 0.9 "), 0.9);
         assert!(parse_number("auto").is_nan());
-    }
-
-    #[test]
-    fn top_n_limits() {
-        assert_eq!(limit_of("SELECT * FROM t ORDER BY x DESC LIMIT 20000"), 20000);
-        assert_eq!(limit_of("select * from t order by x limit 10, 50"), 50);
-        assert_eq!(limit_of("SELECT * FROM t LIMIT 5"), -1);
     }
 
     #[test]

@@ -1,0 +1,90 @@
+//! Reading the text of a logged query with a real SQL parser (sqlparser's ClickHouse
+//! dialect): literals, comments and string contents never pass for clauses.
+
+use sqlparser::ast::{Expr, GroupByExpr, LimitClause, SetExpr, Statement, Value};
+use sqlparser::dialect::ClickHouseDialect;
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::Location;
+
+/// A Top-N query: one `SELECT ... ORDER BY ... LIMIT n` without GROUP BY or DISTINCT (an
+/// aggregation never gets lazy materialization), not wrapped in EXPLAIN.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopN {
+    pub limit: u64,
+    /// Where the LIMIT literal sits in the text (bytes).
+    limit_at: std::ops::Range<usize>,
+}
+
+/// The Top-N reading of `query`, if it is one (a text the parser cannot read is not).
+pub fn top_n(query: &str) -> Option<TopN> {
+    let mut statements = Parser::parse_sql(&ClickHouseDialect {}, query).ok()?;
+    let Some(Statement::Query(query_ast)) = statements.pop().filter(|_| statements.is_empty()) else { return None };
+    let SetExpr::Select(select) = query_ast.body.as_ref() else { return None };
+    let grouped = match &select.group_by {
+        GroupByExpr::All(_) => true,
+        GroupByExpr::Expressions(keys, _) => !keys.is_empty(),
+    };
+    if grouped || select.distinct.is_some() || query_ast.order_by.is_none() {
+        return None;
+    }
+    let limit = match query_ast.limit_clause.as_ref()? {
+        LimitClause::LimitOffset { limit: Some(limit), limit_by, .. } if limit_by.is_empty() => limit,
+        LimitClause::OffsetCommaLimit { limit, .. } => limit,
+        LimitClause::LimitOffset { .. } => return None,
+    };
+    let Expr::Value(literal) = limit else { return None };
+    let Value::Number(digits, _) = &literal.value else { return None };
+    let start = byte_offset(query, literal.span.start)?;
+    let end = byte_offset(query, literal.span.end)?;
+    Some(TopN { limit: digits.parse().ok()?, limit_at: start..end })
+}
+
+/// `query` with its LIMIT set to `limit`, the rest of the text as it was.
+pub fn with_limit(query: &str, top_n: &TopN, limit: u64) -> String {
+    let mut text = query.to_string();
+    text.replace_range(top_n.limit_at.clone(), &limit.to_string());
+    text
+}
+
+/// The byte offset of a parser location (1-based line and column, in characters).
+fn byte_offset(text: &str, at: Location) -> Option<usize> {
+    let line_start = if at.line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(usize::try_from(at.line).ok()? - 2)?.0 + 1
+    };
+    let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
+    let line = &text[line_start..];
+    Some(line_start + line.char_indices().nth(column).map_or(line.len(), |(i, _)| i))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limit(query: &str) -> Option<u64> {
+        top_n(query).map(|t| t.limit)
+    }
+
+    #[test]
+    fn reads_the_limit_of_a_top_n_select_only() {
+        assert_eq!(limit("SELECT * FROM t ORDER BY x DESC LIMIT 20000"), Some(20000));
+        assert_eq!(limit("select * from t order by x limit 10, 50"), Some(50));
+        assert_eq!(limit("SELECT * FROM t ORDER BY x LIMIT 50 OFFSET 10 FORMAT Null"), Some(50));
+        assert_eq!(limit("SELECT * FROM t LIMIT 5"), None);
+        // an aggregation, EXPLAIN, and LIMIT inside a string are not Top-N reads
+        assert_eq!(limit("SELECT a, count() FROM t GROUP BY a ORDER BY a LIMIT 20000"), None);
+        assert_eq!(limit("EXPLAIN SELECT * FROM t ORDER BY x LIMIT 20000"), None);
+        assert_eq!(limit("SELECT * FROM t WHERE s = 'ORDER BY x LIMIT 20000' ORDER BY x LIMIT 10"), Some(10));
+        assert_eq!(limit("SELECT * FROM t WHERE s = 'ORDER BY x LIMIT 20000'"), None);
+        assert_eq!(limit("SELECT DISTINCT a FROM t ORDER BY a LIMIT 20000"), None);
+        assert_eq!(limit("not sql at all"), None);
+    }
+
+    #[test]
+    fn rewrites_only_the_limit_literal() {
+        let query = "SELECT 'é LIMIT 7' AS s\nFROM t ORDER BY s LIMIT 20000 -- LIMIT 3";
+        let top = top_n(query).unwrap();
+        assert_eq!(with_limit(query, &top, 10000), "SELECT 'é LIMIT 7' AS s\nFROM t ORDER BY s LIMIT 10000 -- LIMIT 3");
+    }
+}
