@@ -178,7 +178,12 @@ pub async fn fan_out(
                             *answer = Err(format!("system.{table} does not exist on this replica"));
                         }
                     }
-                    NodeFacts { live: Some(live), log: log_window.map(|w| log_document(w, answers)), error: None, name }
+                    let log = log_window.map(|w| {
+                        let mut log = log_document(w, answers);
+                        log["unavailable"]["plans"] = "not read through the cluster fan-out (audit a replica with --dsn)".into();
+                        log
+                    });
+                    NodeFacts { live: Some(live), log, error: None, name }
                 }
                 None => NodeFacts {
                     name,

@@ -5,6 +5,7 @@
 pub mod client;
 pub mod cluster;
 pub mod dsn;
+pub mod explain;
 pub mod host;
 pub mod plan;
 
@@ -45,7 +46,10 @@ pub async fn node(
         session.query_id_prefix(),
         fact_answers,
     );
-    let log = log_window.map(|window| log_document(window, log_answers));
+    let mut log = log_window.map(|window| log_document(window, log_answers));
+    if let Some(log) = &mut log {
+        add_plans(session, &live, log).await;
+    }
     let newer = matches!((server, review_history), (Some(v), Some(h)) if (v.major, v.minor) > (h.major, h.minor));
     let settings_changes = if newer {
         let (purpose, sql) = plan::SETTINGS_CHANGES;
@@ -54,6 +58,18 @@ pub async fn node(
         None
     };
     Ok(NodeDocuments { live, log, settings_changes })
+}
+
+/// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
+/// (`log.plans`; unavailable, with the reason, when the EXPLAIN query fails).
+async fn add_plans(session: &Session, live: &Value, log: &mut Value) {
+    let Some(shapes) = log.get_mut("shapes").and_then(Value::as_array_mut) else { return };
+    explain::read_top_n(shapes);
+    let candidates = explain::candidates(live, shapes);
+    match explain::plans(session, &candidates).await {
+        Ok(plans) => log["plans"] = Value::Array(plans),
+        Err(why) => log["unavailable"]["plans"] = json!(why),
+    }
 }
 
 /// The facts a server of `version` can answer, and the answers (why not) of those it cannot.

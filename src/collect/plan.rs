@@ -108,9 +108,11 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
             "query_log: per query shape, runs, user and its limits, projections used, latency, rows, Context lock, cache bytes (top 50 by total time)",
             format!(
                 "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
-             groupUniqArrayArray(projections) AS projections_used, \
+             groupUniqArrayArray(projections) AS projections_used, groupUniqArray(16)(query) AS examples, \
              max(toFloat64OrZero(Settings['max_execution_time'])) AS max_execution_time, \
-             max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes,              countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
+             max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes, \
+             sum({OBJECT_STORE_BYTES}) AS object_store_bytes, round(avg({OBJECT_STORE_READS}), 1) AS object_store_reads, \
+                           countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
             ),
         ),
         (
@@ -126,6 +128,19 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
     ]
 }
+
+/// Bytes a query read from object storage: with a cache disk in the read path, what the
+/// cache fetched from its source; without one, everything the remote-disk reader read.
+const OBJECT_STORE_BYTES: &str = "ProfileEvents['CachedReadBufferReadFromSourceBytes'] + \
+    if(ProfileEvents['CachedReadBufferReadFromCacheBytes'] + ProfileEvents['CachedReadBufferReadFromSourceBytes'] = 0, \
+    ProfileEvents['RemoteFSUnprefetchedBytes'] + ProfileEvents['RemoteFSPrefetchedBytes'], 0)";
+
+/// Requests a query sent to object storage: GETs on S3 and Azure disks; on other object
+/// storage (a local blob store) the reads that went past the cache to the remote disk.
+const OBJECT_STORE_READS: &str = "greatest(ProfileEvents['S3GetObject'], ProfileEvents['DiskS3GetObject'], \
+    ProfileEvents['AzureGetObject'], ProfileEvents['DiskAzureGetObject'], \
+    if(ProfileEvents['CachedReadBufferReadFromCacheBytes'] + ProfileEvents['CachedReadBufferReadFromSourceBytes'] = 0, \
+    ProfileEvents['RemoteFSUnprefetchedReads'] + ProfileEvents['RemoteFSPrefetchedReads'], ProfileEvents['CachedReadBufferReadFromCacheMisses']))";
 
 /// For `chaudit upgrade`: which kinds of queries the workload runs (protocol, INSERTs, JOINs,
 /// formats, table functions, storages) and which settings its queries ran with changed.
@@ -183,6 +198,10 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     describe_parts(&mut out, &logs);
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
+    if log_window.is_some() {
+        let example = super::explain::Candidate { shape: String::new(), check: "", sql: "EXPLAIN ...".into() };
+        out.push_str(&format!("-- {}\n--   {};\n", super::explain::PURPOSE, super::explain::union_sql(&[example])));
+    }
     if review {
         let (purpose, sql) = SETTINGS_CHANGES;
         out.push_str(&format!("-- {purpose} (only when the server is newer than chaudit's data)\n{sql};\n"));
