@@ -4,7 +4,8 @@
 use sqlparser::ast::{Expr, GroupByExpr, LimitClause, SetExpr, Statement, Value};
 use sqlparser::dialect::ClickHouseDialect;
 use sqlparser::parser::Parser;
-use sqlparser::tokenizer::Location;
+use sqlparser::keywords::Keyword;
+use sqlparser::tokenizer::{Location, Token, Tokenizer};
 
 /// A Top-N query: one `SELECT ... ORDER BY ... LIMIT n` without GROUP BY or DISTINCT (an
 /// aggregation never gets lazy materialization), not wrapped in EXPLAIN.
@@ -17,7 +18,7 @@ pub struct TopN {
 
 /// The Top-N reading of `query`, if it is one (a text the parser cannot read is not).
 pub fn top_n(query: &str) -> Option<TopN> {
-    let mut statements = Parser::parse_sql(&ClickHouseDialect {}, query).ok()?;
+    let mut statements = Parser::parse_sql(&ClickHouseDialect {}, statement_text(query)?).ok()?;
     let Some(Statement::Query(query_ast)) = statements.pop().filter(|_| statements.is_empty()) else { return None };
     let SetExpr::Select(select) = query_ast.body.as_ref() else { return None };
     let grouped = match &select.group_by {
@@ -44,6 +45,35 @@ pub fn with_limit(query: &str, top_n: &TopN, limit: u64) -> String {
     let mut text = query.to_string();
     text.replace_range(top_n.limit_at.clone(), &limit.to_string());
     text
+}
+
+/// `query` as EXPLAIN can read it in a subquery: one SELECT without its FORMAT clause and
+/// final `;`; `None` for anything else, and for a query with a SETTINGS clause (a
+/// readonly=1 auditor may send none).
+pub fn explainable(query: &str) -> Option<String> {
+    let text = statement_text(query)?;
+    match Parser::parse_sql(&ClickHouseDialect {}, text).ok()?.as_slice() {
+        [Statement::Query(parsed)] if parsed.settings.is_none() => Some(text.to_string()),
+        _ => None,
+    }
+}
+
+/// The text of `query` up to a trailing `FORMAT name` and `;` (read token by token: the
+/// parser takes a FORMAT after a FROM-less SELECT for an alias).
+fn statement_text(query: &str) -> Option<&str> {
+    let tokens = Tokenizer::new(&ClickHouseDialect {}, query).tokenize_with_location().ok()?;
+    let mut significant: Vec<_> = tokens.iter().filter(|t| !matches!(t.token, Token::Whitespace(_))).collect();
+    while significant.last().is_some_and(|t| t.token == Token::SemiColon) {
+        significant.pop();
+    }
+    if let [.., keyword, name] = significant.as_slice()
+        && matches!(&keyword.token, Token::Word(w) if w.keyword == Keyword::FORMAT)
+        && matches!(name.token, Token::Word(_))
+    {
+        significant.truncate(significant.len() - 2);
+    }
+    let end = significant.last()?.span.end;
+    Some(&query[..byte_offset(query, end)?])
 }
 
 /// The byte offset of a parser location (1-based line and column, in characters).
@@ -79,6 +109,15 @@ mod tests {
         assert_eq!(limit("SELECT * FROM t WHERE s = 'ORDER BY x LIMIT 20000'"), None);
         assert_eq!(limit("SELECT DISTINCT a FROM t ORDER BY a LIMIT 20000"), None);
         assert_eq!(limit("not sql at all"), None);
+    }
+
+    #[test]
+    fn explainable_text_drops_format_and_refuses_settings() {
+        assert_eq!(explainable("SELECT 1 FORMAT Null;").as_deref(), Some("SELECT 1"));
+        assert_eq!(explainable("select 'FORMAT' AS f\nFROM t  format JSON").as_deref(), Some("select 'FORMAT' AS f\nFROM t"));
+        assert_eq!(explainable("SELECT * FROM t ORDER BY x LIMIT 10 ;").as_deref(), Some("SELECT * FROM t ORDER BY x LIMIT 10"));
+        assert_eq!(explainable("SELECT 1 SETTINGS max_threads = 1"), None);
+        assert_eq!(explainable("INSERT INTO t VALUES (1)"), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The server's own plan for the query shapes the log cannot judge: query_log shows neither
 //! lazy materialization nor a projection index at work, EXPLAIN does. One round trip for at
-//! most [`MAX_PLANS`] candidate shapes, after the fact and log queries.
+//! most [`MAX_PLANS`] candidate shapes, after the fact and log queries (one EXPLAIN per round
+//! trip for a readonly=1 user: it may not read EXPLAIN as a subquery).
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::Session;
@@ -11,7 +13,7 @@ use crate::sql;
 pub const MAX_PLANS: usize = 10;
 
 /// What `--dry-run` says of this round (the shapes are known only from the log's answer).
-pub const PURPOSE: &str = "plans of up to 10 candidate query shapes in one query (only when the log shows some): \
+pub const PURPOSE: &str = "plans of up to 10 candidate query shapes, in one query (one query each for a readonly=1 user; only when the log shows candidates): \
      `EXPLAIN` of a Top-N shape's example at LIMIT query_plan_max_limit_for_lazy_materialization (does the plan read \
      lazily below the limit?), `EXPLAIN indexes = 1, projections = 1` of a shape that reads most of a table with \
      projections (does the plan use one?)";
@@ -51,9 +53,9 @@ pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
     let lazy_limit = number(&live["settings"]["query_plan_max_limit_for_lazy_materialization"]["value"]);
     if lazy_limit > 0.0 {
         for shape in shapes {
-            let Some(query) = shape["top_n_query"].as_str() else { continue };
-            let Some(top_n) = sql::top_n(query).filter(|t| t.limit as f64 > lazy_limit) else { continue };
-            let at_limit = sql::with_limit(query, &top_n, lazy_limit as u64);
+            let Some(query) = shape["top_n_query"].as_str().and_then(sql::explainable) else { continue };
+            let Some(top_n) = sql::top_n(&query).filter(|t| t.limit as f64 > lazy_limit) else { continue };
+            let at_limit = sql::with_limit(&query, &top_n, lazy_limit as u64);
             out.push(candidate(shape, "lazy_at_limit", format!("EXPLAIN {at_limit}")));
         }
     }
@@ -75,24 +77,15 @@ pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
         let full_scan = tables.iter().filter_map(Value::as_str).any(|t| {
             projected(t) && table_rows(t).is_some_and(|rows| rows > 0.0 && per_call >= 0.5 * rows)
         });
-        let Some(example) = shape["example"].as_str() else { continue };
-        if full_scan && plain_select(example) {
+        let Some(example) = shape["example"].as_str().and_then(sql::explainable).filter(|_| full_scan) else {
+            continue;
+        };
+        {
             out.push(candidate(shape, "projections", format!("EXPLAIN indexes = 1, projections = 1 {example}")));
         }
     }
     out.truncate(MAX_PLANS);
     out
-}
-
-/// A SELECT that can be explained as it was logged: no SETTINGS clause (a readonly user may
-/// send none) and no FORMAT clause (EXPLAIN is read as a subquery).
-fn plain_select(query: &str) -> bool {
-    use sqlparser::ast::Statement;
-    let dialect = sqlparser::dialect::ClickHouseDialect {};
-    match sqlparser::parser::Parser::parse_sql(&dialect, query).as_deref() {
-        Ok([Statement::Query(q)]) => q.settings.is_none() && q.format_clause.is_none(),
-        _ => false,
-    }
 }
 
 fn candidate(shape: &Value, check: &'static str, sql: String) -> Candidate {
@@ -110,14 +103,32 @@ pub fn union_sql(candidates: &[Candidate]) -> String {
     selects.join(" UNION ALL ")
 }
 
-/// The plans of `candidates` (one more round trip when there are any): each as
-/// `{shape, check, sql, plan: [lines]}`, in the candidates' order.
+/// The plans of `candidates`: each as `{shape, check, sql, plan: [lines]}`, in the
+/// candidates' order. One more round trip when the user may run EXPLAIN as a subquery; a
+/// readonly=1 user may not (error 164), so each EXPLAIN goes alone, overlapping as the
+/// session allows (at most [`MAX_PLANS`] more), and one that fails keeps its error.
 pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Value>, String> {
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = session.rows(PURPOSE, &union_sql(candidates)).await.map_err(|e| e.to_string())?;
-    Ok(assemble(candidates, &rows))
+    if session.readonly != 1 {
+        let rows = session.rows(PURPOSE, &union_sql(candidates)).await.map_err(|e| e.to_string())?;
+        return Ok(assemble(candidates, &rows));
+    }
+    let alone = futures_util::stream::iter(candidates)
+        .map(|c| async move { session.rows(PURPOSE, &c.sql).await })
+        .buffered(session.in_flight);
+    let answers: Vec<_> = alone.collect().await;
+    let mut plans = Vec::new();
+    for (candidate, answer) in candidates.iter().zip(answers) {
+        let mut plan = assemble(std::slice::from_ref(candidate), &[]).remove(0);
+        match answer {
+            Ok(rows) => plan["plan"] = rows.iter().map(|r| r["explain"].clone()).collect(),
+            Err(e) => plan["error"] = json!(e.to_string()),
+        }
+        plans.push(plan);
+    }
+    Ok(plans)
 }
 
 fn assemble(candidates: &[Candidate], rows: &[Value]) -> Vec<Value> {

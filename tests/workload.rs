@@ -1,0 +1,293 @@
+//! The live and log rules on a public benchmark's queries: the Star Schema Benchmark
+//! (its denormalized `lineorder_flat` form, 13 queries, and the customary `count(*)`) on
+//! generated data, each query run 3 times on a real ClickHouse 26.9 server whose tables sit
+//! on object storage (a local blob store behind a filesystem cache). Clean, no live or log
+//! rule fires; with one problem planted at a time, exactly its rule fires, on the right
+//! object, with the numbers this test measures with its own SQL.
+
+mod support;
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// `default` (passwordless, for the test's own SQL), `auditor` (readonly=1, the audit) and
+/// `bench` (the workload's user, with its own profile).
+const USERS: &str = r#"<clickhouse>
+    <profiles>
+        <bench><enable_filesystem_cache_on_write_operations>1</enable_filesystem_cache_on_write_operations><!--planted--></bench>
+        <default><enable_filesystem_cache_on_write_operations>1</enable_filesystem_cache_on_write_operations></default>
+        <readonly>
+            <readonly>1</readonly>
+            <enable_filesystem_cache_on_write_operations>1</enable_filesystem_cache_on_write_operations>
+        </readonly>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <access_management>1</access_management>
+        </default>
+        <auditor>
+            <password>audit-pw</password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>readonly</profile>
+        </auditor>
+        <bench>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>bench</profile>
+        </bench>
+    </users>
+</clickhouse>
+"#;
+
+fn storage(dir: &Path) -> String {
+    format!(
+        r#"<clickhouse>
+    <users_config>{users}</users_config>
+    <storage_configuration>
+        <disks>
+            <blob>
+                <type>object_storage</type>
+                <object_storage_type>local_blob_storage</object_storage_type>
+                <metadata_type>local</metadata_type>
+                <path>{blob}/</path>
+            </blob>
+            <blob_cache>
+                <type>cache</type>
+                <disk>blob</disk>
+                <path>blob_cache</path>
+                <max_size>1Gi</max_size>
+                <cache_on_write_operations>1</cache_on_write_operations>
+            </blob_cache>
+        </disks>
+        <policies>
+            <cached><volumes><main><disk>blob_cache</disk></main></volumes></cached>
+            <uncached><volumes><main><disk>blob</disk></main></volumes></uncached>
+        </policies>
+    </storage_configuration>
+</clickhouse>
+"#,
+        users = dir.join("users.xml").display(),
+        blob = dir.join("blob").display()
+    )
+}
+
+/// The server of this binary, with the benchmark's table on the cached policy and the
+/// workload's user `bench` (with its profile `bench`).
+fn server() -> &'static support::LiveServer {
+    static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let server = support::LiveServer::start(|dir| {
+            std::fs::write(dir.join("users.xml"), USERS).unwrap();
+            std::fs::create_dir_all(dir.join("config.d")).unwrap();
+            std::fs::write(dir.join("config.d/storage.xml"), storage(dir)).unwrap();
+        });
+        server.query("CREATE DATABASE ssb");
+        create_lineorder(&server, "ssb.lineorder_flat", "cached");
+        server
+    })
+}
+
+/// SSB's lineorder_flat on `policy`: 300,000 generated rows (25 nations in 5 regions,
+/// 1992-1998), 3 parts.
+fn create_lineorder(server: &support::LiveServer, table: &str, policy: &str) {
+    server.query(&format!(
+        "CREATE TABLE {table} (LO_ORDERKEY UInt32, LO_LINENUMBER UInt8, LO_ORDERDATE Date, LO_QUANTITY UInt8, \
+         LO_EXTENDEDPRICE UInt32, LO_DISCOUNT UInt8, LO_REVENUE UInt32, LO_SUPPLYCOST UInt32, \
+         C_CITY LowCardinality(String), C_NATION LowCardinality(String), C_REGION LowCardinality(String), \
+         S_CITY LowCardinality(String), S_NATION LowCardinality(String), S_REGION LowCardinality(String), \
+         P_MFGR LowCardinality(String), P_CATEGORY LowCardinality(String), P_BRAND LowCardinality(String)) \
+         ENGINE = MergeTree ORDER BY (LO_ORDERDATE, LO_ORDERKEY) SETTINGS storage_policy = '{policy}'"
+    ));
+    for part in 0..3 {
+        server.query(&format!(
+            "INSERT INTO {table} WITH ['ALGERIA','ARGENTINA','BRAZIL','CANADA','UNITED STATES','CHINA','INDIA','JAPAN', \
+             'VIETNAM','INDONESIA','FRANCE','GERMANY','RUSSIA','ROMANIA','UNITED KINGDOM','EGYPT','IRAN','IRAQ','JORDAN', \
+             'SAUDI ARABIA','ETHIOPIA','KENYA','MOROCCO','MOZAMBIQUE','PERU'] AS nations, \
+             ['AFRICA','AMERICA','ASIA','EUROPE','MIDDLE EAST'] AS regions \
+             SELECT toUInt32(number), toUInt8(number % 7 + 1), toDate('1992-01-01') + toIntervalDay(number % 2557), \
+             toUInt8(number % 50 + 1), toUInt32(cityHash64(number) % 10000000), toUInt8(number % 11), \
+             toUInt32(cityHash64(number, 1) % 10000000), toUInt32(cityHash64(number, 2) % 100000), \
+             concat(nations[c + 1], toString(number % 10)), nations[c + 1], regions[intDiv(c, 5) + 1], \
+             concat(nations[s + 1], toString(number % 9)), nations[s + 1], regions[intDiv(s, 5) + 1], \
+             concat('MFGR#', toString(m)), concat('MFGR#', toString(m), toString(number % 5 + 1)), \
+             concat('MFGR#', toString(m), toString(number % 5 + 1), toString(number % 40 + 1)) \
+             FROM (SELECT number, cityHash64(number, 3) % 25 AS c, cityHash64(number, 4) % 25 AS s, \
+             cityHash64(number, 5) % 5 + 1 AS m FROM numbers({}, 100000))",
+            part * 100_000
+        ));
+    }
+}
+
+/// The Star Schema Benchmark's 13 queries on lineorder_flat, and `count(*)`.
+fn ssb_queries(table: &str) -> Vec<String> {
+    [
+        "SELECT count(*) FROM T",
+        "SELECT sum(LO_EXTENDEDPRICE * LO_DISCOUNT) AS revenue FROM T WHERE toYear(LO_ORDERDATE) = 1993 AND LO_DISCOUNT BETWEEN 1 AND 3 AND LO_QUANTITY < 25",
+        "SELECT sum(LO_EXTENDEDPRICE * LO_DISCOUNT) AS revenue FROM T WHERE toYYYYMM(LO_ORDERDATE) = 199401 AND LO_DISCOUNT BETWEEN 4 AND 6 AND LO_QUANTITY BETWEEN 26 AND 35",
+        "SELECT sum(LO_EXTENDEDPRICE * LO_DISCOUNT) AS revenue FROM T WHERE toISOWeek(LO_ORDERDATE) = 6 AND toYear(LO_ORDERDATE) = 1994 AND LO_DISCOUNT BETWEEN 5 AND 7 AND LO_QUANTITY BETWEEN 26 AND 35",
+        "SELECT sum(LO_REVENUE), toYear(LO_ORDERDATE) AS year, P_BRAND FROM T WHERE P_CATEGORY = 'MFGR#12' AND S_REGION = 'AMERICA' GROUP BY year, P_BRAND ORDER BY year, P_BRAND",
+        "SELECT sum(LO_REVENUE), toYear(LO_ORDERDATE) AS year, P_BRAND FROM T WHERE P_BRAND >= 'MFGR#2221' AND P_BRAND <= 'MFGR#2228' AND S_REGION = 'ASIA' GROUP BY year, P_BRAND ORDER BY year, P_BRAND",
+        "SELECT sum(LO_REVENUE), toYear(LO_ORDERDATE) AS year, P_BRAND FROM T WHERE P_BRAND = 'MFGR#2239' AND S_REGION = 'EUROPE' GROUP BY year, P_BRAND ORDER BY year, P_BRAND",
+        "SELECT C_NATION, S_NATION, toYear(LO_ORDERDATE) AS year, sum(LO_REVENUE) AS revenue FROM T WHERE C_REGION = 'ASIA' AND S_REGION = 'ASIA' AND year >= 1992 AND year <= 1997 GROUP BY C_NATION, S_NATION, year ORDER BY year ASC, revenue DESC",
+        "SELECT C_CITY, S_CITY, toYear(LO_ORDERDATE) AS year, sum(LO_REVENUE) AS revenue FROM T WHERE C_NATION = 'UNITED STATES' AND S_NATION = 'UNITED STATES' AND year >= 1992 AND year <= 1997 GROUP BY C_CITY, S_CITY, year ORDER BY year ASC, revenue DESC",
+        "SELECT C_CITY, S_CITY, toYear(LO_ORDERDATE) AS year, sum(LO_REVENUE) AS revenue FROM T WHERE (C_CITY = 'UNITED KINGDOM1' OR C_CITY = 'UNITED KINGDOM5') AND (S_CITY = 'UNITED KINGDOM1' OR S_CITY = 'UNITED KINGDOM5') AND year >= 1992 AND year <= 1997 GROUP BY C_CITY, S_CITY, year ORDER BY year ASC, revenue DESC",
+        "SELECT C_CITY, S_CITY, toYear(LO_ORDERDATE) AS year, sum(LO_REVENUE) AS revenue FROM T WHERE (C_CITY = 'UNITED KINGDOM1' OR C_CITY = 'UNITED KINGDOM5') AND (S_CITY = 'UNITED KINGDOM1' OR S_CITY = 'UNITED KINGDOM5') AND toYYYYMM(LO_ORDERDATE) = 199712 GROUP BY C_CITY, S_CITY, year ORDER BY year ASC, revenue DESC",
+        "SELECT toYear(LO_ORDERDATE) AS year, C_NATION, sum(LO_REVENUE - LO_SUPPLYCOST) AS profit FROM T WHERE C_REGION = 'AMERICA' AND S_REGION = 'AMERICA' AND (P_MFGR = 'MFGR#1' OR P_MFGR = 'MFGR#2') GROUP BY year, C_NATION ORDER BY year ASC, C_NATION ASC",
+        "SELECT toYear(LO_ORDERDATE) AS year, S_NATION, P_CATEGORY, sum(LO_REVENUE - LO_SUPPLYCOST) AS profit FROM T WHERE C_REGION = 'AMERICA' AND S_REGION = 'AMERICA' AND (year = 1997 OR year = 1998) AND (P_MFGR = 'MFGR#1' OR P_MFGR = 'MFGR#2') GROUP BY year, S_NATION, P_CATEGORY ORDER BY year ASC, S_NATION ASC, P_CATEGORY ASC",
+        "SELECT toYear(LO_ORDERDATE) AS year, S_CITY, P_BRAND, sum(LO_REVENUE - LO_SUPPLYCOST) AS profit FROM T WHERE S_NATION = 'UNITED STATES' AND (year = 1997 OR year = 1998) AND P_CATEGORY = 'MFGR#14' GROUP BY year, S_CITY, P_BRAND ORDER BY year ASC, S_CITY ASC, P_BRAND ASC",
+    ]
+    .iter()
+    .map(|q| q.replace(" T", &format!(" {table}")))
+    .collect()
+}
+
+/// Runs `sql` as the workload's user `bench` (its profile applies).
+fn as_bench(server: &support::LiveServer, sql: &str) -> String {
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--fail-with-body", "--data-binary", sql])
+        .arg(format!("http://127.0.0.1:{}/?user=bench", server.http_port))
+        .output()
+        .expect("run curl");
+    assert!(out.status.success(), "bench query failed: {sql}\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One scenario at a time on the shared server: each audits only the query_log window of
+/// its own workload, so scenarios must not overlap.
+struct Scenario {
+    _turn: MutexGuard<'static, ()>,
+    started: Instant,
+}
+
+fn scenario() -> Scenario {
+    static TURN: Mutex<()> = Mutex::new(());
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    server();
+    // the previous scenario's last query is at least 2 s older than this window's start
+    std::thread::sleep(Duration::from_secs(2));
+    Scenario { _turn: turn, started: Instant::now() }
+}
+
+impl Scenario {
+    /// Runs the benchmark on `table` `times` times as `bench`.
+    fn benchmark(&self, table: &str, times: usize) {
+        for query in ssb_queries(table) {
+            for _ in 0..times {
+                as_bench(server(), &query);
+            }
+        }
+    }
+
+    /// The readonly auditor's audit of this scenario's window (JSON report, stderr).
+    fn audit(&self, extra: &[&str]) -> (Value, String) {
+        server().query("SYSTEM FLUSH LOGS");
+        let window = format!("{}s", self.started.elapsed().as_secs() + 1);
+        let dsn = format!("http://auditor:audit-pw@127.0.0.1:{}", server().http_port);
+        let mut args = vec!["--dsn", &dsn, "--since", &window, "--format", "json", "--fail-on", "never", "--stats"];
+        args.extend_from_slice(extra);
+        let dir = tempfile::tempdir().unwrap();
+        let (code, stdout, stderr) = support::chaudit(dir.path(), &args);
+        assert_eq!(code, 0, "{stderr}");
+        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\n{stderr}"));
+        (report, stderr)
+    }
+
+    /// This window's query_log, measured by the test itself: one number from `select`
+    /// over the bench user's finished queries whose text contains `needle`.
+    fn measure(&self, select: &str, needle: &str) -> String {
+        let window = self.started.elapsed().as_secs() + 1;
+        server()
+            .query(&format!(
+                "SELECT {select} FROM system.query_log WHERE type = 'QueryFinish' AND user = 'bench' \
+                 AND event_time >= now() - INTERVAL {window} SECOND AND position(query, '{needle}') > 0"
+            ))
+            .trim()
+            .to_string()
+    }
+}
+
+/// The rule ids of the findings, sorted.
+fn fired(report: &Value) -> Vec<String> {
+    let mut ids: Vec<String> =
+        report["findings"].as_array().unwrap().iter().map(|f| f["rule_id"].as_str().unwrap().to_string()).collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
+    report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == rule).collect()
+}
+
+/// A JSON number or a number ClickHouse quoted (64-bit integers).
+fn number(value: &Value) -> f64 {
+    value.as_f64().or_else(|| value.as_str()?.parse().ok()).unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+#[test]
+fn the_clean_benchmark_fires_no_live_or_log_rule() {
+    let run = scenario();
+    run.benchmark("ssb.lineorder_flat", 3);
+    let (report, stderr) = run.audit(&[]);
+    assert_eq!(fired(&report), Vec::<String>::new(), "{report}");
+    // count(*) reads no column data: no bytes from the object store, so no cache miss
+    assert_eq!(run.measure("sum(read_bytes) / count()", "count(*)"), "16");
+    // the connect probe and the union; no shape needed a plan
+    assert!(stderr.contains("2 round trips"), "{stderr}");
+}
+
+#[test]
+fn a_policy_that_bypasses_the_cache_is_found_with_its_object_store_bytes() {
+    let run = scenario();
+    create_lineorder(server(), "ssb.lineorder_uncached", "uncached");
+    run.benchmark("ssb.lineorder_uncached", 3);
+    let (report, _) = run.audit(&[]);
+    server().query("DROP TABLE ssb.lineorder_uncached SYNC");
+    assert_eq!(fired(&report), ["repeat-queries-miss-the-cache"], "{report}");
+    let misses = findings(&report, "repeat-queries-miss-the-cache");
+    // the 13 queries that read columns; count(*) reads none
+    assert_eq!(misses.len(), 13, "{misses:?}");
+    for miss in misses {
+        assert_eq!(miss["evidence"]["tables"], serde_json::json!(["ssb.lineorder_uncached"]));
+        let example = miss["evidence"]["example"].as_str().unwrap();
+        let own = run.measure(
+            "sum(ProfileEvents['RemoteFSUnprefetchedBytes'] + ProfileEvents['RemoteFSPrefetchedBytes'])",
+            &example.replace('\'', "\\'"),
+        );
+        assert_eq!(number(&miss["evidence"]["object_store_bytes"]), own.parse::<f64>().unwrap(), "{example}");
+        assert!(own.parse::<f64>().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn a_page_size_over_the_lazy_limit_is_found_by_its_largest_limit() {
+    let run = scenario();
+    let table = "ssb.lineorder_flat";
+    // one shape (normalized_query_hash ignores literals): the small page first
+    for limit in [10, 20000, 20000] {
+        as_bench(server(), &format!("SELECT * FROM {table} ORDER BY LO_REVENUE DESC LIMIT {limit} FORMAT Null"));
+    }
+    // what is no lazy-materialization candidate: an aggregation, EXPLAIN, a LIMIT in a string
+    for _ in 0..2 {
+        as_bench(server(), &format!("SELECT C_NATION, sum(LO_REVENUE) AS r FROM {table} GROUP BY C_NATION ORDER BY r DESC LIMIT 20000 FORMAT Null"));
+        as_bench(server(), &format!("EXPLAIN SELECT * FROM {table} ORDER BY LO_SUPPLYCOST LIMIT 20000 FORMAT Null"));
+        as_bench(server(), &format!("SELECT * FROM {table} WHERE C_CITY != 'LIMIT 20000' ORDER BY LO_QUANTITY LIMIT 5 FORMAT Null"));
+    }
+    let (report, stderr) = run.audit(&[]);
+    let outcome = support::report_entry(&report, "outcomes", "top-n-over-lazy-materialization-limit");
+    assert_eq!(fired(&report), ["top-n-over-lazy-materialization-limit"], "{outcome:?} {stderr}");
+    let found = findings(&report, "top-n-over-lazy-materialization-limit");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["evidence"]["limit"], 20000);
+    assert!(found[0]["evidence"]["example"].as_str().unwrap().contains("LIMIT 20000"));
+    let rows = run.measure("sum(read_rows)", "ORDER BY LO_REVENUE DESC LIMIT");
+    assert_eq!(number(&found[0]["evidence"]["read_rows"]), rows.parse::<f64>().unwrap());
+    // the plan round: one more round trip, the readonly auditor's EXPLAIN
+    assert!(stderr.contains("3 round trips"), "{stderr}");
+}
