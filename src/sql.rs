@@ -1,7 +1,9 @@
 //! Reading the text of a logged query with a real SQL parser (sqlparser's ClickHouse
 //! dialect): literals, comments and string contents never pass for clauses.
 
-use sqlparser::ast::{Expr, GroupByExpr, LimitClause, SetExpr, Statement, Value};
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{Expr, GroupByExpr, LimitClause, SetExpr, Statement, Value, visit_expressions};
 use sqlparser::dialect::ClickHouseDialect;
 use sqlparser::parser::Parser;
 use sqlparser::keywords::Keyword;
@@ -48,12 +50,12 @@ pub fn with_limit(query: &str, top_n: &TopN, limit: u64) -> String {
 }
 
 /// `query` as EXPLAIN can read it in a subquery: one SELECT without its FORMAT clause and
-/// final `;`; `None` for anything else, and for a query with a SETTINGS clause (a
-/// readonly=1 auditor may send none).
-pub fn explainable(query: &str) -> Option<String> {
+/// final `;`; `None` for anything else, and for a query with a SETTINGS clause unless
+/// `settings_allowed` (a readonly=1 auditor may send none).
+pub fn explainable(query: &str, settings_allowed: bool) -> Option<String> {
     let text = statement_text(query)?;
     match Parser::parse_sql(&ClickHouseDialect {}, text).ok()?.as_slice() {
-        [Statement::Query(parsed)] if parsed.settings.is_none() => Some(text.to_string()),
+        [Statement::Query(parsed)] if settings_allowed || parsed.settings.is_none() => Some(text.to_string()),
         _ => None,
     }
 }
@@ -74,6 +76,52 @@ fn statement_text(query: &str) -> Option<&str> {
     }
     let end = significant.last()?.span.end;
     Some(&query[..byte_offset(query, end)?])
+}
+
+/// The columns a SELECT filters on (its WHERE and PREWHERE), by their last name part.
+pub fn filter_columns(query: &str) -> Vec<String> {
+    let Some(select) = single_select(query) else { return Vec::new() };
+    let mut columns = Vec::new();
+    for filter in [&select.selection, &select.prewhere].into_iter().flatten() {
+        let _ = visit_expressions(filter, |e| {
+            match e {
+                Expr::Identifier(name) => columns.push(name.value.clone()),
+                Expr::CompoundIdentifier(parts) => columns.extend(parts.last().map(|p| p.value.clone())),
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    columns
+}
+
+/// The leading ORDER BY column of a projection's query (`SELECT _part_offset ORDER BY user`):
+/// the column its index serves.
+pub fn projection_key(projection_query: &str) -> Option<String> {
+    let statements = Parser::parse_sql(&ClickHouseDialect {}, projection_query).ok()?;
+    let [Statement::Query(query)] = statements.as_slice() else { return None };
+    let sqlparser::ast::OrderByKind::Expressions(keys) = &query.order_by.as_ref()?.kind else { return None };
+    leading_column(&keys.first()?.expr)
+}
+
+/// The column an ORDER BY key starts with (`user`, `t.user`, `(user, id)`).
+fn leading_column(key: &Expr) -> Option<String> {
+    match key {
+        Expr::Identifier(name) => Some(name.value.clone()),
+        Expr::CompoundIdentifier(parts) => parts.last().map(|p| p.value.clone()),
+        Expr::Tuple(items) => leading_column(items.first()?),
+        Expr::Nested(inner) => leading_column(inner),
+        _ => None,
+    }
+}
+
+fn single_select(query: &str) -> Option<Box<sqlparser::ast::Select>> {
+    let mut statements = Parser::parse_sql(&ClickHouseDialect {}, statement_text(query)?).ok()?;
+    let Some(Statement::Query(parsed)) = statements.pop().filter(|_| statements.is_empty()) else { return None };
+    match *parsed.body {
+        SetExpr::Select(select) => Some(select),
+        _ => None,
+    }
 }
 
 /// The byte offset of a parser location (1-based line and column, in characters).
@@ -113,11 +161,21 @@ mod tests {
 
     #[test]
     fn explainable_text_drops_format_and_refuses_settings() {
-        assert_eq!(explainable("SELECT 1 FORMAT Null;").as_deref(), Some("SELECT 1"));
-        assert_eq!(explainable("select 'FORMAT' AS f\nFROM t  format JSON").as_deref(), Some("select 'FORMAT' AS f\nFROM t"));
-        assert_eq!(explainable("SELECT * FROM t ORDER BY x LIMIT 10 ;").as_deref(), Some("SELECT * FROM t ORDER BY x LIMIT 10"));
-        assert_eq!(explainable("SELECT 1 SETTINGS max_threads = 1"), None);
-        assert_eq!(explainable("INSERT INTO t VALUES (1)"), None);
+        assert_eq!(explainable("SELECT 1 FORMAT Null;", false).as_deref(), Some("SELECT 1"));
+        assert_eq!(explainable("select 'FORMAT' AS f\nFROM t  format JSON", false).as_deref(), Some("select 'FORMAT' AS f\nFROM t"));
+        assert_eq!(explainable("SELECT * FROM t ORDER BY x LIMIT 10 ;", false).as_deref(), Some("SELECT * FROM t ORDER BY x LIMIT 10"));
+        assert_eq!(explainable("SELECT x FROM t SETTINGS max_threads = 1", false), None);
+        assert!(explainable("SELECT x FROM t SETTINGS max_threads = 1", true).is_some());
+        assert_eq!(explainable("INSERT INTO t VALUES (1)", true), None);
+    }
+
+    #[test]
+    fn filters_and_projection_keys_are_read_from_the_syntax() {
+        let query = "SELECT sum(x) FROM t PREWHERE t.brand = 'b' WHERE year = 1997 AND f(region) = 'user = 1'";
+        assert_eq!(filter_columns(query), ["year", "region", "brand"]);
+        assert_eq!(projection_key("SELECT _part_offset ORDER BY P_BRAND"), Some("P_BRAND".into()));
+        assert_eq!(projection_key("SELECT * ORDER BY (user, id)"), Some("user".into()));
+        assert_eq!(projection_key("SELECT user, count() GROUP BY user"), None);
     }
 
     #[test]

@@ -202,6 +202,7 @@ impl Scenario {
     /// over the bench user's finished queries whose text contains `needle`.
     fn measure(&self, select: &str, needle: &str) -> String {
         let window = self.started.elapsed().as_secs() + 1;
+        let needle = needle.replace('\\', "\\\\").replace('\'', "\\'");
         server()
             .query(&format!(
                 "SELECT {select} FROM system.query_log WHERE type = 'QueryFinish' AND user = 'bench' \
@@ -258,7 +259,7 @@ fn a_policy_that_bypasses_the_cache_is_found_with_its_object_store_bytes() {
         let example = miss["evidence"]["example"].as_str().unwrap();
         let own = run.measure(
             "sum(ProfileEvents['RemoteFSUnprefetchedBytes'] + ProfileEvents['RemoteFSPrefetchedBytes'])",
-            &example.replace('\'', "\\'"),
+            example,
         );
         assert_eq!(number(&miss["evidence"]["object_store_bytes"]), own.parse::<f64>().unwrap(), "{example}");
         assert!(own.parse::<f64>().unwrap() > 0.0);
@@ -290,4 +291,53 @@ fn a_page_size_over_the_lazy_limit_is_found_by_its_largest_limit() {
     assert_eq!(number(&found[0]["evidence"]["read_rows"]), rows.parse::<f64>().unwrap());
     // the plan round: one more round trip, the readonly auditor's EXPLAIN
     assert!(stderr.contains("3 round trips"), "{stderr}");
+}
+
+#[test]
+fn a_projection_index_below_the_part_gate_is_found_on_its_table_and_shapes() {
+    let run = scenario();
+    let table = "ssb.lineorder_proj";
+    create_lineorder(server(), table, "cached");
+    server().query(&format!("ALTER TABLE {table} ADD PROJECTION by_brand (SELECT _part_offset ORDER BY P_BRAND)"));
+    server().query(&format!("ALTER TABLE {table} MATERIALIZE PROJECTION by_brand SETTINGS mutations_sync = 2"));
+    run.benchmark(table, 3);
+    // covered by the projection alone: it reads the projection as a normal one, gate or not
+    let covered = format!("SELECT count() FROM {table} WHERE P_BRAND = 'MFGR#2239'");
+    for _ in 0..3 {
+        as_bench(server(), &covered);
+    }
+    let (report, _) = run.audit(&[]);
+    let q23 = "P_BRAND = 'MFGR#2239' AND S_REGION";
+    let gated_rows = run.measure("sum(read_rows) / count()", q23);
+    let covered_rows = run.measure("sum(read_rows) / count()", "SELECT count() FROM ssb.lineorder_proj");
+    // the index engages with the gate at 0: the finding is the gate, not the query
+    let ungated = server().query(&format!(
+        "SELECT sum(LO_REVENUE) FROM {table} WHERE P_BRAND = 'MFGR#2239' AND S_REGION = 'EUROPE' \
+         SETTINGS min_table_rows_to_use_projection_index = 0, log_comment = 'ungated' FORMAT Null"
+    ));
+    server().query("SYSTEM FLUSH LOGS");
+    let ungated_rows = server().query(
+        "SELECT read_rows FROM system.query_log WHERE type = 'QueryFinish' AND log_comment = 'ungated' ORDER BY event_time DESC LIMIT 1",
+    );
+    let below_gate = server().query(&format!(
+        "SELECT count() FROM system.parts WHERE active AND database || '.' || table = '{table}' AND rows < 1000000"
+    ));
+    server().query(&format!("DROP TABLE {table} SYNC"));
+    assert!(ungated.is_empty());
+    assert!(ungated_rows.trim().parse::<f64>().unwrap() < gated_rows.parse::<f64>().unwrap() / 4.0, "{ungated_rows}");
+    assert_eq!(fired(&report), ["projection-index-parts-below-gate", "projection-not-used-full-scan"], "{report}");
+    let gate = findings(&report, "projection-index-parts-below-gate");
+    assert_eq!(gate.len(), 1);
+    assert!(gate[0]["message"].as_str().unwrap().starts_with("ssb.lineorder_proj has a projection index"), "{}", gate[0]);
+    assert_eq!(number(&gate[0]["evidence"]["parts_below_gate"]), below_gate.trim().parse::<f64>().unwrap());
+    // the shapes that filter on the projection's key (SSB Q2.2, Q2.3), not the covered count()
+    let unused = findings(&report, "projection-not-used-full-scan");
+    let examples: Vec<&str> = unused.iter().map(|f| f["evidence"]["example"].as_str().unwrap()).collect();
+    assert_eq!(unused.len(), 2, "{examples:?}");
+    assert!(examples.iter().all(|e| e.contains("P_BRAND >= 'MFGR#2221'") || e.contains(q23)), "{examples:?}");
+    let q23_finding = unused.iter().find(|f| f["evidence"]["example"].as_str().unwrap().contains(q23)).unwrap();
+    assert_eq!(number(&q23_finding["evidence"]["rows_read_per_call"]), gated_rows.parse::<f64>().unwrap());
+    assert_eq!(number(&q23_finding["evidence"]["table_rows"]), 300000.0);
+    assert_eq!(q23_finding["evidence"]["projection"], "by_brand");
+    assert!(covered_rows.parse::<f64>().unwrap() < 100000.0, "{covered_rows}");
 }

@@ -18,12 +18,15 @@ pub const PURPOSE: &str = "plans of up to 10 candidate query shapes, in one quer
      lazily below the limit?), `EXPLAIN indexes = 1, projections = 1` of a shape that reads most of a table with \
      projections (does the plan use one?)";
 
-/// One EXPLAIN to send: the shape, what it checks (`lazy_at_limit`, `projections`) and the SQL.
+/// One EXPLAIN to send: the shape, what it checks (`lazy_at_limit`, `projections`), the SQL
+/// and what the check is about (for `projections`: the table, the projection whose leading
+/// key the shape filters on, and that key).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub shape: String,
     pub check: &'static str,
     pub sql: String,
+    pub about: Value,
 }
 
 /// Gives every shape its Top-N reading (`top_n_limit`: the largest LIMIT among its texts, -1
@@ -47,41 +50,42 @@ pub fn read_top_n(shapes: &mut [Value]) {
 
 /// The shapes worth an EXPLAIN, at most [`MAX_PLANS`]: Top-N shapes above the session's
 /// lazy materialization limit (at that limit: would the plan read lazily?), then shapes
-/// that read at least half of a table with projections, by the log's order (total time).
+/// that read at least half of a table and filter on the leading key of one of its
+/// projections (does the plan use it?), by the log's order (total time).
 pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
     let mut out = Vec::new();
+    let settings_allowed = live["readonly"].as_u64() != Some(1);
+    let explainable = |q: &str| sql::explainable(q, settings_allowed);
     let lazy_limit = number(&live["settings"]["query_plan_max_limit_for_lazy_materialization"]["value"]);
     if lazy_limit > 0.0 {
         for shape in shapes {
-            let Some(query) = shape["top_n_query"].as_str().and_then(sql::explainable) else { continue };
+            let Some(query) = shape["top_n_query"].as_str().and_then(explainable) else { continue };
             let Some(top_n) = sql::top_n(&query).filter(|t| t.limit as f64 > lazy_limit) else { continue };
             let at_limit = sql::with_limit(&query, &top_n, lazy_limit as u64);
             out.push(candidate(shape, "lazy_at_limit", format!("EXPLAIN {at_limit}")));
         }
     }
-    let projected = |table: &str| {
-        live["projections"].as_array().is_some_and(|ps| {
-            ps.iter().any(|p| format!("{}.{}", p["database"].as_str().unwrap_or(""), p["table"].as_str().unwrap_or("")) == table)
-        })
-    };
+    let name = |row: &Value| format!("{}.{}", row["database"].as_str().unwrap_or(""), row["table"].as_str().unwrap_or(""));
     let table_rows = |table: &str| {
-        live["parts"].as_array().and_then(|ps| {
-            ps.iter()
-                .find(|p| format!("{}.{}", p["database"].as_str().unwrap_or(""), p["table"].as_str().unwrap_or("")) == table)
-                .map(|p| number(&p["total_rows"]))
-        })
+        live["parts"].as_array().and_then(|ps| ps.iter().find(|p| name(p) == table).map(|p| number(&p["total_rows"])))
     };
+    let projections = live["projections"].as_array().cloned().unwrap_or_default();
     for shape in shapes {
+        let Some(example) = shape["example"].as_str().and_then(explainable) else { continue };
         let per_call = number(&shape["read_rows"]) / number(&shape["runs"]).max(1.0);
+        let filtered = sql::filter_columns(&example);
         let tables = shape["tables"].as_array().cloned().unwrap_or_default();
-        let full_scan = tables.iter().filter_map(Value::as_str).any(|t| {
-            projected(t) && table_rows(t).is_some_and(|rows| rows > 0.0 && per_call >= 0.5 * rows)
+        let scanned = |t: &str| table_rows(t).is_some_and(|rows| rows > 0.0 && per_call >= 0.5 * rows);
+        // a projection the shape's filter could use: its leading key is filtered on
+        let usable = projections.iter().find_map(|p| {
+            let table = name(p);
+            let key = sql::projection_key(p["query"].as_str()?)?;
+            (tables.iter().any(|t| t.as_str() == Some(table.as_str())) && scanned(&table) && filtered.contains(&key))
+                .then(|| json!({"table": table, "projection": p["name"], "key": key}))
         });
-        let Some(example) = shape["example"].as_str().and_then(sql::explainable).filter(|_| full_scan) else {
-            continue;
-        };
-        {
-            out.push(candidate(shape, "projections", format!("EXPLAIN indexes = 1, projections = 1 {example}")));
+        if let Some(about) = usable {
+            let sql = format!("EXPLAIN indexes = 1, projections = 1 {example}");
+            out.push(Candidate { about, ..candidate(shape, "projections", sql) });
         }
     }
     out.truncate(MAX_PLANS);
@@ -90,7 +94,7 @@ pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
 
 fn candidate(shape: &Value, check: &'static str, sql: String) -> Candidate {
     let shape = shape["shape"].as_str().map_or_else(|| shape["shape"].to_string(), str::to_string);
-    Candidate { shape, check, sql }
+    Candidate { shape, check, sql, about: Value::Null }
 }
 
 /// Every candidate's plan in one query: each plan line a row, tagged with its candidate.
@@ -142,7 +146,7 @@ fn assemble(candidates: &[Candidate], rows: &[Value]) -> Vec<Value> {
     candidates
         .iter()
         .zip(lines)
-        .map(|(c, plan)| json!({"shape": c.shape, "check": c.check, "sql": c.sql, "plan": plan}))
+        .map(|(c, plan)| json!({"shape": c.shape, "check": c.check, "sql": c.sql, "about": c.about, "plan": plan}))
         .collect()
 }
 
@@ -179,11 +183,16 @@ mod tests {
                    "example": format!("SELECT * FROM db.t WHERE u = {i}")})
         };
         let shapes: Vec<Value> = (0..20).map(shape).collect();
-        let live = json!({"projections": [{"database": "db", "table": "t"}],
+        let live = json!({"readonly": 1, "projections": [{"database": "db", "table": "t", "name": "by_u", "query": "SELECT _part_offset ORDER BY u"}],
                           "parts": [{"database": "db", "table": "t", "total_rows": "100"}]});
         let found = candidates(&live, &shapes);
         assert_eq!(found.len(), MAX_PLANS);
         assert!(found[0].sql.starts_with("EXPLAIN indexes = 1, projections = 1 SELECT"));
+        assert_eq!(found[0].about["projection"], "by_u");
+        // a filter the projection's key cannot serve is no candidate
+        let mut other = shape(1);
+        other["example"] = json!("SELECT * FROM db.t WHERE v = 1");
+        assert!(candidates(&live, &[other]).is_empty());
         // SETTINGS would be refused to a readonly auditor; FORMAT cannot stand in a subquery
         let mut with_settings = shape(1);
         with_settings["example"] = json!("SELECT * FROM db.t WHERE u = 1 SETTINGS max_threads = 1");

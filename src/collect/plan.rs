@@ -199,7 +199,12 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
     if log_window.is_some() {
-        let example = super::explain::Candidate { shape: String::new(), check: "", sql: "EXPLAIN ...".into() };
+        let example = super::explain::Candidate {
+            shape: String::new(),
+            check: "",
+            sql: "EXPLAIN ...".into(),
+            about: serde_json::Value::Null,
+        };
         out.push_str(&format!("-- {}\n--   {};\n", super::explain::PURPOSE, super::explain::union_sql(&[example])));
     }
     if review {
