@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, GroupByExpr, LimitClause, SetExpr, Statement, Value, visit_expressions};
 use sqlparser::dialect::ClickHouseDialect;
-use sqlparser::parser::Parser;
 use sqlparser::keywords::Keyword;
+use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Location, Token, Tokenizer};
 
 /// A Top-N query: one `SELECT ... ORDER BY ... LIMIT n` without GROUP BY or DISTINCT (an
@@ -126,11 +126,8 @@ fn single_select(query: &str) -> Option<Box<sqlparser::ast::Select>> {
 
 /// The byte offset of a parser location (1-based line and column, in characters).
 fn byte_offset(text: &str, at: Location) -> Option<usize> {
-    let line_start = if at.line <= 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(usize::try_from(at.line).ok()? - 2)?.0 + 1
-    };
+    let line_start =
+        if at.line <= 1 { 0 } else { text.match_indices('\n').nth(usize::try_from(at.line).ok()? - 2)?.0 + 1 };
     let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
     let line = &text[line_start..];
     Some(line_start + line.char_indices().nth(column).map_or(line.len(), |(i, _)| i))
@@ -162,8 +159,14 @@ mod tests {
     #[test]
     fn explainable_text_drops_format_and_refuses_settings() {
         assert_eq!(explainable("SELECT 1 FORMAT Null;", false).as_deref(), Some("SELECT 1"));
-        assert_eq!(explainable("select 'FORMAT' AS f\nFROM t  format JSON", false).as_deref(), Some("select 'FORMAT' AS f\nFROM t"));
-        assert_eq!(explainable("SELECT * FROM t ORDER BY x LIMIT 10 ;", false).as_deref(), Some("SELECT * FROM t ORDER BY x LIMIT 10"));
+        assert_eq!(
+            explainable("select 'FORMAT' AS f\nFROM t  format JSON", false).as_deref(),
+            Some("select 'FORMAT' AS f\nFROM t")
+        );
+        assert_eq!(
+            explainable("SELECT * FROM t ORDER BY x LIMIT 10 ;", false).as_deref(),
+            Some("SELECT * FROM t ORDER BY x LIMIT 10")
+        );
         assert_eq!(explainable("SELECT x FROM t SETTINGS max_threads = 1", false), None);
         assert!(explainable("SELECT x FROM t SETTINGS max_threads = 1", true).is_some());
         assert_eq!(explainable("INSERT INTO t VALUES (1)", true), None);

@@ -15,7 +15,7 @@ use support::{CLICKHOUSE_26_9, LiveServer, chaudit, free_port};
 fn users(divergent: bool) -> String {
     let extra = if divergent { "<max_threads>1</max_threads>" } else { "" };
     format!(
-        "<clickhouse><profiles><default>{extra}<use_query_condition_cache>0</use_query_condition_cache></default></profiles>\
+        "<clickhouse><profiles><default>{extra}<query_plan_optimize_lazy_materialization>0</query_plan_optimize_lazy_materialization></default></profiles>\
          <users><default><password></password><networks><ip>::/0</ip></networks><profile>default</profile>\
          <quota>default</quota></default></users><quotas><default></default></quotas></clickhouse>"
     )
@@ -120,7 +120,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert!(findings(&report, "cluster-replica-unreachable").is_empty());
     assert!(findings(&report, "cluster-version-divergence").is_empty(), "all run 26.9");
     // the same finding on every replica is one finding listing them
-    let cache = findings(&report, "live-query-condition-cache-off");
+    let cache = findings(&report, "live-lazy-materialization-off");
     assert_eq!(cache.len(), 1, "{cache:?}");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 3, "{}", cache[0]);
     // the replica without query_log: its log rules are inconclusive for it, not passed
@@ -135,9 +135,9 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", node(c)))
     );
     assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", node(b))));
-    let cache = findings(&report, "live-query-condition-cache-off");
+    let cache = findings(&report, "live-lazy-materialization-off");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 2, "the live replicas still audited");
-    let outcome = support::report_entry(&report, "outcomes", "live-query-condition-cache-off").unwrap();
+    let outcome = support::report_entry(&report, "outcomes", "live-lazy-materialization-off").unwrap();
     let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();
     assert_eq!(on_c["outcome"], "inconclusive", "{outcome}");
 

@@ -77,20 +77,23 @@ fn storage(dir: &Path) -> String {
     )
 }
 
-/// The server of this binary, with the benchmark's table on the cached policy and the
+/// A server with the benchmark's table on the cached policy, the given users file, and the
 /// workload's user `bench` (with its profile `bench`).
+fn start(users: &str) -> support::LiveServer {
+    let server = support::LiveServer::start(|dir| {
+        std::fs::write(dir.join("users.xml"), users).unwrap();
+        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        std::fs::write(dir.join("config.d/storage.xml"), storage(dir)).unwrap();
+    });
+    server.query("CREATE DATABASE ssb");
+    create_lineorder(&server, "ssb.lineorder_flat", "cached");
+    server
+}
+
+/// The clean server shared by the scenarios of this binary.
 fn server() -> &'static support::LiveServer {
     static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
-    SERVER.get_or_init(|| {
-        let server = support::LiveServer::start(|dir| {
-            std::fs::write(dir.join("users.xml"), USERS).unwrap();
-            std::fs::create_dir_all(dir.join("config.d")).unwrap();
-            std::fs::write(dir.join("config.d/storage.xml"), storage(dir)).unwrap();
-        });
-        server.query("CREATE DATABASE ssb");
-        create_lineorder(&server, "ssb.lineorder_flat", "cached");
-        server
-    })
+    SERVER.get_or_init(|| start(USERS))
 }
 
 /// SSB's lineorder_flat on `policy`: 300,000 generated rows (25 nations in 5 regions,
@@ -159,36 +162,42 @@ fn as_bench(server: &support::LiveServer, sql: &str) -> String {
 }
 
 /// One scenario at a time on the shared server: each audits only the query_log window of
-/// its own workload, so scenarios must not overlap.
-struct Scenario {
-    _turn: MutexGuard<'static, ()>,
+/// its own workload, so scenarios must not overlap. A scenario on a server of its own
+/// needs no turn.
+struct Scenario<'s> {
+    _turn: Option<MutexGuard<'static, ()>>,
+    server: &'s support::LiveServer,
     started: Instant,
 }
 
-fn scenario() -> Scenario {
+fn scenario() -> Scenario<'static> {
     static TURN: Mutex<()> = Mutex::new(());
     let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    server();
+    let server = server();
     // the previous scenario's last query is at least 2 s older than this window's start
     std::thread::sleep(Duration::from_secs(2));
-    Scenario { _turn: turn, started: Instant::now() }
+    Scenario { _turn: Some(turn), server, started: Instant::now() }
 }
 
-impl Scenario {
+impl<'s> Scenario<'s> {
+    fn on_own_server(server: &'s support::LiveServer) -> Scenario<'s> {
+        Scenario { _turn: None, server, started: Instant::now() }
+    }
+
     /// Runs the benchmark on `table` `times` times as `bench`.
     fn benchmark(&self, table: &str, times: usize) {
         for query in ssb_queries(table) {
             for _ in 0..times {
-                as_bench(server(), &query);
+                as_bench(self.server, &query);
             }
         }
     }
 
     /// The readonly auditor's audit of this scenario's window (JSON report, stderr).
     fn audit(&self, extra: &[&str]) -> (Value, String) {
-        server().query("SYSTEM FLUSH LOGS");
+        self.server.query("SYSTEM FLUSH LOGS");
         let window = format!("{}s", self.started.elapsed().as_secs() + 1);
-        let dsn = format!("http://auditor:audit-pw@127.0.0.1:{}", server().http_port);
+        let dsn = format!("http://auditor:audit-pw@127.0.0.1:{}", self.server.http_port);
         let mut args = vec!["--dsn", &dsn, "--since", &window, "--format", "json", "--fail-on", "never", "--stats"];
         args.extend_from_slice(extra);
         let dir = tempfile::tempdir().unwrap();
@@ -203,7 +212,7 @@ impl Scenario {
     fn measure(&self, select: &str, needle: &str) -> String {
         let window = self.started.elapsed().as_secs() + 1;
         let needle = needle.replace('\\', "\\\\").replace('\'', "\\'");
-        server()
+        self.server
             .query(&format!(
                 "SELECT {select} FROM system.query_log WHERE type = 'QueryFinish' AND user = 'bench' \
                  AND event_time >= now() - INTERVAL {window} SECOND AND position(query, '{needle}') > 0"
@@ -276,9 +285,17 @@ fn a_page_size_over_the_lazy_limit_is_found_by_its_largest_limit() {
     }
     // what is no lazy-materialization candidate: an aggregation, EXPLAIN, a LIMIT in a string
     for _ in 0..2 {
-        as_bench(server(), &format!("SELECT C_NATION, sum(LO_REVENUE) AS r FROM {table} GROUP BY C_NATION ORDER BY r DESC LIMIT 20000 FORMAT Null"));
+        as_bench(
+            server(),
+            &format!(
+                "SELECT C_NATION, sum(LO_REVENUE) AS r FROM {table} GROUP BY C_NATION ORDER BY r DESC LIMIT 20000 FORMAT Null"
+            ),
+        );
         as_bench(server(), &format!("EXPLAIN SELECT * FROM {table} ORDER BY LO_SUPPLYCOST LIMIT 20000 FORMAT Null"));
-        as_bench(server(), &format!("SELECT * FROM {table} WHERE C_CITY != 'LIMIT 20000' ORDER BY LO_QUANTITY LIMIT 5 FORMAT Null"));
+        as_bench(
+            server(),
+            &format!("SELECT * FROM {table} WHERE C_CITY != 'LIMIT 20000' ORDER BY LO_QUANTITY LIMIT 5 FORMAT Null"),
+        );
     }
     let (report, stderr) = run.audit(&[]);
     let outcome = support::report_entry(&report, "outcomes", "top-n-over-lazy-materialization-limit");
@@ -328,7 +345,11 @@ fn a_projection_index_below_the_part_gate_is_found_on_its_table_and_shapes() {
     assert_eq!(fired(&report), ["projection-index-parts-below-gate", "projection-not-used-full-scan"], "{report}");
     let gate = findings(&report, "projection-index-parts-below-gate");
     assert_eq!(gate.len(), 1);
-    assert!(gate[0]["message"].as_str().unwrap().starts_with("ssb.lineorder_proj has a projection index"), "{}", gate[0]);
+    assert!(
+        gate[0]["message"].as_str().unwrap().starts_with("ssb.lineorder_proj has a projection index"),
+        "{}",
+        gate[0]
+    );
     assert_eq!(number(&gate[0]["evidence"]["parts_below_gate"]), below_gate.trim().parse::<f64>().unwrap());
     // the shapes that filter on the projection's key (SSB Q2.2, Q2.3), not the covered count()
     let unused = findings(&report, "projection-not-used-full-scan");
@@ -340,4 +361,32 @@ fn a_projection_index_below_the_part_gate_is_found_on_its_table_and_shapes() {
     assert_eq!(number(&q23_finding["evidence"]["table_rows"]), 300000.0);
     assert_eq!(q23_finding["evidence"]["projection"], "by_brand");
     assert!(covered_rows.parse::<f64>().unwrap() < 100000.0, "{covered_rows}");
+}
+
+#[test]
+fn a_benchmark_profile_is_found_by_profile_and_user_not_only_the_auditors_session() {
+    // its own server: a profile is a finding whatever the window. The workload's profile
+    // turns the filesystem cache off, and the condition cache too, which this server does not
+    // have (query_condition_cache_size = 0 on this engine): no finding for that one
+    let planted =
+        "<enable_filesystem_cache>0</enable_filesystem_cache><use_query_condition_cache>0</use_query_condition_cache>";
+    let server = start(&USERS.replace("<!--planted-->", planted));
+    let run = Scenario::on_own_server(&server);
+    run.benchmark("ssb.lineorder_flat", 3);
+    let (report, _) = run.audit(&[]);
+    let ran = run.measure("count()", "lineorder_flat");
+    let off = run.measure("countIf(Settings['enable_filesystem_cache'] = '0')", "lineorder_flat");
+    let from_cache = run.measure("sum(ProfileEvents['CachedReadBufferReadFromCacheBytes'])", "lineorder_flat");
+    assert_eq!(off, ran, "every workload query ran with the profile's setting");
+    assert_eq!(from_cache, "0");
+    let cache_size = server.query("SELECT value FROM system.server_settings WHERE name = 'query_condition_cache_size'");
+    assert_eq!(cache_size.trim(), "0");
+    // the cause, on the profile and its user, and its symptom, the repeats that missed the cache
+    assert_eq!(fired(&report), ["live-filesystem-cache-disabled", "repeat-queries-miss-the-cache"], "{report}");
+    let found = findings(&report, "live-filesystem-cache-disabled");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("settings profile `bench` (user(s) bench): enable_filesystem_cache = 0"), "{message}");
+    assert_eq!(found[0]["evidence"]["workload_queries"], serde_json::json!([format!("bench: {ran}")]));
+    assert_eq!(found[0]["evidence"]["cache_disks"], serde_json::json!(["blob_cache"]));
 }

@@ -180,9 +180,12 @@ pub async fn fan_out(
                     }
                     let log = log_window.map(|w| {
                         let mut log = log_document(w, answers);
-                        log["unavailable"]["plans"] = "not read through the cluster fan-out (audit a replica with --dsn)".into();
+                        log["unavailable"]["plans"] =
+                            "not read through the cluster fan-out (audit a replica with --dsn)".into();
                         log
                     });
+                    let mut live = live;
+                    live["setting_scopes"] = super::scopes::setting_scopes(&live, log.as_ref());
                     NodeFacts { live: Some(live), log, error: None, name }
                 }
                 None => NodeFacts {

@@ -65,7 +65,8 @@ pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
             out.push(candidate(shape, "lazy_at_limit", format!("EXPLAIN {at_limit}")));
         }
     }
-    let name = |row: &Value| format!("{}.{}", row["database"].as_str().unwrap_or(""), row["table"].as_str().unwrap_or(""));
+    let name =
+        |row: &Value| format!("{}.{}", row["database"].as_str().unwrap_or(""), row["table"].as_str().unwrap_or(""));
     let table_rows = |table: &str| {
         live["parts"].as_array().and_then(|ps| ps.iter().find(|p| name(p) == table).map(|p| number(&p["total_rows"])))
     };

@@ -8,6 +8,7 @@ pub mod dsn;
 pub mod explain;
 pub mod host;
 pub mod plan;
+pub mod scopes;
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Map, Value, json};
@@ -39,7 +40,7 @@ pub async fn node(
     }
     let (answers, log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
-    let live = live_document(
+    let mut live = live_document(
         &session.endpoint().to_string(),
         &session.version,
         session.readonly,
@@ -47,6 +48,7 @@ pub async fn node(
         fact_answers,
     );
     let mut log = log_window.map(|window| log_document(window, log_answers));
+    live["setting_scopes"] = scopes::setting_scopes(&live, log.as_ref());
     if let Some(log) = &mut log {
         add_plans(session, &live, log).await;
     }

@@ -38,6 +38,13 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
+        name: "user_profiles",
+        purpose: "the profile and settings each user is given (the auditor's session shows only its own)",
+        sql: "SELECT user_name, inherit_profile, setting_name, value FROM system.settings_profile_elements \
+              WHERE user_name IS NOT NULL",
+        since: None,
+    },
+    FactQuery {
         name: "log_tables",
         purpose: "which system log tables exist (query_log, metric_log, ...)",
         sql: "SELECT name FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')",
@@ -113,6 +120,15 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
              max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes, \
              sum({OBJECT_STORE_BYTES}) AS object_store_bytes, round(avg({OBJECT_STORE_READS}), 1) AS object_store_reads, \
                            countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
+            ),
+        ),
+        (
+            "user_settings",
+            "query_log: per user, the changed settings its queries ran with (profile, user and query level) and how many ran so",
+            format!(
+                "SELECT user, name, value, count() AS queries FROM system.query_log \
+                 ARRAY JOIN mapKeys(Settings) AS name, mapValues(Settings) AS value \
+                 WHERE {window} AND type = 'QueryFinish' GROUP BY user, name, value ORDER BY queries DESC LIMIT 1000"
             ),
         ),
         (
@@ -363,7 +379,7 @@ mod tests {
     fn log_queries_name_their_table_and_tag_apart_from_facts() {
         let logs: Vec<_> = log_queries(60).into_iter().chain(usage_queries(60)).collect();
         let tables: Vec<&str> = logs.iter().map(|(_, _, sql)| log_table(sql)).collect();
-        assert_eq!(tables, ["query_log", "metric_log", "query_log"]);
+        assert_eq!(tables, ["query_log", "query_log", "metric_log", "query_log"]);
         let facts: Vec<&FactQuery> = FACTS.iter().collect();
         let parts = parts(&facts, &logs);
         let mut tags: Vec<&str> = parts.iter().map(|p| p.tag.as_str()).collect();
