@@ -124,11 +124,11 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
         (
             "user_settings",
-            "query_log: per user, the changed settings its queries ran with (profile, user and query level) and how many ran so",
+            "query_log: per user, the changed settings its queries ran with (profile, user and query level) and how many ran so (the server's own queries, without a user, left out)",
             format!(
                 "SELECT user, name, value, count() AS queries FROM system.query_log \
                  ARRAY JOIN mapKeys(Settings) AS name, mapValues(Settings) AS value \
-                 WHERE {window} AND type = 'QueryFinish' GROUP BY user, name, value ORDER BY queries DESC LIMIT 1000"
+                 WHERE {window} AND type = 'QueryFinish' AND user != '' GROUP BY user, name, value ORDER BY queries DESC LIMIT 1000"
             ),
         ),
         (
