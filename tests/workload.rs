@@ -49,6 +49,7 @@ fn storage(dir: &Path) -> String {
     format!(
         r#"<clickhouse>
     <users_config>{users}</users_config>
+    <max_concurrent_queries>100</max_concurrent_queries>
     <storage_configuration>
         <disks>
             <blob>
@@ -389,4 +390,40 @@ fn a_benchmark_profile_is_found_by_profile_and_user_not_only_the_auditors_sessio
     assert!(message.starts_with("settings profile `bench` (user(s) bench): enable_filesystem_cache = 0"), "{message}");
     assert_eq!(found[0]["evidence"]["workload_queries"], serde_json::json!([format!("bench: {ran}")]));
     assert_eq!(found[0]["evidence"]["cache_disks"], serde_json::json!(["blob_cache"]));
+}
+
+#[test]
+fn a_lock_heavy_shape_is_found_with_the_assumed_ceiling_and_the_nodes_peak() {
+    let run = scenario();
+    // a dashboard counter built from scalar subqueries over the benchmark's table
+    let subqueries: Vec<String> = (0..40)
+        .map(|i| format!("(SELECT count() FROM ssb.lineorder_flat WHERE LO_DISCOUNT = {}) AS d{i}", i % 11))
+        .collect();
+    let sum: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
+    let widget = format!("WITH {} SELECT {}", subqueries.join(", "), sum.join(" + "));
+    for _ in 0..6 {
+        as_bench(server(), &widget);
+    }
+    let (report, _) = run.audit(&[]);
+    let window = run.started.elapsed().as_secs() + 1;
+    assert_eq!(fired(&report), ["context-lock-heavy-shapes"], "{report}");
+    let found = findings(&report, "context-lock-heavy-shapes");
+    assert_eq!(found.len(), 1, "{found:?}");
+    let evidence = &found[0]["evidence"];
+    let locks: f64 = run.measure("round(avg(ProfileEvents['ContextLock']), 1)", "AS d39 SELECT").parse().unwrap();
+    assert_eq!(number(&evidence["locks_per_call"]), locks);
+    assert_eq!(number(&evidence["assumed_lock_ceiling"]), 57000.0);
+    assert_eq!(number(&evidence["capacity_calls_per_second"]), (57000.0 / locks).trunc());
+    assert_eq!(number(&evidence["max_concurrent_queries"]), 100.0);
+    assert_eq!(number(&evidence["saturation_latency_ms"]), (100.0 * locks / 57000.0 * 1000.0).trunc());
+    let peak = server().query(&format!(
+        "SELECT max(ProfileEvent_ContextLock) FROM system.metric_log WHERE event_time >= now() - INTERVAL {window} SECOND"
+    ));
+    assert_eq!(number(&evidence["peak_locks_per_second"]), peak.trim().parse::<f64>().unwrap());
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("assumed ceiling of 57000 locks/s (this node's metric_log peak in the window: "),
+        "{message}"
+    );
+    assert!(message.contains("100 concurrent calls (max_concurrent_queries) wait ~"), "{message}");
 }
