@@ -23,7 +23,7 @@ fuzz_target!(|data: &[u8]| {
     let options = LoadOptions { default_include_from: "/nonexistent".into(), env: Default::default() };
     let path = if fragment.is_some() { dir.join("config.xml") } else { main };
     if let Ok(loaded) = config::load(&path, &options) {
-        let _ = config::render::render(&loaded.server, &loaded.sources, &config::render::RenderOptions { provenance: true });
+        let _ = config::render::render(&loaded.server, &loaded.sources, &config::render::RenderOptions { provenance: true, masking: None });
     }
 });
 

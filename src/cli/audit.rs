@@ -16,7 +16,7 @@ use chaudit::rules::{RulePack, Severity};
 use chaudit::suppress::{self, date::Date};
 use chaudit::version::Version;
 
-use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, write_stdout};
+use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
@@ -87,7 +87,7 @@ fn audit(
     }
     let mut footprint = None;
     if args.connect.is_cluster() {
-        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal();
+        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal() && !super::quiet();
         match live::collect_cluster(&args.connect, progress) {
             Ok(collected) => cluster_run = Some(collected),
             Err(code) => return code,
@@ -133,13 +133,16 @@ fn audit(
         }
         None => evaluate(&pack, &facts, &selection),
     };
-    let warnings = match &loaded {
+    let mut warnings = match &loaded {
         Some(loaded) => match suppress(loaded, args, &mut evaluation.findings) {
             Ok(warnings) => warnings,
             Err(code) => return code,
         },
         None => Vec::new(),
     };
+    if let (Some(loaded), Some(main)) = (&loaded, &args.config) {
+        warnings.extend(super::config_show::users_warning(loaded, main));
+    }
     if let (true, Some(stats)) = (args.connect.stats, footprint) {
         let rows = stats
             .rows_read
@@ -173,13 +176,11 @@ fn audit(
     };
     let mut report = Report::new(facts.target.clone(), evaluation, fail_on.unwrap_or(Severity::Critical));
     for w in &warnings {
-        eprintln!("chaudit: warning: {w}");
+        warn(w);
     }
     let inconclusive = report.outcomes.iter().filter(|o| o.outcome == chaudit::eval::OutcomeKind::Inconclusive).count();
     if inconclusive > 0 {
-        eprintln!(
-            "chaudit: warning: {inconclusive} rule(s) inconclusive: some facts could not be read (see their reasons)"
-        );
+        warn(&format!("{inconclusive} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
     report.warnings = warnings;
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
@@ -188,14 +189,14 @@ fn audit(
     let failing = if fail_on.is_some() { report.summary.failing } else { 0 };
     let text = match args.format {
         Format::Text => {
-            report::text::render(&report, loaded.as_ref().map(|l| &l.sources), &TextOptions { color: color_stdout() })
+            report::text::render(&report, loaded.as_ref().map(|l| &l.sources), &TextOptions::new(color_stdout()))
         }
         Format::Json => report::json::render(&report),
         Format::Markdown => report::markdown::render(&report),
         Format::Sarif => report::sarif::render(&report),
         Format::Junit => report::junit::render(&report),
     };
-    let code = write_stdout(&text, if failing > 0 { exit::FINDINGS } else { exit::OK });
+    let code = write_output(args.output.as_deref(), &text, if failing > 0 { exit::FINDINGS } else { exit::OK });
     // The process ends here: freeing a big config tree and its facts node by node would
     // only delay the exit.
     std::mem::forget((loaded, facts));
@@ -221,12 +222,13 @@ fn read_snapshot(path: &Path) -> Result<Facts, String> {
 }
 
 /// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
-pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
+pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
     if connect.dry_run {
         return live::print_plan(connect, false);
     }
     let facts = if connect.is_cluster() {
-        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal()) {
+        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet())
+        {
             Ok(collected) => collected,
             Err(code) => return code,
         };
@@ -253,14 +255,7 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    let tmp = output.with_extension("chaudit-tmp");
-    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, output)) {
-        Ok(()) => ExitCode::from(exit::OK),
-        Err(e) => {
-            eprintln!("chaudit: cannot write {}: {e}", output.display());
-            ExitCode::from(exit::RUNTIME)
-        }
-    }
+    write_output(output, &text, exit::OK)
 }
 
 /// Inline ignore comments and the project file, applied to the findings; returns the

@@ -7,10 +7,11 @@ mod rules;
 mod upgrade;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
 pub mod exit {
@@ -28,6 +29,12 @@ pub mod exit {
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    /// Color in text output: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
+    /// No warnings or progress on stderr (errors still print).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -36,8 +43,8 @@ struct Cli {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
-    #[arg(long, value_name = "MAIN")]
+    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/, conf.d/ and the users config are read too.
+    #[arg(long, value_name = "MAIN", value_parser = main_config)]
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
@@ -60,6 +67,9 @@ pub struct AuditArgs {
     pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the report to this file (whole or not at all) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
@@ -94,6 +104,19 @@ pub enum Format {
     Junit,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum FailOn {
     Critical,
@@ -117,9 +140,9 @@ enum Command {
     Collect {
         #[command(flatten)]
         connect: live::ConnectArgs,
-        /// Where to write the snapshot (JSON).
+        /// Where to write the snapshot (JSON, whole or not at all); stdout when absent or `-`.
         #[arg(short = 'o', long, value_name = "FILE")]
-        output: PathBuf,
+        output: Option<PathBuf>,
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
@@ -130,11 +153,16 @@ enum Command {
         #[command(flatten)]
         audit: Box<AuditArgs>,
     },
+    /// Print a shell completion script (e.g. `chaudit completions bash > /etc/bash_completion.d/chaudit`).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), e.g. `chaudit man | man -l -`.
+    Man,
 }
 
 #[derive(Subcommand)]
 enum ConfigCommand {
-    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
+    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it
+    /// (secret values masked unless --show-secrets).
     Show(config_show::ShowArgs),
 }
 
@@ -144,6 +172,8 @@ enum RulesCommand {
     List {
         #[command(flatten)]
         rules: RuleArgs,
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
     },
     /// A rule's documentation.
     Explain {
@@ -160,16 +190,68 @@ enum RulesCommand {
 
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet });
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
-        Some(Command::Rules(RulesCommand::List { rules })) => rules::list(&rules),
+        Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
-        Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
+        Some(Command::Collect { connect, output }) => {
+            audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
+        }
         Some(Command::Upgrade(args)) => upgrade::run(&args),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "chaudit", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out), exit::OK)
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
+                Err(e) => {
+                    eprintln!("chaudit: cannot render the manual page: {e}");
+                    ExitCode::from(exit::RUNTIME)
+                }
+            }
+        }
         None => audit::run(&cli.audit, None),
     }
+}
+
+/// `--color` and `--quiet`, for every subcommand.
+struct OutputOptions {
+    color: ColorChoice,
+    quiet: bool,
+}
+
+static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
+
+/// `--quiet`: no warnings or progress.
+pub fn quiet() -> bool {
+    OUTPUT.get().is_some_and(|o| o.quiet)
+}
+
+/// A warning on stderr, unless `--quiet`.
+pub fn warn(message: &str) {
+    if !quiet() {
+        eprintln!("chaudit: warning: {message}");
+    }
+}
+
+/// `--config`: a main config file, or a directory holding config.xml (or config.yaml, config.yml)
+/// as /etc/clickhouse-server does.
+pub fn main_config(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if !path.is_dir() {
+        return Ok(path);
+    }
+    ["config.xml", "config.yaml", "config.yml"]
+        .iter()
+        .map(|name| path.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{s} is a directory without config.xml, config.yaml or config.yml"))
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {
@@ -198,6 +280,31 @@ pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>)
     }
 }
 
+/// Writes a report or snapshot to `path` whole or not at all (a temporary file beside it,
+/// renamed over it), or to stdout when there is no path.
+pub fn write_output(path: Option<&Path>, text: &str, code: u8) -> ExitCode {
+    let Some(path) = path else { return write_stdout(text, code) };
+    // never rename over a device, a FIFO or a directory
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        eprintln!("chaudit: cannot write {}: not a regular file", path.display());
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
+    let tmp = path.with_extension("chaudit-tmp");
+    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            eprintln!("chaudit: cannot write {}: {e}", path.display());
+            ExitCode::from(exit::RUNTIME)
+        }
+    }
+}
+
+/// Color on stdout: `--color`, else a terminal without NO_COLOR.
 pub fn color_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    match OUTPUT.get().map_or(ColorChoice::Auto, |o| o.color) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
 }
