@@ -97,7 +97,7 @@ impl FindingDiagnostic {
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({}:{}:{})", l.file, l.line, l.column));
         let mut help = String::new();
         let shown = |v: &serde_json::Value| {
-            mask::excerpt(&v.as_str().map_or_else(|| v.to_string(), str::to_string)).into_owned()
+            mask::excerpt(v.as_str().map_or_else(|| v.to_string(), str::to_string).trim_end()).into_owned()
         };
         if f.hosts.is_empty() {
             for (k, v) in &f.evidence {
