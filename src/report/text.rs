@@ -43,7 +43,12 @@ const CONTEXT_LINES: usize = 1;
 
 pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOptions) -> String {
     let theme = if options.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(options.width).with_context_lines(CONTEXT_LINES);
+    // a path or a tag in prose is moved to the next line whole, never split at a hyphen
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(options.width)
+        .with_context_lines(CONTEXT_LINES)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .with_break_words(false);
     let mut out = String::new();
     for f in &report.findings {
         let diagnostic = FindingDiagnostic::new(f, sources);
