@@ -71,10 +71,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     };
     let code = match verdict.status {
         Status::Incomplete => {
+            let unread = verdict.unjudged.iter().any(|(_, kind, _)| *kind == chaudit::eval::OutcomeKind::Inconclusive);
             eprintln!(
                 "chaudit: error: the audit could not judge {} rule(s){}:",
                 verdict.unjudged.len(),
-                if args.allow_inconclusive { "" } else { " (--allow-inconclusive accepts unread evidence)" }
+                if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
             );
             for (rule, outcome, reason) in &verdict.unjudged {
                 eprintln!("  {rule}: {}: {reason}", chaudit::report::outcome_name(*outcome));

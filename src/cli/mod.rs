@@ -142,6 +142,8 @@ enum Command {
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
+    /// The facts rules read: every path, its type and meaning (Markdown).
+    Facts,
     /// Audit a recorded snapshot, offline (with the config files too, if given).
     Check {
         #[arg(long, value_name = "FILE")]
@@ -186,6 +188,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
         Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
         Some(Command::Upgrade(args)) => upgrade::run(&args),
+        Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }
