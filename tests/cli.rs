@@ -177,3 +177,16 @@ fn internal_label(line: &str) -> bool {
     words.iter().any(|w| w.eq_ignore_ascii_case("seed") || w.eq_ignore_ascii_case("seeds"))
         || words.iter().any(|w| s_number(w) && (*w != "S3" || listed_s3))
 }
+
+/// The packaging files install and run the binary this package builds, from this source tree.
+#[test]
+fn packaging_files_use_this_tree() {
+    let read = |path: &str| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let hooks = read(".pre-commit-hooks.yaml");
+    assert!(hooks.contains("- id: chaudit") && hooks.contains("entry: chaudit") && hooks.contains("language: rust"));
+    let docker = read("Dockerfile");
+    assert!(docker.contains("cargo build --release --locked") && docker.contains("target/release/chaudit"));
+    let actions = read("examples/github-actions.yml");
+    assert!(actions.contains("cargo install --locked --path"), "{actions}");
+    assert!(!actions.contains("--git"), "installs from a repository URL that exists nowhere else");
+}

@@ -225,14 +225,16 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
         // a line longer than the bound is cut so that the element shows
         let start = if before.len() + element.len() > mask::EXCERPT_CHARS && before.len() > mask::EXCERPT_CHARS / 2 {
             text.push('…');
+            let start = text.len();
             text.push_str(&mask::excerpt(&element));
-            text.len() - mask::excerpt(&element).len()
+            start
         } else {
-            let whole = before.clone() + element.as_ref();
-            text.push_str(&mask::excerpt(&whole));
-            text.len() - mask::excerpt(&whole).len() + before.len()
+            let start = text.len() + before.len();
+            text.push_str(&mask::excerpt(&(before.into_owned() + element.as_ref())));
+            start
         };
-        let shown = &text[start.min(text.len())..];
+        // the element's start tag, or the rest of its (YAML) line
+        let shown = &text[start..];
         let len = shown.find('>').map_or(shown.len(), |i| i + 1).max(1);
         span = Some(SourceSpan::new(start.into(), len));
         text.push('\n');
