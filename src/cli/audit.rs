@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use chaudit::baseline::Baseline;
-use chaudit::config::{self, LoadOptions, LoadedConfig, Location};
+use chaudit::config::{self, LoadedConfig, Location};
 use chaudit::eval::Finding;
 use chaudit::eval::{Selection, evaluate};
 use chaudit::facts::{self, Facts};
@@ -49,8 +49,8 @@ fn audit(
     version: Option<Version>,
     pack: impl FnOnce() -> Result<RulePack, ExitCode>,
 ) -> ExitCode {
-    let loaded = match &args.config {
-        Some(main) => match config::load(main, &LoadOptions::default()) {
+    let mut loaded = match &args.config {
+        Some(main) => match config::load(main, &super::config_show::options(args.default_include_from.as_deref())) {
             Ok(loaded) => Some(loaded),
             Err(err) => {
                 report_all(vec![err]);
@@ -195,7 +195,17 @@ fn audit(
         Format::Sarif => report::sarif::render(&report),
         Format::Junit => report::junit::render(&report),
     };
-    let code = write_stdout(&text, if failing > 0 { exit::FINDINGS } else { exit::OK });
+    let mut code = if failing > 0 { exit::FINDINGS } else { exit::OK };
+    // A users config ClickHouse cannot load: the server config was audited, the users were not.
+    if let Some(err) = loaded.as_mut().and_then(|l| l.users_error.take()) {
+        eprintln!("chaudit: the users config cannot be processed; only the server config was audited:");
+        report_all(vec![err]);
+        code = exit::USAGE_OR_CONFIG;
+    }
+    if let Some(path) = loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
+        eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
+    }
+    let code = write_stdout(&text, code);
     // The process ends here: freeing a big config tree and its facts node by node would
     // only delay the exit.
     std::mem::forget((loaded, facts));

@@ -1,7 +1,7 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
 mod audit;
-mod config_show;
+pub mod config_show;
 mod live;
 mod rules;
 mod upgrade;
@@ -39,6 +39,10 @@ pub struct AuditArgs {
     /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN")]
     pub config: Option<PathBuf>,
+    /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
+    /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
+    #[arg(long, value_name = "FILE|none")]
+    pub default_include_from: Option<String>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
     /// Read this machine's TCP facts (/proc, `ip route`): run chaudit on the server node.

@@ -194,9 +194,10 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: {what} is not available, so <{tag}> is left empty")]
+    #[error("{at}: {what} is not set, so <{tag}> is left empty")]
     #[diagnostic(
         code(chaudit::config::substitution_missing),
+        severity(Warning),
         help(
             "ClickHouse only warns and starts with an empty <{tag}>; a numeric or required setting then fails start-up. Provide it, or mark the element optional=\"true\" to drop it instead"
         )
@@ -282,6 +283,7 @@ impl ConfigError {
         matches!(
             self,
             ConfigError::SubstitutionNotFound { .. }
+                | ConfigError::SubstitutionLeftEmpty { .. }
                 | ConfigError::UsersConfigMissing { .. }
                 | ConfigError::FromZkOffline { .. }
                 | ConfigError::FragmentSkipped { .. }
