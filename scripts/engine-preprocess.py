@@ -75,7 +75,7 @@ def inside(tree, out, timeout, env_file):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="tree-", dir="/var/lib")
-    shutil.copytree(tree, work, dirs_exist_ok=True, symlinks=True)
+    shutil.copytree(tree, work, dirs_exist_ok=True)  # links (the shared mains) as files
     main = os.path.join(work, "config.xml")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLICKHOUSE_WATCHDOG_ENABLE": "0"}
     env.update(read_env(env_file))
@@ -106,6 +106,11 @@ def inside(tree, out, timeout, env_file):
                 found[name] = p
     for name, p in found.items():
         shutil.copyfile(p, os.path.join(out, name))
+    # why a file is missing: the server's own error log (the first errors, without traces)
+    err = "/var/log/clickhouse-server/clickhouse-server.err.log"
+    if os.path.isfile(err):
+        errors = [l for l in open(err, errors="replace") if "<Error>" in l][:3]
+        log.write("".join(errors))
     print(f"{tree}: {', '.join(sorted(found)) or 'nothing'} written", file=sys.stderr)
 
 

@@ -10,12 +10,6 @@ use chaudit::config::{self, DefaultInclude, LoadOptions};
 
 use super::{exit, report_all, write_stdout};
 
-/// Prints the merged configuration as the engine writes it to preprocessed_configs/config.xml
-/// (or users.xml): the same element tree, ignoring only comments, whitespace-only text,
-/// attribute order and `<a></a>` vs `<a/>`. Warnings ClickHouse starts with (an unset
-/// from_env, a missing incl) go to stderr and the tree is printed (exit 0); a tree ClickHouse
-/// refuses prints nothing (exit 2). The server and users configs are independent: an error in
-/// one does not stop the other.
 #[derive(Args)]
 pub struct ShowArgs {
     /// The main server config (config.xml or config.yaml); config.d/ and conf.d/ beside it are merged.

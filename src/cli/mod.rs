@@ -138,7 +138,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ConfigCommand {
-    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
+    /// Print the merged configuration as ClickHouse writes it to preprocessed_configs/.
+    ///
+    /// The same element tree as the engine's preprocessed_configs/config.xml (or users.xml),
+    /// ignoring only comments, whitespace-only text, attribute order and `<a></a>` vs `<a/>`.
+    /// Warnings ClickHouse starts with (an unset from_env, a missing incl) go to stderr and the
+    /// tree is printed (exit 0); a tree ClickHouse refuses prints nothing (exit 2). The server
+    /// and users configs are independent: an error in one does not stop showing the other.
     Show(config_show::ShowArgs),
 }
 
