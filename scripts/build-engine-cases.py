@@ -97,6 +97,11 @@ case("storage-integration-all", [f for f in integration if "storage" in f or "s3
 subst = "tests/integration/test_config_substitutions/configs/"
 case("env-subst-set", [], env={"MAX_QUERY_SIZE": "424242"},
      extra={"users.d/000-users_with_env_subst.xml": subst + "000-users_with_env_subst.xml"})
+# values from the environment are parsed as XML content
+for label, value in (("entity", "4242&amp;42"), ("element", "<x>1</x>"), ("raw-ampersand", "42&42"),
+                     ("raw-less-than", "42<42"), ("cdata-end", "42]]>42")):
+    case(f"env-subst-{label}", [], env={"MAX_QUERY_SIZE": value},
+         extra={"users.d/000-users_with_env_subst.xml": subst + "000-users_with_env_subst.xml"})
 case("env-subst-unset", [], extra={"users.d/000-users_with_env_subst.xml": subst + "000-users_with_env_subst.xml"})
 case("include-from-env", [], env={"INCLUDE_FROM_ENV": "include_from_source.xml"},
      extra={"users.d/config_include_from_env.xml": subst + "config_include_from_env.xml",

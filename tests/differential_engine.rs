@@ -99,7 +99,8 @@ fn config_show_equals_the_engines_preprocessed_configs() {
         let loaded = match (loaded, engine_config) {
             (Ok(loaded), Some(engine)) => {
                 let ours = render(&loaded.server, &loaded.sources, &RenderOptions { provenance: false });
-                if let Some(d) = difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine, "engine")), "")
+                if let Some(d) =
+                    difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine, "engine")), "")
                 {
                     failures.push(format!("{name} config.xml: {d}"));
                 }

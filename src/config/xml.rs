@@ -51,6 +51,11 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
             }
             // most text events are the indentation between tags: no decoding for those
             Event::Text(t) if is_blank(&t) && open.try_mark_blank() => {}
+            // XML forbids it outside CDATA, and ClickHouse's parser refuses it
+            Event::Text(t) if cdata_end(&t).is_some() => {
+                let at = start + cdata_end(&t).unwrap_or(0) as u64;
+                return Err(fail(at, "`]]>` is not allowed in text (write `]]&gt;`)".into()));
+            }
             Event::Text(t) => {
                 let value = t.xml_content(XmlVersion::Implicit1_0);
                 open.push_text(&value, at(start)).map_err(|m| fail(start, m))?;
@@ -179,6 +184,10 @@ impl Open {
     }
 }
 
+fn cdata_end(text: &str) -> Option<usize> {
+    text.find("]]>")
+}
+
 /// XML whitespace only (a line break stays one when its `\r` is normalised away).
 fn is_blank(text: &str) -> bool {
     text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -228,6 +237,13 @@ mod tests {
         assert!(parse_str(&deep(MAX_DEPTH - 1)).is_ok());
         let err = parse_str(&deep(200_000)).unwrap_err().to_string();
         assert!(err.starts_with("t.xml:2:") && err.contains("nest deeper than 1000"), "{err}");
+    }
+
+    #[test]
+    fn a_cdata_end_in_text_is_refused() {
+        let err = parse_str("<r>\n x]]>y</r>").unwrap_err().to_string();
+        assert!(err.starts_with("t.xml:2:3:") && err.contains("]]>"), "{err}");
+        assert!(parse_str("<r>x]]&gt;y</r>").is_ok());
     }
 
     #[test]
