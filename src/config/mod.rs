@@ -313,3 +313,57 @@ fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems:
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_include_file_is_only_for_an_installed_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("config.xml");
+        assert_eq!(DefaultInclude::Installed.path_for(&main), None);
+        assert_eq!(DefaultInclude::None.path_for(Path::new("/etc/clickhouse-server/config.xml")), None);
+        let named = dir.path().join("metrika.xml");
+        assert_eq!(
+            DefaultInclude::parse(named.to_str().unwrap()).path_for(&main),
+            None,
+            "a missing file is no include"
+        );
+        std::fs::write(&named, "<clickhouse/>").unwrap();
+        assert_eq!(DefaultInclude::parse(named.to_str().unwrap()).path_for(&main), Some(named));
+        assert_eq!(DefaultInclude::parse("none"), DefaultInclude::None);
+    }
+
+    #[test]
+    fn a_broken_users_config_leaves_the_server_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.xml"), "<clickhouse><a>1</a></clickhouse>").unwrap();
+        std::fs::write(dir.path().join("users.xml"), "<clickhouse><users>").unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
+        assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
+        assert!(loaded.users.is_none() && loaded.users_error.is_some());
+    }
+
+    #[test]
+    fn an_unset_variable_leaves_the_element_as_written() {
+        // as clickhouse-server 25.8.2.1 writes it to preprocessed_configs
+        let dir = tempfile::tempdir().unwrap();
+        let text = "<clickhouse><max_threads replace=\"1\" from_env=\"UNSET\">1</max_threads><a from_env=\"UNSET\"/></clickhouse>";
+        std::fs::write(dir.path().join("config.xml"), text).unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
+        let kept = loaded.server.root.child("max_threads").unwrap();
+        assert_eq!(
+            (kept.value().as_str(), kept.attribute("from_env"), kept.attribute("replace")),
+            ("1", Some("UNSET"), Some("1"))
+        );
+        assert_eq!(loaded.server.root.child("a").unwrap().attribute("from_env"), Some("UNSET"));
+        assert!(loaded.problems.iter().all(ConfigError::is_warning));
+        assert!(matches!(
+            loaded.problems[..],
+            [ConfigError::SubstitutionNotFound { .. }, ConfigError::SubstitutionLeftEmpty { .. }]
+        ));
+    }
+}
