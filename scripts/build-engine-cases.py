@@ -93,6 +93,17 @@ case("all-tests-users-d", [f for f in xml_fragments if f.startswith("tests/confi
 case("all-programs-server-d", [f for f in xml_fragments if f.startswith("programs/server/")])
 case("all-tests-config", [f for f in xml_fragments if f.startswith("tests/config/")])
 case("storage-integration-all", [f for f in integration if "storage" in f or "s3" in f])
+# each server fragment with every users.d fragment of ClickHouse's test setup
+users_d = [f for f in xml_fragments if f.startswith("tests/config/users.d")]
+for f in xml_fragments:
+    if f.startswith("tests/config/config.d"):
+        case(stem(f.replace("tests/config/", "")) + "-with-users-d", [f] + users_d)
+# the legacy <yandex> root of Debian's 18.16 stock config, merged with today's <clickhouse> fragments
+debian = ("../debian-18.16/etc/clickhouse-server/config.xml", "../debian-18.16/etc/clickhouse-server/users.xml")
+for f in ("tests/config/config.d/clusters.xml", "tests/config/config.d/macros.xml",
+          "tests/config/config.d/storage_conf.xml", "tests/config/users.d/readonly.xml",
+          "programs/server/config.d/path.xml"):
+    case("debian-18-16-" + stem(os.path.basename(f)), [f], mains=debian)
 # substitutions: from_env set and unset, include_from named by the environment
 subst = "tests/integration/test_config_substitutions/configs/"
 case("env-subst-set", [], env={"MAX_QUERY_SIZE": "424242"},

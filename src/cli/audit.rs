@@ -25,7 +25,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     };
     let request = Request {
         config: args.config.clone(),
-        load: super::config_show::options(args.default_include_from.as_deref()),
+        load: super::config_show::load_options(args.default_include_from.as_deref()),
         version,
         snapshot: snapshot.map(Path::to_path_buf),
         host: args.host_facts.then(chaudit::collect::host::collect),

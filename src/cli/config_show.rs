@@ -27,7 +27,8 @@ pub struct ShowArgs {
     default_include_from: Option<String>,
 }
 
-pub fn options(default_include_from: Option<&str>) -> LoadOptions {
+/// The loader's options, with `--default-include-from` (shared by the audit).
+pub fn load_options(default_include_from: Option<&str>) -> LoadOptions {
     let mut options = LoadOptions::default();
     if let Some(value) = default_include_from {
         options.default_include_from = DefaultInclude::parse(value);
@@ -36,7 +37,7 @@ pub fn options(default_include_from: Option<&str>) -> LoadOptions {
 }
 
 pub fn run(args: &ShowArgs) -> ExitCode {
-    let options = options(args.default_include_from.as_deref());
+    let options = load_options(args.default_include_from.as_deref());
     let render_options = RenderOptions { provenance: args.provenance };
     let mut loaded = match config::load(&args.config, &options) {
         Ok(loaded) => loaded,
