@@ -58,13 +58,14 @@ def place(path):
 cases = {}
 
 
-def case(name, fragments, mains=("programs/server/config.xml", "programs/server/users.xml"), env=None, extra=None):
+def case(name, fragments, mains=("programs/server/config.xml", "programs/server/users.xml"), env=None, extra=None,
+         written=None):
     files = {"config.xml": mains[0], "users.xml": mains[1]}
     for f in fragments:
         files[place(corpus(f))] = f
     for target, f in (extra or {}).items():
         files[target] = f
-    cases[name] = (files, env)
+    cases[name] = (files, env, written or {})
 
 
 def stem(path):
@@ -121,6 +122,33 @@ case("include-from-env-unset", [], extra={"users.d/config_include_from_env.xml":
 case("include-from-missing-file", [], extra={"users.d/config_incl.xml": subst + "config_incl.xml"})
 
 
+# a few fragments written here, each for one behaviour the files above do not show
+case("hand-hide-in-preprocessed", [], written={"config.d/hidden.xml": """<clickhouse>
+    <custom_secret hide_in_preprocessed="true">s3cr3t</custom_secret>
+    <custom_section hide_in_preprocessed="1"><a>1</a></custom_section>
+    <custom_shown hide_in_preprocessed="false">shown</custom_shown>
+</clickhouse>
+"""})
+case("hand-unset-env-keeps-own-text", [], written={"config.d/env.xml": """<clickhouse>
+    <http_port replace="1" from_env="CHAUDIT_SURELY_UNSET_PORT">8123</http_port>
+    <custom_empty from_env="CHAUDIT_SURELY_UNSET"/>
+    <custom_optional from_env="CHAUDIT_SURELY_UNSET" optional="true"/>
+</clickhouse>
+"""})
+case("hand-replace-remove-markers", [], written={"config.d/markers.xml": """<clickhouse>
+    <logger replace="replace"><level>warning</level><console remove="1"/></logger>
+    <custom_appended replace="1"><inner replace="1">2</inner><gone remove="1"/><kept>3</kept></custom_appended>
+    <query_log remove="remove"/>
+</clickhouse>
+"""})
+case("hand-missing-incl", [], written={"config.d/incl.xml": """<clickhouse>
+    <custom_incl incl="not_there"/>
+    <custom_incl_text incl="not_there">kept</custom_incl_text>
+    <include incl="not_there_either"/>
+</clickhouse>
+"""})
+
+
 def main():
     if os.path.isdir(OUT):
         for d in os.listdir(OUT):
@@ -134,8 +162,13 @@ def main():
     os.makedirs(mains)
     lines = ["# Each tree of tests/engine-cases: its files and where they come from",
              "# (case | file in the tree | repository | source path | commit).", ""]
-    for name, (files, env) in sorted(cases.items()):
+    for name, (files, env, written) in sorted(cases.items()):
         tree = os.path.join(OUT, name, "tree")
+        for target, text in written.items():
+            os.makedirs(os.path.dirname(os.path.join(tree, target)), exist_ok=True)
+            with open(os.path.join(tree, target), "w") as f:
+                f.write(text)
+            lines.append(f"{name} | {target} | written for this suite (scripts/build-engine-cases.py) | - | -")
         for target, source in sorted(files.items()):
             dest = os.path.join(tree, target)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
