@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use chaudit::config::render::{RenderOptions, render};
 use chaudit::config::{self, DefaultInclude, Element, LoadOptions, Node, SourceMap};
 
+/// The first words of the comment ClickHouse's ConfigProcessor puts atop a preprocessed file.
+const ENGINE_HEADER: &str = "This file was generated automatically.";
+
 fn cases() -> Vec<PathBuf> {
     let root = support::repo_root().join("tests/engine-cases");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
@@ -96,6 +99,10 @@ fn config_show_equals_the_engines_preprocessed_configs() {
         let expected = case.join("expected");
         let loaded = config::load(&case.join("tree/config.xml"), &options(case));
         let engine_config = std::fs::read_to_string(expected.join("config.xml")).ok();
+        // the engine's own file, not a copy of chaudit's
+        if let Some(text) = &engine_config {
+            assert!(text.contains(ENGINE_HEADER), "{name}: expected/config.xml is not the engine's");
+        }
         let loaded = match (loaded, engine_config) {
             (Ok(loaded), Some(engine)) => {
                 let ours = render(&loaded.server, &loaded.sources, &RenderOptions { provenance: false });
