@@ -1,7 +1,7 @@
 //! Facts from the merged configuration files. Every item carries `at`, the
 //! `file:line:column` of the element it was read from, so findings point into the user's files.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -81,6 +81,17 @@ impl<'a> ConfigFacts<'a> {
         ConfigFacts { loaded, wanted: None }
     }
 
+    /// The users facts when the users config cannot be processed (ClickHouse refuses it):
+    /// rules that read them are inconclusive, not passed.
+    fn unavailable(&self) -> Map<String, Value> {
+        let Some(error) = &self.loaded.users_error else { return Map::new() };
+        let why = json!(format!("the users config cannot be processed: {error}"));
+        ["users", "profiles", "profile_settings", "users_file_sections"]
+            .iter()
+            .map(|f| (f.to_string(), why.clone()))
+            .collect()
+    }
+
     /// Only the facts named: a tree with 16,000 disks costs nothing for them when no rule
     /// reads `config.disks`.
     pub fn only(loaded: &'a LoadedConfig, wanted: &'a BTreeSet<String>) -> Self {
@@ -139,11 +150,12 @@ impl<'a> ConfigFacts<'a> {
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.logs(),
             "problems": self.problems(),
+            "unavailable": self.unavailable(),
             "users_file_sections": self.users_file_sections(),
         })
         .as_object_mut()
         .map(|document| {
-            document.retain(|name, _| self.wants(name));
+            document.retain(|name, _| name == "unavailable" || self.wants(name));
             Value::Object(std::mem::take(document))
         })
         .unwrap_or_default()
@@ -175,11 +187,15 @@ impl<'a> ConfigFacts<'a> {
     fn profiles(&self) -> BTreeMap<String, Value> {
         let Some(users_root) = self.loaded.users_root() else { return BTreeMap::new() };
         let profiles = model::profiles(users_root);
-        let by_name: BTreeMap<&str, &model::Profile> = profiles.iter().map(|p| (p.name.as_str(), p)).collect();
+        let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
         let mut out = BTreeMap::new();
         for p in &profiles {
-            let mut effective = Map::new();
-            collect_effective(&by_name, p, &mut effective, 0);
+            let winners = effective_settings(&by_name, p.element);
+            let effective: Map<String, Value> =
+                winners.iter().map(|(n, e)| (n.to_string(), json!(e.value()))).collect();
+            // where each value in effect was set: through inheritance, in whichever fragment
+            let effective_at: Map<String, Value> =
+                winners.iter().map(|(n, e)| (n.to_string(), self.at(e.origin))).collect();
             let settings: Map<String, Value> =
                 p.settings.iter().map(|s| (s.name.to_string(), json!(s.value()))).collect();
             let settings_at: Map<String, Value> =
@@ -188,7 +204,7 @@ impl<'a> ConfigFacts<'a> {
                 p.name.clone(),
                 json!({
                     "name": p.name, "inherits": p.inherits, "settings": settings, "settings_at": settings_at,
-                    "effective": effective, "at": self.at(p.element.origin),
+                    "effective": effective, "effective_at": effective_at, "at": self.at(p.element.origin),
                 }),
             );
         }
@@ -404,23 +420,43 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     out
 }
 
-fn collect_effective(
-    by_name: &BTreeMap<&str, &model::Profile>,
-    p: &model::Profile,
-    out: &mut Map<String, Value>,
-    depth: usize,
-) {
-    if depth > 32 {
-        return; // an inheritance cycle; ClickHouse rejects it at load
-    }
-    for parent in &p.inherits {
-        if let Some(parent) = by_name.get(parent.as_str()) {
-            collect_effective(by_name, parent, out, depth + 1);
+/// A profile's settings in effect and the element that set each, as ClickHouse's
+/// SettingsProfilesCache::substituteProfiles computes them: a `<profile>` parent's elements are
+/// spliced in where it is named, in document order, each profile at most once (a repeated or
+/// circular parent is skipped, not an error), and the last value of a setting wins. Iterative,
+/// and linear in the elements reached: no cycle or fan-in makes it grow.
+fn effective_settings<'a>(
+    by_name: &HashMap<&str, &'a Element>,
+    profile: &'a Element,
+) -> BTreeMap<&'a str, &'a Element> {
+    let mut winners = BTreeMap::new();
+    let mut substituted: HashSet<String> = HashSet::new();
+    // each frame: a profile's remaining children and the setting names it has set so far
+    // (a profile's first element of a name is the one ClickHouse reads)
+    let mut stack = vec![(profile.elements(), HashSet::new())];
+    while let Some((children, seen)) = stack.last_mut() {
+        let Some(child) = children.next() else {
+            stack.pop();
+            continue;
+        };
+        match child.name.as_str() {
+            "constraints" => {}
+            "profile" => {
+                let parent = child.value();
+                if let Some(element) = by_name.get(parent.as_str())
+                    && substituted.insert(parent)
+                {
+                    stack.push((element.elements(), HashSet::new()));
+                }
+            }
+            name => {
+                if seen.insert(name) {
+                    winners.insert(name, child);
+                }
+            }
         }
     }
-    for s in &p.settings {
-        out.insert(s.name.to_string(), json!(s.value()));
-    }
+    winners
 }
 
 fn is_true(v: &str) -> bool {
