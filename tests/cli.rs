@@ -70,6 +70,25 @@ fn secrets_are_masked_everywhere() {
             assert!(!all.contains(secret), "{args:?} prints {secret}:\n{all}");
         }
     }
+    // an error quoting the lines around a password
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse><listen_host>::1</listen_host></clickhouse>\n").unwrap();
+    std::fs::write(
+        dir.path().join("users.xml"),
+        "<clickhouse>\n<users>\n<app>\n<password>changeme-hunter2</password>\n<networks><ip>::1</networks>\n</app>\n</users>\n</clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("config.yaml"), "users:\n  app:\n    password: changeme-hunter2\n   networks: x\n")
+        .unwrap();
+    for main in ["config.xml", "config.yaml"] {
+        let broken = dir.path().join(main);
+        for args in [vec!["config", "show", "--users", "--config"], vec!["--config"]] {
+            let out = chaudit(&[args.as_slice(), &[broken.to_str().unwrap()]].concat(), &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && !stderr.is_empty(), "{main} {args:?}: the error is reported");
+            assert!(!stderr.contains("changeme-hunter2"), "{main} {args:?}: the error quotes the password:\n{stderr}");
+        }
+    }
     let shown = chaudit(&["config", "show", "--users", "--show-secrets", "--config", config], &[]);
     assert!(String::from_utf8_lossy(&shown.stdout).contains("changeme-hunter2"));
 }

@@ -305,10 +305,20 @@ pub fn write_stdout(text: &str, code: u8) -> ExitCode {
     }
 }
 
-/// Prints diagnostics (miette) to stderr.
+/// Prints diagnostics (miette) to stderr; the source lines they quote have their secrets
+/// masked, as in the reports.
 pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
     for e in errors {
-        eprintln!("{:?}", miette::Report::new(e));
+        let rendered = format!("{:?}", miette::Report::new(e));
+        let masked: Vec<String> = rendered
+            .lines()
+            .map(|line| {
+                // a quoted source line: ` 12 │ <password>...</password>`
+                let (gutter, source) = line.find("│ ").map_or(("", line), |i| line.split_at(i + "│ ".len()));
+                chaudit::report::mask::mask_line(source).map_or_else(|| line.to_string(), |m| format!("{gutter}{m}"))
+            })
+            .collect();
+        eprintln!("{}", masked.join("\n"));
     }
 }
 
