@@ -311,7 +311,7 @@ pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>)
     for e in errors {
         let rendered = format!("{:?}", miette::Report::new(e));
         let masked: Vec<String> = rendered
-            .lines()
+            .split('\n')
             .map(|line| {
                 // a quoted source line: ` 12 │ <password>...</password>`
                 let (gutter, source) = line.find("│ ").map_or(("", line), |i| line.split_at(i + "│ ".len()));
