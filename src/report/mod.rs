@@ -83,7 +83,7 @@ impl Report {
     /// The report of an evaluation; every value it shows has its secrets masked and is bounded
     /// (see [`mask`]), whatever the format.
     pub fn new(target: String, mut evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
-        evaluation.findings.iter_mut().for_each(mask_finding);
+        evaluation.findings.iter_mut().for_each(present_finding);
         for o in &mut evaluation.outcomes {
             o.reason = o.reason.as_deref().map(mask::shown);
         }
@@ -124,7 +124,10 @@ impl Report {
     }
 }
 
-fn mask_finding(f: &mut Finding) {
+/// A finding as every format shows it: secrets masked, values bounded, the score rounded.
+fn present_finding(f: &mut Finding) {
+    // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
+    f.score = (f.score * 1000.0).round() / 1000.0;
     f.message = mask::shown(&f.message);
     mask_evidence(&mut f.evidence);
     for h in &mut f.hosts {
