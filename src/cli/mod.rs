@@ -1,16 +1,18 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
 mod audit;
-mod config_show;
+pub mod config_show;
 mod live;
 mod rules;
 mod upgrade;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use chaudit::rules::Severity;
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
 pub mod exit {
@@ -28,6 +30,12 @@ pub mod exit {
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    /// Color in text output: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
+    /// No warnings or progress on stderr (errors still print).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -36,9 +44,13 @@ struct Cli {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
-    #[arg(long, value_name = "MAIN")]
+    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/, conf.d/ and the users config are read too.
+    #[arg(long, value_name = "MAIN", value_parser = main_config)]
     pub config: Option<PathBuf>,
+    /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
+    /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
+    #[arg(long, value_name = "FILE|none")]
+    pub default_include_from: Option<String>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
     /// Read this machine's TCP facts (/proc, `ip route`): run chaudit on the server node.
@@ -55,14 +67,22 @@ pub struct AuditArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Override a rule parameter, e.g. --param lock_ceiling=60000 (see `rules explain`).
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    /// Override a rule parameter, e.g. --param context-lock-heavy-shapes.lock_ceiling=60000, or
+    /// NAME=VALUE when only one rule has it (see `rules explain`).
+    #[arg(long = "param", value_name = "[RULE.]NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the report to this file (whole or not at all) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
+    /// Let rules whose evidence could not be read (inconclusive) pass the run; without it
+    /// they make it exit 3.
+    #[arg(long)]
+    pub allow_inconclusive: bool,
     /// Suppressions file (default: .chaudit.yaml in the working directory, if present).
     #[arg(long, value_name = "FILE")]
     pub suppressions: Option<PathBuf>,
@@ -94,6 +114,19 @@ pub enum Format {
     Junit,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum FailOn {
     Critical,
@@ -103,6 +136,19 @@ pub enum FailOn {
     Info,
     /// Never fail on findings.
     Never,
+}
+
+impl FailOn {
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::High => Some(Severity::High),
+            FailOn::Medium => Some(Severity::Medium),
+            FailOn::Low => Some(Severity::Low),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -117,12 +163,14 @@ enum Command {
     Collect {
         #[command(flatten)]
         connect: live::ConnectArgs,
-        /// Where to write the snapshot (JSON).
+        /// Where to write the snapshot (JSON, whole or not at all); stdout when absent or `-`.
         #[arg(short = 'o', long, value_name = "FILE")]
-        output: PathBuf,
+        output: Option<PathBuf>,
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
+    /// The facts rules read: every path, its type and meaning (Markdown).
+    Facts,
     /// Audit a recorded snapshot, offline (with the config files too, if given).
     Check {
         #[arg(long, value_name = "FILE")]
@@ -130,11 +178,22 @@ enum Command {
         #[command(flatten)]
         audit: Box<AuditArgs>,
     },
+    /// Print a shell completion script (e.g. `chaudit completions bash > /etc/bash_completion.d/chaudit`).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), e.g. `chaudit man | man -l -`.
+    Man,
 }
 
 #[derive(Subcommand)]
 enum ConfigCommand {
-    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
+    /// Print the merged configuration as ClickHouse writes it to preprocessed_configs/.
+    ///
+    /// The same element tree as the engine's preprocessed_configs/config.xml (or users.xml),
+    /// ignoring only comments, whitespace-only text, attribute order and `<a></a>` vs `<a/>`.
+    /// Warnings ClickHouse starts with (an unset from_env, a missing incl) go to stderr and the
+    /// tree is printed (exit 0); a tree ClickHouse refuses prints nothing (exit 2). The server
+    /// and users configs are independent: an error in one does not stop showing the other.
+    /// The values of secrets (passwords, keys) are masked unless --show-secrets.
     Show(config_show::ShowArgs),
 }
 
@@ -144,6 +203,8 @@ enum RulesCommand {
     List {
         #[command(flatten)]
         rules: RuleArgs,
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
     },
     /// A rule's documentation.
     Explain {
@@ -160,16 +221,69 @@ enum RulesCommand {
 
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet });
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
-        Some(Command::Rules(RulesCommand::List { rules })) => rules::list(&rules),
+        Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
-        Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
+        Some(Command::Collect { connect, output }) => {
+            audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
+        }
         Some(Command::Upgrade(args)) => upgrade::run(&args),
+        Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "chaudit", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out), exit::OK)
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
+                Err(e) => {
+                    eprintln!("chaudit: cannot render the manual page: {e}");
+                    ExitCode::from(exit::RUNTIME)
+                }
+            }
+        }
         None => audit::run(&cli.audit, None),
     }
+}
+
+/// `--color` and `--quiet`, for every subcommand.
+struct OutputOptions {
+    color: ColorChoice,
+    quiet: bool,
+}
+
+static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
+
+/// `--quiet`: no warnings or progress.
+pub fn quiet() -> bool {
+    OUTPUT.get().is_some_and(|o| o.quiet)
+}
+
+/// A warning on stderr, unless `--quiet`.
+pub fn warn(message: &str) {
+    if !quiet() {
+        eprintln!("chaudit: warning: {message}");
+    }
+}
+
+/// `--config`: a main config file, or a directory holding config.xml (or config.yaml, config.yml)
+/// as /etc/clickhouse-server does.
+pub fn main_config(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if !path.is_dir() {
+        return Ok(path);
+    }
+    ["config.xml", "config.yaml", "config.yml"]
+        .iter()
+        .map(|name| path.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{s} is a directory without config.xml, config.yaml or config.yml"))
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {
@@ -191,13 +305,48 @@ pub fn write_stdout(text: &str, code: u8) -> ExitCode {
     }
 }
 
-/// Prints diagnostics (miette) to stderr.
+/// Prints diagnostics (miette) to stderr; the source lines they quote have their secrets
+/// masked, as in the reports.
 pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
     for e in errors {
-        eprintln!("{:?}", miette::Report::new(e));
+        let rendered = format!("{:?}", miette::Report::new(e));
+        let masked: Vec<String> = rendered
+            .split('\n')
+            .map(|line| {
+                // a quoted source line: ` 12 │ <password>...</password>`
+                let (gutter, source) = line.find("│ ").map_or(("", line), |i| line.split_at(i + "│ ".len()));
+                chaudit::report::mask::mask_line(source).map_or_else(|| line.to_string(), |m| format!("{gutter}{m}"))
+            })
+            .collect();
+        eprintln!("{}", masked.join("\n"));
     }
 }
 
+/// Writes a report or snapshot to `path` whole or not at all (a temporary file beside it,
+/// renamed over it), or to stdout when there is no path.
+pub fn write_output(path: Option<&Path>, text: &str, code: u8) -> ExitCode {
+    let Some(path) = path else { return write_stdout(text, code) };
+    // never rename over a device, a FIFO or a directory
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
+        eprintln!("chaudit: cannot write {}: not a regular file", path.display());
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
+    let tmp = path.with_extension("chaudit-tmp");
+    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            eprintln!("chaudit: cannot write {}: {e}", path.display());
+            ExitCode::from(exit::RUNTIME)
+        }
+    }
+}
+
+/// Color on stdout: `--color`, else a terminal without NO_COLOR.
 pub fn color_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    match OUTPUT.get().map_or(ColorChoice::Auto, |o| o.color) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
 }
