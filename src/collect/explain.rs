@@ -13,9 +13,10 @@ use crate::sql;
 pub const MAX_PLANS: usize = 10;
 
 /// What `--dry-run` says of this round (the shapes are known only from the log's answer).
-pub const PURPOSE: &str = "plans of up to 10 candidate query shapes, in one query (one query each for a readonly=1 user; only when the log shows candidates): \
-     `EXPLAIN` of a Top-N shape's example at LIMIT query_plan_max_limit_for_lazy_materialization (does the plan read \
-     lazily below the limit?), `EXPLAIN indexes = 1, projections = 1` of a shape that reads most of a table with \
+pub const PURPOSE: &str = "plans of up to 10 candidate query shapes, in one query (one query each for a readonly=1 user; \
+     only when the log shows candidates): `EXPLAIN` of a Top-N shape's text with its largest LIMIT, at LIMIT \
+     query_plan_max_limit_for_lazy_materialization (does the plan read lazily there?), and `EXPLAIN indexes = 1, \
+     projections = 1` of a shape that reads at least half of a table and filters on the leading key of one of its \
      projections (does the plan use one?)";
 
 /// One EXPLAIN to send: the shape, what it checks (`lazy_at_limit`, `projections`), the SQL
