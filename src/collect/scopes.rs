@@ -46,7 +46,16 @@ pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Value {
             format!("settings profile `{profile}` (user(s) {})", users.join(", "))
         };
         let queries = ran_with(&users, &setting, &value);
-        scopes.push(scope("profile", &profile, &setting, &value, &users, &[profile.clone()], queries, subject));
+        scopes.push(scope(
+            "profile",
+            &profile,
+            &setting,
+            &value,
+            &users,
+            std::slice::from_ref(&profile),
+            queries,
+            subject,
+        ));
     }
     for row in assigned.iter().filter(|r| r["setting_name"].is_string()) {
         let (user, setting, value) = (text(&row["user_name"]), text(&row["setting_name"]), text(&row["value"]));
