@@ -47,6 +47,77 @@ const SERVER_SECTIONS: &[&str] = &[
     "named_collections",
 ];
 
+/// Root elements ClickHouse reads that are not in system.server_settings (ports, paths,
+/// access-control switches, sections): a name neither here, in SERVER_SECTIONS, among the
+/// server settings nor ending in `_log` is unknown to the server.
+const OTHER_ROOT_ELEMENTS: &[&str] = &[
+    "access_control_improvements",
+    "access_control_path",
+    "allow_implicit_no_password",
+    "allow_no_password",
+    "allow_plaintext_password",
+    "auxiliary_zookeepers",
+    "backups",
+    "bcrypt_workfactor",
+    "builtin_dictionaries_reload_interval",
+    "core_dump",
+    "custom_cached_disks_base_directory",
+    "custom_settings_prefixes",
+    "default_password_type",
+    "default_profile",
+    "default_session_timeout",
+    "dictionaries_config",
+    "encryption",
+    "format_schema_path",
+    "graphite_rollup",
+    "grpc",
+    "grpc_port",
+    "hdfs",
+    "http_options_response",
+    "http_server_default_response",
+    "interserver_http_credentials",
+    "interserver_http_host",
+    "interserver_https_host",
+    "interserver_https_port",
+    "interserver_listen_host",
+    "jdbc_bridge",
+    "kafka",
+    "ldap_servers",
+    "listen_backlog",
+    "listen_reuse_port",
+    "listen_try",
+    "local_disk_check_period_ms",
+    "max_session_timeout",
+    "mlock_executable",
+    "mysql",
+    "odbc_bridge",
+    "placement",
+    "postgresql",
+    "profiles",
+    "query_cache",
+    "quotas",
+    "rabbitmq",
+    "remap_executable",
+    "roles",
+    "s3",
+    "send_crash_reports",
+    "skip_check_for_incorrect_settings",
+    "ssh_server",
+    "tcp_with_proxy_port",
+    "top_level_domains_lists",
+    "top_level_domains_path",
+    "url_scheme_mappers",
+    "user_defined_executable_functions_config",
+    "user_defined_path",
+    "user_defined_zookeeper_path",
+    "user_files_path",
+    "user_scripts_path",
+    "users",
+    "workload_path",
+    "workload_zookeeper_path",
+    "zookeeper_log",
+];
+
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
@@ -114,6 +185,13 @@ impl<'a> ConfigFacts<'a> {
             "logs": self.logs(),
             "problems": self.problems(),
             "users_file_sections": self.users_file_sections(),
+            // users come from config.xml itself (no separate users_config file)
+            "users_in_main": self.loaded.users_in_main,
+            // <logger><level>: {level, at}; null without a <logger> section
+            "logger": root.child("logger").map(|l| {
+                let level = l.child("level");
+                json!({"level": level.map(Element::value), "at": self.at(level.map_or(l.origin, |e| e.origin))})
+            }),
         })
     }
 
@@ -126,14 +204,27 @@ impl<'a> ConfigFacts<'a> {
     }
 
     fn root_elements(&self) -> Vec<Value> {
+        let catalog = catalog::builtin();
         self.loaded
             .server
             .root
             .elements()
             .map(|e| {
+                let name = e.name.as_str();
+                // `known`: ClickHouse reads it (a server setting, section or other element);
+                // `suggestion`: the closest such name when it is not
+                let known = SERVER_SECTIONS.contains(&name)
+                    || OTHER_ROOT_ELEMENTS.contains(&name)
+                    || name.ends_with("_log")
+                    || catalog.is_server(name)
+                    || catalog.is_session(name);
+                let suggestion = (!known).then(|| {
+                    let names = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
+                    catalog::closest(name, catalog.server.keys().map(String::as_str).chain(names))
+                });
                 json!({
-                    "name": e.name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
-                    "server_section": SERVER_SECTIONS.contains(&e.name.as_str()),
+                    "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
+                    "server_section": SERVER_SECTIONS.contains(&name), "known": known, "suggestion": suggestion.flatten(),
                 })
             })
             .collect()
