@@ -239,6 +239,16 @@ fn host_facts_read_this_machine() {
     let expected = if proc_value.trim() == "1" { "fired" } else { "passed" };
     assert_eq!(outcome(&report, "tcp-slow-start-after-idle"), expected);
     assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "not-applicable");
+    // the kernel facts ClickHouse's start-up warnings check, as this machine has them
+    let proc = |path: &str| std::fs::read_to_string(path).unwrap().trim().to_string();
+    let fired_if = |cond: bool| if cond { "fired" } else { "passed" };
+    assert_eq!(outcome(&report, "delay-accounting-disabled"), fired_if(proc("/proc/sys/kernel/task_delayacct") == "0"));
+    let pid_max: u64 = proc("/proc/sys/kernel/pid_max").parse().unwrap();
+    assert_eq!(outcome(&report, "pid-max-low"), fired_if(pid_max < 30000));
+    let thp = proc("/sys/kernel/mm/transparent_hugepage/enabled");
+    assert_eq!(outcome(&report, "transparent-hugepages-always"), fired_if(thp.starts_with("[always]")));
+    let swap = proc("/proc/meminfo").lines().any(|l| l.starts_with("SwapTotal:") && !l.contains(" 0 kB"));
+    assert_eq!(outcome(&report, "swap-enabled"), fired_if(swap));
 }
 
 #[test]

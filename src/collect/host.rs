@@ -49,7 +49,7 @@ const KERNEL_FACTS: &[(&str, Reader)] = &[
     ("overcommit_memory", || number(&read("/proc/sys/vm/overcommit_memory")?)),
     ("zone_reclaim_mode", || number(&read("/proc/sys/vm/zone_reclaim_mode")?)),
     ("clock_source", || Ok(json!(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
-    ("cpu_governor", || Ok(json!(read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")?))),
+    ("cpu_governor", cpu_governor),
     ("pid_max", || number(&read("/proc/sys/kernel/pid_max")?)),
     ("threads_max", || number(&read("/proc/sys/kernel/threads-max")?)),
     ("file_max", || number(&read("/proc/sys/fs/file-max")?)),
@@ -94,6 +94,16 @@ fn filesystem_of(path: &str, mounts: &str) -> Option<String> {
         .filter(|(mount, _)| path.starts_with(mount.as_str()) && (mount == "/" || path[mount.len()..].starts_with('/')))
         .max_by_key(|(mount, _)| mount.len())
         .map(|(_, kind)| kind)
+}
+
+/// cpu0's frequency governor; null where the kernel has no frequency scaling (most VMs).
+fn cpu_governor() -> Result<Value, String> {
+    let path = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(json!(text.trim())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+        Err(e) => Err(format!("{path}: {e}")),
+    }
 }
 
 /// RLIMIT_NPROC (soft) of the running clickhouse-server process, found by its name.
