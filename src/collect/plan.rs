@@ -182,7 +182,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
             "inserts",
             "query_log: synchronous INSERTs per target table, with rows per INSERT (top 50 by count)",
             format!(
-                "SELECT arrayStringConcat(tables, ',') AS target, count() AS inserts, sum(written_rows) AS rows, \
+                "SELECT arrayStringConcat(arrayFilter(t -> NOT startsWith(t, '_table_function.'), tables), ',') AS target, count() AS inserts, sum(written_rows) AS rows, \
                  round(avg(written_rows), 1) AS avg_rows FROM system.query_log WHERE {window} AND type = 'QueryFinish' \
                  AND query_kind = 'Insert' AND ProfileEvents['AsyncInsertQuery'] = 0 GROUP BY target ORDER BY inserts DESC LIMIT 50"
             ),
