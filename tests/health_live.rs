@@ -30,6 +30,14 @@ const HEALTH_RULES: &[&str] = &[
     "query-error-spike",
     "background-operation-failures",
     "merges-stalled",
+    "inserts-throttled-too-many-parts",
+    "replicated-part-errors",
+    "file-descriptor-io-errors",
+    "distributed-send-errors",
+    "buffer-flush-errors",
+    "keeper-hardware-exceptions",
+    "dns-errors",
+    "slow-reads",
 ];
 
 fn audit(server: &support::LiveServer, extra: &[&str]) -> Value {
@@ -97,6 +105,15 @@ fn a_troubled_server_makes_the_health_rules_fire() {
     server.query("CREATE TABLE default.mutated (k UInt64, v String) ENGINE = MergeTree ORDER BY k");
     server.query("INSERT INTO default.mutated VALUES (1, 'a')");
     server.query("ALTER TABLE default.mutated UPDATE v = toString(throwIf(k > 0)) WHERE 1 SETTINGS mutations_sync = 0");
+    // inserts delayed, then refused, by a table's own low part limits
+    server.query(
+        "CREATE TABLE default.throttled (k UInt64) ENGINE = MergeTree ORDER BY k \
+         SETTINGS parts_to_delay_insert = 3, parts_to_throw_insert = 5, max_delay_to_insert = 1",
+    );
+    server.query("SYSTEM STOP MERGES default.throttled");
+    for i in 0..7 {
+        query_with(&server, "", &format!("INSERT INTO default.throttled VALUES ({i})"));
+    }
     // an error burst: 60 failing queries
     for _ in 0..60 {
         query_with(&server, "", "SELECT throwIf(1, 'burst')");
@@ -161,6 +178,13 @@ fn a_troubled_server_makes_the_health_rules_fire() {
     assert!(
         burst.iter().any(|m| m.starts_with("60 queries failed with FUNCTION_THROW_IF_VALUE_IS_NON_ZERO (395)")),
         "{burst:?}"
+    );
+
+    let rejected = server.query("SELECT value FROM system.events WHERE event = 'RejectedInserts'");
+    let throttled = messages(&report, "inserts-throttled-too-many-parts");
+    assert!(
+        throttled.iter().any(|m| m.starts_with(&format!("{} INSERTs refused with TOO_MANY_PARTS", rejected.trim()))),
+        "{throttled:?}"
     );
 
     assert_eq!(messages(&report, "ordinary-database"), ["database `legacy` uses the deprecated Ordinary engine"]);

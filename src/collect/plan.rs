@@ -152,6 +152,17 @@ pub const FACTS: &[FactQuery] = &[
         sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric IN ('ReadonlyReplica', 'PartsActive')",
         since: None,
     },
+    // keyed by event name: count since the server started (only the events rules read)
+    FactQuery {
+        name: "events",
+        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors",
+        sql: "SELECT event, value FROM system.events WHERE event IN ('DelayedInserts', 'RejectedInserts', \
+              'ReplicatedPartFailedFetches', 'ReplicatedPartChecksFailed', 'ReplicatedDataLoss', \
+              'DataAfterMergeDiffersFromReplica', 'DistributedConnectionFailAtAll', 'DistributedSyncInsertionTimeoutExceeded', \
+              'StorageBufferErrorOnFlush', 'ReadBufferFromFileDescriptorReadFailed', 'WriteBufferFromFileDescriptorWriteFailed', \
+              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions')",
+        since: None,
+    },
     FactQuery {
         name: "projections",
         purpose: "projections of user tables (projection indexes read _part_offset)",
