@@ -38,6 +38,10 @@ const HEALTH_RULES: &[&str] = &[
     "keeper-hardware-exceptions",
     "dns-errors",
     "slow-reads",
+    "too-many-running-queries",
+    "too-many-connections",
+    "keeper-multiple-sessions",
+    "large-part",
 ];
 
 fn audit(server: &support::LiveServer, extra: &[&str]) -> Value {

@@ -82,9 +82,9 @@ pub const FACTS: &[FactQuery] = &[
     },
     FactQuery {
         name: "parts",
-        purpose: "active parts per table (count, rows, median and largest part)",
+        purpose: "active parts per table (count, rows, median and largest part, largest on disk)",
         sql: "SELECT database, table, count() AS parts, sum(rows) AS total_rows, median(rows) AS median_part_rows, \
-              max(rows) AS max_part_rows, \
+              max(rows) AS max_part_rows, max(bytes_on_disk) AS max_part_bytes, \
               arraySlice(groupArray(rows), 1, 1000) AS part_rows FROM system.parts WHERE active GROUP BY database, table",
         since: None,
     },
@@ -148,8 +148,9 @@ pub const FACTS: &[FactQuery] = &[
     // keyed by metric name: value (AttachedTable, ReadonlyReplica, ...)
     FactQuery {
         name: "metrics",
-        purpose: "current metrics: attached objects, read-only replicas, active parts",
-        sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric IN ('ReadonlyReplica', 'PartsActive')",
+        purpose: "current metrics: attached objects, active parts, running queries, connections, Keeper sessions",
+        sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric IN ('PartsActive', 'Query', \
+              'TCPConnection', 'HTTPConnection', 'MySQLConnection', 'PostgreSQLConnection', 'ZooKeeperSession')",
         since: None,
     },
     // keyed by event name: count since the server started (only the events rules read)
