@@ -57,6 +57,13 @@ const KERNEL_FACTS: &[(&str, Reader)] = &[
     ("swap_total_kb", || swap_total_kb(&read("/proc/meminfo")?)),
     ("data_path_filesystem", || Ok(json!(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
     ("server_max_processes", server_max_processes),
+    ("mem_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:")),
+    ("kernel_release", || Ok(json!(read("/proc/sys/kernel/osrelease")?))),
+    ("kernel_version_number", || kernel_version_number(&read("/proc/sys/kernel/osrelease")?)),
+    ("block_devices", block_devices),
+    ("thermal_throttle_events", || Ok(sum_of_files("/sys/devices/system/cpu", "thermal_throttle/core_throttle_count"))),
+    ("ecc_corrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ce_count"))),
+    ("ecc_uncorrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ue_count"))),
 ];
 
 /// The data path of a packaged install; the filesystem of its nearest mount point counts.
@@ -78,8 +85,51 @@ fn selected(text: &str) -> Result<Value, String> {
 }
 
 fn swap_total_kb(meminfo: &str) -> Result<Value, String> {
-    let line = meminfo.lines().find(|l| l.starts_with("SwapTotal:")).ok_or("no SwapTotal in /proc/meminfo")?;
+    meminfo_kb(meminfo, "SwapTotal:")
+}
+
+fn meminfo_kb(meminfo: &str, key: &str) -> Result<Value, String> {
+    let line = meminfo.lines().find(|l| l.starts_with(key)).ok_or_else(|| format!("no {key} in /proc/meminfo"))?;
     number(line.split_whitespace().nth(1).unwrap_or_default())
+}
+
+/// `5.6.12-arch1` -> 5006012 (major * 1,000,000 + minor * 1,000 + patch), so rules compare ranges.
+fn kernel_version_number(release: &str) -> Result<Value, String> {
+    let numeric: String = release.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut parts = numeric.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor, patch) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if major == 0 {
+        return Err(format!("no kernel version in `{release}`"));
+    }
+    Ok(json!(major * 1_000_000 + minor * 1_000 + patch))
+}
+
+/// Block devices (loop, ram and zram left out): {name, rotational, read_ahead_kb}.
+fn block_devices() -> Result<Value, String> {
+    let entries = std::fs::read_dir("/sys/block").map_err(|e| format!("/sys/block: {e}"))?;
+    let mut devices: Vec<Value> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
+                return None;
+            }
+            let queue = |f: &str| std::fs::read_to_string(e.path().join("queue").join(f)).ok()?.trim().parse::<u64>().ok();
+            Some(json!({"name": name, "rotational": queue("rotational")? == 1, "read_ahead_kb": queue("read_ahead_kb")}))
+        })
+        .collect();
+    devices.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    Ok(json!(devices))
+}
+
+/// The sum of `<dir>/*/<file>` (per-CPU or per-controller counters); null where none exists.
+fn sum_of_files(dir: &str, file: &str) -> Value {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Value::Null };
+    let counts: Vec<u64> = entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join(file)).ok()?.trim().parse().ok())
+        .collect();
+    if counts.is_empty() { Value::Null } else { json!(counts.iter().sum::<u64>()) }
 }
 
 /// The filesystem type of the longest mount point `path` lies under (/proc/mounts lines:
@@ -163,5 +213,8 @@ mod tests {
             "overlay / overlay rw 0 0\n/dev/sda1 /var/lib/clickhouse ext4 rw 0 0\n/dev/sdb /var/lib/c xfs rw 0 0\n";
         assert_eq!(filesystem_of("/var/lib/clickhouse/", mounts).as_deref(), Some("ext4"));
         assert_eq!(filesystem_of("/var/lib/clickhouse/", "overlay / overlay rw 0 0\n").as_deref(), Some("overlay"));
+        assert_eq!(kernel_version_number("5.6.12-arch1").unwrap(), 5_006_012);
+        assert_eq!(kernel_version_number("6.18.44-fc-v669").unwrap(), 6_018_044);
+        assert!(kernel_version_number("unknown").is_err());
     }
 }
