@@ -225,3 +225,20 @@ fn a_healthy_server_gives_no_health_finding_at_or_above_medium() {
     }
     assert!(!findings(&report, "live-system-log-without-ttl").is_empty(), "the stock system logs have no TTL");
 }
+
+#[test]
+fn an_old_release_is_reported_with_its_age_and_every_new_fact_answers_on_24_8() {
+    let server = support::LiveServer::start_version(support::CLICKHOUSE_24_8, false, |_| {});
+    server.query("SYSTEM FLUSH LOGS");
+    let report = audit(&server, &[]);
+    let age = server.query("SELECT dateDiff('day', toDate('2024-08-01'), today())");
+    assert_eq!(
+        messages(&report, "version-old"),
+        [format!("ClickHouse 24.8.4.1 was released about {} days ago (more than 365)", age.trim())]
+    );
+    // the health facts all exist in 24.8: none of their rules is inconclusive
+    for rule in HEALTH_RULES {
+        let outcome = support::report_entry(&report, "outcomes", rule).map(|o| o["outcome"].as_str().unwrap_or(""));
+        assert!(outcome.is_some_and(|o| o != "inconclusive" && o != "errored"), "{rule}: {outcome:?}");
+    }
+}

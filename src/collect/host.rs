@@ -114,8 +114,11 @@ fn block_devices() -> Result<Value, String> {
             if ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
                 return None;
             }
-            let queue = |f: &str| std::fs::read_to_string(e.path().join("queue").join(f)).ok()?.trim().parse::<u64>().ok();
-            Some(json!({"name": name, "rotational": queue("rotational")? == 1, "read_ahead_kb": queue("read_ahead_kb")}))
+            let queue =
+                |f: &str| std::fs::read_to_string(e.path().join("queue").join(f)).ok()?.trim().parse::<u64>().ok();
+            Some(
+                json!({"name": name, "rotational": queue("rotational")? == 1, "read_ahead_kb": queue("read_ahead_kb")}),
+            )
         })
         .collect();
     devices.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));

@@ -164,6 +164,15 @@ pub const FACTS: &[FactQuery] = &[
               'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions')",
         since: None,
     },
+    // one row: {age_days}: days since the first day of the release month the version names
+    // (YY.M), by the server's clock
+    FactQuery {
+        name: "release",
+        purpose: "the age of the running release (its version names its month)",
+        sql: "SELECT dateDiff('day', makeDate(2000 + toUInt16OrZero(splitByChar('.', version())[1]), \
+              toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days FROM system.one",
+        since: None,
+    },
     FactQuery {
         name: "projections",
         purpose: "projections of user tables (projection indexes read _part_offset)",
