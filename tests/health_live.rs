@@ -242,3 +242,31 @@ fn an_old_release_is_reported_with_its_age_and_every_new_fact_answers_on_24_8() 
         assert!(outcome.is_some_and(|o| o != "inconclusive" && o != "errored"), "{rule}: {outcome:?}");
     }
 }
+
+#[test]
+fn a_replicated_table_without_keeper_is_a_read_only_replica_on_25_8() {
+    // The test engines are built without NuRaft (an embedded <keeper_server> is refused with
+    // SUPPORT_IS_DISABLED), so the replica is made read-only the way a server without a
+    // reachable Keeper has it: a ReplicatedMergeTree table attached at start-up with no
+    // <zookeeper> configured (in an Ordinary database, whose metadata is plain files).
+    let server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir: &Path| {
+        let metadata = dir.join("data/metadata");
+        std::fs::create_dir_all(metadata.join("legacy")).unwrap();
+        std::fs::write(metadata.join("legacy.sql"), "ATTACH DATABASE legacy\nENGINE = Ordinary\n").unwrap();
+        std::fs::write(
+            metadata.join("legacy/events.sql"),
+            "ATTACH TABLE events\n(\n    k UInt64\n)\nENGINE = ReplicatedMergeTree('/tables/events', 'r1')\nORDER BY k\n",
+        )
+        .unwrap();
+    });
+    assert_eq!(server.query("SELECT is_readonly FROM system.replicas WHERE table = 'events'").trim(), "1");
+    server.query("SYSTEM FLUSH LOGS");
+    let report = audit(&server, &[]);
+    assert_eq!(
+        messages(&report, "replica-readonly"),
+        ["legacy.events is read-only (its Keeper session expired): inserts into it fail"]
+    );
+    // its delay counts from a queue update that never came: not a second finding
+    assert!(messages(&report, "replication-delay").is_empty());
+    assert_eq!(messages(&report, "ordinary-database"), ["database `legacy` uses the deprecated Ordinary engine"]);
+}
