@@ -118,6 +118,83 @@ const OTHER_ROOT_ELEMENTS: &[&str] = &[
     "zookeeper_log",
 ];
 
+/// Elements of a disk definition by disk type (ClickHouse's storage docs), for spotting a
+/// misspelled one, which ClickHouse ignores. Object-storage disks take the S3, Azure and
+/// web keys alike (`type` object_storage names the kind in another element).
+const DISK_COMMON: &[&str] =
+    &["type", "object_storage_type", "metadata_type", "metadata_path", "skip_access_check", "readonly"];
+const DISK_KEYS: &[(&str, &[&str])] = &[
+    ("local", &["path", "keep_free_space_bytes", "keep_free_space_ratio"]),
+    (
+        "cache",
+        &[
+            "disk",
+            "path",
+            "max_size",
+            "cache_on_write_operations",
+            "max_file_segment_size",
+            "cache_hits_threshold",
+            "boundary_alignment",
+            "background_download_threads",
+            "background_download_queue_size_limit",
+            "cache_policy",
+            "slru_size_ratio",
+            "enable_bypass_cache_with_threshold",
+            "bypass_cache_threshold",
+            "max_elements",
+            "load_metadata_threads",
+            "load_metadata_asynchronously",
+            "enable_filesystem_query_cache_limit",
+            "write_cache_per_user_id_directory",
+            "max_size_ratio_to_total_space",
+            "keep_free_space_size_ratio",
+            "keep_free_space_elements_ratio",
+            "keep_free_space_remove_batch",
+            "allow_dynamic_cache_resize",
+        ],
+    ),
+    ("encrypted", &["disk", "path", "key", "key_hex", "current_key_id", "algorithm"]),
+    (
+        "object",
+        &[
+            "endpoint",
+            "access_key_id",
+            "secret_access_key",
+            "region",
+            "use_environment_credentials",
+            "use_insecure_imds_request",
+            "expiration_window_seconds",
+            "no_sign_request",
+            "role_arn",
+            "session_token",
+            "server_side_encryption_customer_key_base64",
+            "server_side_encryption_kms_key_id",
+            "support_batch_delete",
+            "connect_timeout_ms",
+            "request_timeout_ms",
+            "retry_attempts",
+            "max_single_read_retries",
+            "min_bytes_for_seek",
+            "min_upload_part_size",
+            "max_single_part_upload_size",
+            "max_connections",
+            "send_metadata",
+            "thread_pool_size",
+            "list_object_keys_size",
+            "objects_chunk_size_to_delete",
+            "header",
+            "storage_account_url",
+            "connection_string",
+            "container_name",
+            "account_name",
+            "account_key",
+            "container_already_exists",
+            "max_single_download_retries",
+            "endpoint_subpath",
+        ],
+    ),
+];
+
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
@@ -300,10 +377,32 @@ impl<'a> ConfigFacts<'a> {
 
     // disks and policies on every core: a config can declare thousands
     fn disks(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(
-            &model::disks(&self.loaded.server.root),
-            |d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}),
-        )
+        crate::parallel::on_every_core(&model::disks(&self.loaded.server.root), |d| {
+            json!({
+                "name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin),
+                "misspelled": self.misspelled_disk_elements(d),
+            })
+        })
+    }
+
+    /// `misspelled`: elements of a disk that are no element of its type but a typo of one (at
+    /// most two letters off: {name, suggestion, at}); any other unknown name is left alone, it
+    /// may be an option newer than this list.
+    fn misspelled_disk_elements(&self, disk: &model::Disk) -> Vec<Value> {
+        let kind = match disk.kind.as_str() {
+            "local" | "cache" | "encrypted" => disk.kind.as_str(),
+            _ => "object",
+        };
+        let own = DISK_KEYS.iter().find(|(k, _)| *k == kind).map_or(&[][..], |(_, keys)| *keys);
+        disk.element
+            .elements()
+            .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
+            .filter_map(|e| {
+                let typo_of = |known: &&&str| strsim::levenshtein(&e.name, known) <= 2;
+                let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
+                Some(json!({"name": e.name, "suggestion": suggestion, "at": self.at(e.origin)}))
+            })
+            .collect()
     }
 
     fn policies(&self) -> Vec<Value> {
