@@ -10,6 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use chaudit::rules::Severity;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
@@ -55,14 +56,19 @@ pub struct AuditArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Override a rule parameter, e.g. --param lock_ceiling=60000 (see `rules explain`).
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    /// Override a rule parameter, e.g. --param context-lock-heavy-shapes.lock_ceiling=60000, or
+    /// NAME=VALUE when only one rule has it (see `rules explain`).
+    #[arg(long = "param", value_name = "[RULE.]NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
+    /// Let rules whose evidence could not be read (inconclusive) pass the run; without it
+    /// they make it exit 3.
+    #[arg(long)]
+    pub allow_inconclusive: bool,
     /// Suppressions file (default: .chaudit.yaml in the working directory, if present).
     #[arg(long, value_name = "FILE")]
     pub suppressions: Option<PathBuf>,
@@ -105,6 +111,19 @@ pub enum FailOn {
     Never,
 }
 
+impl FailOn {
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::High => Some(Severity::High),
+            FailOn::Medium => Some(Severity::Medium),
+            FailOn::Low => Some(Severity::Low),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Work with the configuration files.
@@ -123,6 +142,8 @@ enum Command {
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
+    /// The facts rules read: every path, its type and meaning (Markdown).
+    Facts,
     /// Audit a recorded snapshot, offline (with the config files too, if given).
     Check {
         #[arg(long, value_name = "FILE")]
@@ -167,6 +188,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
         Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
         Some(Command::Upgrade(args)) => upgrade::run(&args),
+        Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }

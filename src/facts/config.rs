@@ -198,6 +198,12 @@ const DISK_KEYS: &[(&str, &[&str])] = &[
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
+/// Whether an element at the root of a config is a known section (not a setting): rule
+/// expressions may name it.
+pub fn is_known_section(name: &str) -> bool {
+    SERVER_SECTIONS.contains(&name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
+}
+
 /// Authentication elements of a user and what they mean.
 const AUTH_KINDS: &[(&str, &str)] = &[
     ("password", "plaintext"),
