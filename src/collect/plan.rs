@@ -145,12 +145,14 @@ pub const FACTS: &[FactQuery] = &[
               FROM system.distribution_queue WHERE data_files > 0",
         since: None,
     },
-    // keyed by metric name: value (AttachedTable, ReadonlyReplica, ...)
+    // keyed by metric name: value (AttachedTable, Query, MemoryTracking, BackgroundFetchesPoolTask, ...)
     FactQuery {
         name: "metrics",
-        purpose: "current metrics: attached objects, active parts, running queries, connections, Keeper sessions",
-        sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric IN ('PartsActive', 'Query', \
-              'TCPConnection', 'HTTPConnection', 'MySQLConnection', 'PostgreSQLConnection', 'ZooKeeperSession')",
+        purpose: "current metrics: attached objects, active parts, running queries, connections, Keeper sessions, \
+                  memory tracked, background pools' tasks and sizes",
+        sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric LIKE 'Background%Pool%' \
+              OR metric IN ('PartsActive', 'Query', 'TCPConnection', 'HTTPConnection', 'MySQLConnection', \
+              'PostgreSQLConnection', 'ZooKeeperSession', 'MemoryTracking')",
         since: None,
     },
     // keyed by event name: count since the server started (only the events rules read)
