@@ -12,7 +12,7 @@ use chaudit::rules::RulePack;
 use chaudit::rules::schema::Severity;
 
 fn options() -> LoadOptions {
-    LoadOptions { default_include_from: "/nonexistent/metrika.xml".into(), env: Default::default() }
+    LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default() }
 }
 
 fn audit(main: &Path) -> chaudit::eval::Evaluation {

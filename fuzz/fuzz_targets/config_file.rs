@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         let ext = if selector % 8 < 4 { "xml" } else { "yaml" };
         std::fs::write(dir.join(format!("config.d/f.{ext}")), fragment).unwrap();
     }
-    let options = LoadOptions { default_include_from: "/nonexistent".into(), env: Default::default() };
+    let options = LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default() };
     let path = if fragment.is_some() { dir.join("config.xml") } else { main };
     if let Ok(loaded) = config::load(&path, &options) {
         let _ = config::render::render(&loaded.server, &loaded.sources, &config::render::RenderOptions { provenance: true });

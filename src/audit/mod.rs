@@ -5,6 +5,7 @@
 
 mod snapshot;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use miette::Diagnostic;
@@ -15,7 +16,7 @@ use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
 use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
 use crate::eval::{Evaluation, OutcomeKind, Selection, SelectionError, evaluate};
-use crate::facts::{self, Facts};
+use crate::facts::{self, Facts, Source};
 use crate::report::{Report, RuleInfo};
 use crate::rules::{Rule, RuleError, RulePack, Severity};
 use crate::suppress::{self, SuppressionError, date::Date};
@@ -169,6 +170,18 @@ pub fn run(
     let (loaded, mut facts, live) = gathered?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
+    if let (Some(loaded), Some(main)) = (&loaded, &request.config) {
+        // only the config facts the selected rules read are built
+        let wanted: BTreeSet<String> = pack
+            .rules
+            .iter()
+            .filter(|r| selection.includes(r))
+            .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
+            .collect();
+        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), request.version);
+        config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
+        facts = config;
+    }
     let mut evaluation = match &live {
         Some(Live::Cluster { name, collected }) => {
             crate::cluster::audit(&pack, &facts, name.as_deref(), collected, &selection)
@@ -221,12 +234,9 @@ fn gather(
         Some(main) => Some(config::load(main, &request.load).map_err(|e| AuditError::Config(Box::new(e)))?),
         None => None,
     };
-    // problems ClickHouse starts with become findings of rules; fatal ones stopped the load
-    let mut facts = match (&loaded, &request.config) {
-        (Some(loaded), Some(main)) => facts::config::facts(loaded, main.display().to_string(), request.version),
-        _ => Facts::empty(String::new()),
-    };
-    facts.version = facts.version.or(request.version);
+    // the config's facts are built once the rules are known (only what they read)
+    let mut facts = Facts::empty(String::new());
+    facts.version = request.version;
     let mut live = None;
     if let Some(path) = &request.snapshot {
         let (recorded, cluster) = read_snapshot(path)?;
@@ -247,7 +257,7 @@ fn gather(
     if let Some(host) = &request.host {
         facts.add_host(host.clone());
     }
-    if loaded.is_none() && facts.sources.is_empty() && live.is_none() {
+    if loaded.is_none() && facts.document.is_empty() && live.is_none() {
         return Err(AuditError::NothingToAudit);
     }
     Ok((loaded, facts, live))

@@ -5,7 +5,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chaudit::audit::{self, AuditError, ErrorClass, Live, Policy, ProjectSuppressions, Request, RulesRequest, Status};
-use chaudit::config::LoadOptions;
 use chaudit::facts::Facts;
 use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
@@ -26,7 +25,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     };
     let request = Request {
         config: args.config.clone(),
-        load: LoadOptions::default(),
+        load: super::config_show::load_options(args.default_include_from.as_deref()),
         version,
         snapshot: snapshot.map(Path::to_path_buf),
         host: args.host_facts.then(chaudit::collect::host::collect),
@@ -43,7 +42,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
     };
     let footprint = std::cell::Cell::new(None);
-    let verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
+    let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
         Err(error) => return fail(error),
     };
@@ -85,6 +84,20 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         Status::Failing => exit::FINDINGS,
         Status::Passed => exit::OK,
     };
+    // A users config ClickHouse cannot load: the server config was audited, the users were not.
+    let loaded = verdict.loaded.as_mut();
+    let code = match loaded.and_then(|l| l.users_error.take()) {
+        Some(err) => {
+            eprintln!("chaudit: error: the users config cannot be processed; only the server config was audited:");
+            report_all(vec![err]);
+            // the config is broken: that decides the exit code (its rules are inconclusive)
+            exit::USAGE_OR_CONFIG
+        }
+        None => code,
+    };
+    if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
+        eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
+    }
     let code = write_stdout(&text, code);
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);

@@ -1,7 +1,7 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
 mod audit;
-mod config_show;
+pub mod config_show;
 mod live;
 mod rules;
 mod upgrade;
@@ -40,6 +40,10 @@ pub struct AuditArgs {
     /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN")]
     pub config: Option<PathBuf>,
+    /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
+    /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
+    #[arg(long, value_name = "FILE|none")]
+    pub default_include_from: Option<String>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
     /// Read this machine's TCP facts (/proc, `ip route`): run chaudit on the server node.
@@ -155,7 +159,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ConfigCommand {
-    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
+    /// Print the merged configuration as ClickHouse writes it to preprocessed_configs/.
+    ///
+    /// The same element tree as the engine's preprocessed_configs/config.xml (or users.xml),
+    /// ignoring only comments, whitespace-only text, attribute order and `<a></a>` vs `<a/>`.
+    /// Warnings ClickHouse starts with (an unset from_env, a missing incl) go to stderr and the
+    /// tree is printed (exit 0); a tree ClickHouse refuses prints nothing (exit 2). The server
+    /// and users configs are independent: an error in one does not stop showing the other.
     Show(config_show::ShowArgs),
 }
 

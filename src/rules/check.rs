@@ -196,7 +196,6 @@ impl<'a> Checker<'a> {
         if let Ast::Ident(name) = &operand.expr
             && let Some(source) = Source::parse(name)
             && self.lookup_is_global(name)
-            && self.required.contains(&source)
             && !META.contains(&field)
         {
             let read = (source, field.to_string());
@@ -208,9 +207,15 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// The facts the rule cannot run without: read, and never tested for.
+    /// The facts the rule cannot run without: read of a source it needs, and never tested
+    /// for.
     pub fn needed(&self) -> Vec<(Source, String)> {
-        self.reads.difference(&self.guarded).cloned().collect()
+        self.reads.difference(&self.guarded).filter(|(source, _)| self.required.contains(source)).cloned().collect()
+    }
+
+    /// Every top-level fact the rule reads, needed or not: what an audit must build for it.
+    pub fn read(&self) -> BTreeSet<(Source, String)> {
+        self.reads.union(&self.guarded).cloned().collect()
     }
 
     fn lookup_is_global(&self, name: &str) -> bool {

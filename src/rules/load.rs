@@ -1,7 +1,7 @@
 //! Rule files: parse (spanned YAML) → validate → compile. Every problem in every file is
 //! collected, each pointing at its file, line and column.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::error::FileProblem;
@@ -144,7 +144,7 @@ impl Parser<'_> {
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
         let params = self.params();
-        let facts = self.check_facts(
+        let (facts, reads) = self.check_facts(
             &sources,
             &optional_sources,
             &params,
@@ -175,6 +175,7 @@ impl Parser<'_> {
             sources,
             optional_sources,
             facts,
+            reads,
             versions,
             for_each,
             item,
@@ -312,7 +313,7 @@ impl Parser<'_> {
         [for_each, when, location, impact]: [&Option<Expr>; 4],
         evidence: &[(String, Expr)],
         templates: [Option<&Template>; 3],
-    ) -> Vec<(Source, String)> {
+    ) -> (Vec<(Source, String)>, BTreeSet<(Source, String)>) {
         let mut checker = Checker::new(sources, optional, params);
         if let Some(e) = for_each {
             let t = self.check_one(&mut checker, e, None);
@@ -337,7 +338,7 @@ impl Parser<'_> {
                 self.check_one(&mut checker, e, None);
             }
         }
-        checker.needed()
+        (checker.needed(), checker.read())
     }
 
     fn check_one(&mut self, checker: &mut Checker, e: &Expr, want: Option<Type>) -> Type {

@@ -205,6 +205,9 @@ pub struct Rule {
     /// The facts its expressions read of the sources it needs (derived when the pack loads):
     /// one that could not be read makes the rule inconclusive.
     pub facts: Vec<(Source, String)>,
+    /// Every top-level fact its expressions read (`config.disks`, ...): what an audit
+    /// builds for it.
+    pub reads: std::collections::BTreeSet<(Source, String)>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,
