@@ -42,6 +42,7 @@ const HEALTH_RULES: &[&str] = &[
     "too-many-connections",
     "keeper-multiple-sessions",
     "large-part",
+    "background-pool-saturated",
 ];
 
 fn audit(server: &support::LiveServer, extra: &[&str]) -> Value {
@@ -224,6 +225,13 @@ fn a_healthy_server_gives_no_health_finding_at_or_above_medium() {
         }
     }
     assert!(!findings(&report, "live-system-log-without-ttl").is_empty(), "the stock system logs have no TTL");
+    // the pools background-pool-saturated compares exist under the names it reads
+    let pools = server.query(
+        "SELECT count() FROM system.metrics WHERE metric IN ('BackgroundMergesAndMutationsPoolTask', \
+         'BackgroundMergesAndMutationsPoolSize', 'BackgroundFetchesPoolTask', 'BackgroundFetchesPoolSize', \
+         'BackgroundSchedulePoolTask', 'BackgroundSchedulePoolSize')",
+    );
+    assert_eq!(pools.trim(), "6");
 }
 
 #[test]
