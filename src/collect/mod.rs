@@ -229,7 +229,7 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
     Value::Object(log)
 }
 
-/// Settings and errors are looked up by name; the rest stay lists of rows.
+/// Settings, errors, metrics and events are looked up by name; the rest stay lists of rows.
 fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
     match name {
         "settings" | "server_settings" | "merge_tree_settings" => {
@@ -245,10 +245,15 @@ fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
                 .collect();
             Value::Object(map)
         }
-        "errors" => {
+        "errors" | "metrics" | "events" => {
+            let key = match name {
+                "metrics" => "metric",
+                "events" => "event",
+                _ => "name",
+            };
             let map: Map<String, Value> = rows
                 .into_iter()
-                .filter_map(|r| Some((r.get("name")?.as_str()?.to_string(), r["value"].clone())))
+                .filter_map(|r| Some((r.get(key)?.as_str()?.to_string(), r["value"].clone())))
                 .collect();
             Value::Object(map)
         }
