@@ -13,6 +13,7 @@ pub mod config;
 pub mod eval;
 pub mod facts;
 pub mod parallel;
+pub mod regular_file;
 pub mod report;
 pub mod rules;
 pub mod ruletest;

@@ -28,6 +28,10 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         );
         return ExitCode::from(exit::USAGE_OR_CONFIG);
     }
+    if let Some(Err(e)) = args.write_baseline.as_deref().map(chaudit::regular_file::ensure_replaceable) {
+        eprintln!("chaudit: baseline: {e}");
+        return exit::of_write_error(&e);
+    }
     let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
         Ok(v) => v,
         Err(message) => {
@@ -157,9 +161,9 @@ fn audit(
     }
     if let Some(path) = &args.write_baseline {
         let baseline = Baseline::of(&evaluation.findings);
-        if let Err(message) = baseline.write(path) {
-            eprintln!("chaudit: {message}");
-            return ExitCode::from(exit::RUNTIME);
+        if let Err(e) = baseline.write(path) {
+            eprintln!("chaudit: baseline: {e}");
+            return exit::of_write_error(&e);
         }
         baseline.apply(&mut evaluation.findings);
     }
@@ -215,7 +219,8 @@ fn target_name(args: &AuditArgs, facts: &Facts) -> String {
 }
 
 fn read_snapshot(path: &Path) -> Result<Facts, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read snapshot {}: {e}", path.display()))?;
+    let text = chaudit::regular_file::read_to_string(path)
+        .map_err(|e| format!("cannot read snapshot {}: {e}", path.display()))?;
     serde_json::from_str(&text)
         .map_err(|e| format!("{}:{}:{}: not a chaudit snapshot: {e}", path.display(), e.line(), e.column()))
 }
@@ -224,6 +229,10 @@ fn read_snapshot(path: &Path) -> Result<Facts, String> {
 pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
     if connect.dry_run {
         return live::print_plan(connect, false);
+    }
+    if let Err(e) = chaudit::regular_file::ensure_replaceable(output) {
+        eprintln!("chaudit: {e}");
+        return exit::of_write_error(&e);
     }
     let facts = if connect.is_cluster() {
         let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal()) {
@@ -253,12 +262,11 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    let tmp = output.with_extension("chaudit-tmp");
-    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, output)) {
+    match chaudit::regular_file::replace(output, text.as_bytes()) {
         Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            eprintln!("chaudit: cannot write {}: {e}", output.display());
-            ExitCode::from(exit::RUNTIME)
+            eprintln!("chaudit: {e}");
+            exit::of_write_error(&e)
         }
     }
 }

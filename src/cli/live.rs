@@ -108,7 +108,7 @@ impl ConnectArgs {
     fn endpoint_of(&self, dsn: Option<String>) -> Result<Endpoint, String> {
         let password = match &self.password_file {
             Some(path) => Some(Secret::new(
-                std::fs::read_to_string(path)
+                chaudit::regular_file::read_to_string(path)
                     .map_err(|e| format!("--password-file {}: {e}", path.display()))?
                     .lines()
                     .next()

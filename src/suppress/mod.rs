@@ -44,7 +44,7 @@ pub enum SuppressionError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Invalid(FileProblem),
-    #[error("cannot read {path}: {message}")]
+    #[error("{message}")]
     #[diagnostic(code(chaudit::suppress::read))]
     Read { path: String, message: String },
 }
