@@ -234,11 +234,18 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
         eprintln!("chaudit: {e}");
         return exit::of_write_error(&e);
     }
+    // what could not be read: the snapshot is written, and the exit says it is incomplete
+    let mut unread = Vec::new();
     let facts = if connect.is_cluster() {
         let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal()) {
             Ok(collected) => collected,
             Err(code) => return code,
         };
+        for node in &collected.nodes {
+            let failed =
+                node.error.iter().cloned().chain(node.live.iter().chain(&node.log).flat_map(chaudit::collect::unread));
+            unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
+        }
         let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
         facts.add_cluster(chaudit::cluster::document::document(name.as_deref(), &collected));
         facts.document.insert("nodes".into(), collected.to_json());
@@ -248,6 +255,8 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
             Ok((node, _)) => (node.live, node.log),
             Err(code) => return code,
         };
+        unread.extend(chaudit::collect::unread(&live));
+        unread.extend(log.iter().flat_map(chaudit::collect::unread));
         let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
         facts.add_live(live);
         if let Some(log) = log {
@@ -263,7 +272,18 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
         }
     };
     match chaudit::regular_file::replace(output, text.as_bytes()) {
-        Ok(()) => ExitCode::from(exit::OK),
+        Ok(()) if unread.is_empty() => ExitCode::from(exit::OK),
+        Ok(()) => {
+            for why in &unread {
+                eprintln!("chaudit: not collected: {why}");
+            }
+            eprintln!(
+                "chaudit: {} written, but incomplete: {} fact(s) could not be read",
+                output.display(),
+                unread.len()
+            );
+            ExitCode::from(exit::RUNTIME)
+        }
         Err(e) => {
             eprintln!("chaudit: {e}");
             exit::of_write_error(&e)

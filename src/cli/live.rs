@@ -52,9 +52,13 @@ pub struct ConnectArgs {
     /// Also trust the CA certificates in this PEM file (a private CA or a self-signed server).
     #[arg(long, value_name = "FILE", env = "CLICKHOUSE_CA_CERT")]
     pub ca_cert: Option<PathBuf>,
-    /// Seconds to wait for each query.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds to wait for each query (at least 1).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
+    /// Seconds the whole collection may take, every server and query included (default: 3 x
+    /// --timeout). A query not answered by then is not waited on: its facts are unavailable.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline: Option<u64>,
     /// Print every query chaudit would send, with its purpose, and send nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -76,6 +80,9 @@ pub enum FanOut {
     Direct,
 }
 
+/// The longest `--since` window: ten years.
+const MAX_WINDOW_SECONDS: u64 = 3650 * 86_400;
+
 /// `24h`, `90m`, `7d`, `3600s` (or plain seconds) -> seconds.
 fn parse_window(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -88,7 +95,9 @@ fn parse_window(s: &str) -> Result<u64, String> {
         "d" => 86_400,
         _ => return Err(format!("`{s}`: the unit is s, m, h or d")),
     };
-    Ok(n * factor)
+    n.checked_mul(factor)
+        .filter(|seconds| *seconds <= MAX_WINDOW_SECONDS)
+        .ok_or_else(|| format!("`{s}`: a window is at most 3650d"))
 }
 
 impl ConnectArgs {
@@ -99,6 +108,12 @@ impl ConnectArgs {
     /// Several nodes: `--cluster`, or `--dsn` given more than once.
     pub fn is_cluster(&self) -> bool {
         self.cluster.is_some() || self.dsn.len() > 1
+    }
+
+    /// The per-query timeout and the whole collection's deadline, from now.
+    pub fn limits(&self) -> collect::Limits {
+        let total = self.deadline.unwrap_or(self.timeout.saturating_mul(3));
+        collect::Limits::new(Duration::from_secs(self.timeout), Duration::from_secs(total))
     }
 
     pub fn endpoint(&self) -> Result<Endpoint, String> {
@@ -148,10 +163,7 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
             eprintln!("chaudit: {e}");
             ExitCode::from(exit::RUNTIME)
         };
-        let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1)))
-            .await
-            .map_err(fail)?
-            .with_in_flight(args.in_flight);
+        let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
         let log_window = Some(args.since).filter(|s| *s > 0);
         let node = collect::node(&session, log_window, review_history).await.map_err(fail)?;
@@ -183,7 +195,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         },
         parallel: args.parallel,
         node: cluster::NodeOptions {
-            timeout: Duration::from_secs(args.timeout.max(1)),
+            limits: args.limits(),
             log_window: Some(args.since).filter(|s| *s > 0),
             in_flight: args.in_flight,
         },

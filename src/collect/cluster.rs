@@ -9,13 +9,12 @@
 //! inconclusive for it, and the rest of the cluster is still audited.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
-use super::{Answer, CollectError, Session, facts_for, live_document, log_document, plan};
+use super::{Answer, CollectError, Limits, Session, Unread, facts_for, live_document, log_document, plan};
 use crate::facts::uint;
 use crate::version::Version;
 
@@ -175,7 +174,10 @@ pub async fn fan_out(
                         let table =
                             logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
                         if !has_log_table(&live, table) {
-                            *answer = Err(format!("system.{table} does not exist on this replica"));
+                            *answer = Err(format!(
+                                "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
+                                Unread::Missing.label()
+                            ));
                         }
                     }
                     NodeFacts { live: Some(live), log: log_window.map(|w| log_document(w, answers)), error: None, name }
@@ -252,7 +254,7 @@ async fn per_query<'a>(
     stream::iter(queries)
         .map(|(name, purpose, sql)| async move {
             let result =
-                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.to_string());
+                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.reason());
             (name, result)
         })
         .buffered(seed.in_flight)
@@ -294,8 +296,7 @@ fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
 /// How each node is read over a direct connection.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeOptions {
-    /// Per query.
-    pub timeout: Duration,
+    pub limits: Limits,
     pub log_window: Option<u64>,
     /// Queries at once on one node.
     pub in_flight: usize,
@@ -308,23 +309,14 @@ pub async fn direct(
     parallel: usize,
     progress: Progress<'_>,
 ) -> Collected {
-    let NodeOptions { timeout, .. } = options;
     let total = nodes.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
         .map(|(i, (name, endpoint))| {
             let finished = &finished;
             async move {
-                // a replica that answers each query just in time must not hold the report forever
-                let deadline = timeout * 3;
-                let (node, trips) =
-                    match tokio::time::timeout(deadline, one_node(name.clone(), endpoint, options)).await {
-                        Ok(done) => done,
-                        Err(_) => {
-                            let error = format!("did not finish within {} s", deadline.as_secs());
-                            (NodeFacts { name, live: None, log: None, error: Some(error) }, 0)
-                        }
-                    };
+                // the session's deadline bounds a replica that answers each query just in time
+                let (node, trips) = one_node(name, endpoint, options).await;
                 progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
                 (i, node, trips)
             }
@@ -338,8 +330,8 @@ pub async fn direct(
 }
 
 async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (NodeFacts, u32) {
-    let NodeOptions { timeout, log_window, in_flight } = options;
-    let session = match Session::connect(endpoint, timeout).await {
+    let NodeOptions { limits, log_window, in_flight } = options;
+    let session = match Session::connect(endpoint, limits).await {
         Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
@@ -438,7 +430,7 @@ pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) 
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
         return Err(CollectError::UnknownCluster { endpoint: "(no --dsn)".into(), cluster: name });
     };
-    let seed = Session::connect(seed_endpoint.clone(), node.timeout).await?.with_in_flight(node.in_flight);
+    let seed = Session::connect(seed_endpoint.clone(), node.limits).await?.with_in_flight(node.in_flight);
     let members = members(&seed, &name).await?;
     if members.is_empty() {
         return Err(CollectError::UnknownCluster { endpoint: seed.endpoint().to_string(), cluster: name });
