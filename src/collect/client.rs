@@ -308,8 +308,12 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
             }
             text
         }
-        // the server repeats the whole query after "In scope"; the purpose already names it
-        _ => message.split(". In scope").next().unwrap_or(&message).trim().to_string(),
+        // the server repeats the whole query after "In scope"; the purpose already names it;
+        // the server's own words start at "Code: "
+        _ => {
+            let server = message.find("Code: ").map_or(message.as_str(), |at| &message[at..]);
+            server.split(". In scope").next().unwrap_or(server).trim().to_string()
+        }
     };
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }

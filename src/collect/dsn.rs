@@ -159,8 +159,9 @@ fn decoded(part: &str, what: &str, shown: &str) -> Result<String, String> {
 /// A DSN with everything between `://` and the last `@` (user and password) replaced, for
 /// messages: the DSN may be malformed, so no guess is made about where the password ends.
 pub fn redact(dsn: &str) -> String {
-    match (dsn.find("://"), dsn.rfind('@')) {
-        (Some(s), Some(at)) if at > s => format!("{}***{}", &dsn[..s + 3], &dsn[at..]),
+    let start = dsn.find("://").map_or(0, |s| s + 3);
+    match dsn.rfind('@') {
+        Some(at) if at >= start => format!("{}***{}", &dsn[..start], &dsn[at..]),
         _ => dsn.to_string(),
     }
 }
@@ -196,6 +197,7 @@ mod tests {
         let e = dsn("http://bob:hunter2@h:8123").unwrap();
         assert!(!format!("{e} {e:?}").contains("hunter2"));
         assert_eq!(redact("http://bob:hunter2@h:8123"), "http://***@h:8123");
+        assert_eq!(redact("bob:hunter2@h:8123"), "***@h:8123");
     }
 
     #[test]
