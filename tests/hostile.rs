@@ -103,3 +103,46 @@ fn only_regular_files_are_replaced_by_writes() {
     assert_eq!(code, 0, "{stderr}");
     assert!(d.join("baseline.json").is_file());
 }
+
+#[test]
+fn a_rule_too_costly_for_its_facts_is_stopped_and_errored() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 300 users; four nested exists() over them: 8.1e9 steps (ran for hours)
+    let users: String =
+        (0..300).map(|i| format!("<u{i}><password_sha256_hex>00</password_sha256_hex></u{i}>")).collect();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
+    std::fs::write(d.join("users.xml"), format!("<clickhouse><users>{users}</users></clickhouse>")).unwrap();
+    std::fs::create_dir(d.join("rules")).unwrap();
+    std::fs::write(
+        d.join("rules/quadruple-loop.yaml"),
+        r#"id: quadruple-loop
+title: Four nested loops over the users
+severity: low
+category: security
+tags: [test]
+confidence: high
+description: costs 300^4 steps
+applies:
+  sources: [config]
+when: >-
+  config.users.exists(a, config.users.exists(b, config.users.exists(c,
+  config.users.exists(e, a.name + b.name + c.name + e.name == "none"))))
+message: never
+remediation:
+  restart: false
+  config: ""
+references: []
+"#,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let args =
+        ["--config", "config.xml", "--no-builtin-rules", "--rules", "rules", "--rule-budget", "1", "--format", "json"];
+    let out = Command::new(env!("CARGO_BIN_EXE_chaudit")).args(args).current_dir(d).output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcome = &report["outcomes"][0];
+    assert_eq!(outcome["outcome"], "errored", "{report}");
+    assert!(outcome["reason"].as_str().unwrap().contains("evaluation budget"), "{outcome}");
+}

@@ -39,6 +39,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
+    chaudit::eval::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
     // the rule pack compiles while the config loads and the server answers
     std::thread::scope(|scope| {
         let pack = scope.spawn(|| load_pack(&args.rules));

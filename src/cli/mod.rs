@@ -77,6 +77,9 @@ pub struct AuditArgs {
     /// Only findings not in this baseline count toward the exit code.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Seconds one rule's evaluation may take; a rule still running then is stopped and errored.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_budget)]
+    pub rule_budget: f64,
     /// Record the current findings as the baseline (this run then passes).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
@@ -178,6 +181,13 @@ pub fn run() -> ExitCode {
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|seconds| *seconds > 0.0 && *seconds <= 86_400.0)
+        .ok_or_else(|| "seconds, more than 0".into())
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {

@@ -1,5 +1,6 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
+pub mod budget;
 pub mod finding;
 
 use std::collections::HashMap;
@@ -68,6 +69,7 @@ pub struct Variables<'f>(cel::Context<'f, 'f>);
 impl<'f> Variables<'f> {
     pub fn of(facts: &'f Facts) -> Variables<'f> {
         let mut context = expr::context();
+        context.set_variable_resolver(&budget::WATCH);
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), cel_value(value));
         }
@@ -142,7 +144,7 @@ pub fn evaluate_rule_with(
             Some(_) => {}
         }
     }
-    match findings_of(rule, variables, overrides) {
+    match budget::within(|| findings_of(rule, variables, overrides)) {
         Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
         Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
         Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),
