@@ -50,7 +50,11 @@ pub fn config_tree(data: &[u8]) {
     let env = [("CH_PORT".to_string(), "9000".to_string()), ("EMPTY".to_string(), String::new())];
     let options = LoadOptions { default_include_from: dir.join("metrika.xml"), env: env.into_iter().collect() };
     if let Ok(loaded) = config::load(&main_path, &options) {
-        let _ = config::render::render(&loaded.server, &loaded.sources, &config::render::RenderOptions { provenance: true });
+        let _ = config::render::render(
+            &loaded.server,
+            &loaded.sources,
+            &config::render::RenderOptions { provenance: true },
+        );
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
         let _ = chaudit::eval::evaluate(builtin_pack(), &facts, &Default::default());
     }
@@ -73,7 +77,11 @@ pub fn config_file(data: &[u8]) {
     };
     let options = LoadOptions { default_include_from: "/nonexistent".into(), env: Default::default() };
     if let Ok(loaded) = config::load(&main, &options) {
-        let _ = config::render::render(&loaded.server, &loaded.sources, &config::render::RenderOptions { provenance: true });
+        let _ = config::render::render(
+            &loaded.server,
+            &loaded.sources,
+            &config::render::RenderOptions { provenance: true },
+        );
     }
 }
 

@@ -24,7 +24,12 @@ fn replay(target: &str, run: fn(&[u8])) {
             eprintln!("{} failed", input.display());
             std::panic::resume_unwind(panic);
         }
-        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{} took {:?}", input.display(), started.elapsed());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{} took {:?}",
+            input.display(),
+            started.elapsed()
+        );
     }
 }
 

@@ -161,7 +161,11 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
     runtime.block_on(async {
         let fail = |e: collect::CollectError| {
             eprintln!("chaudit: {e}");
-            ExitCode::from(exit::RUNTIME)
+            ExitCode::from(if matches!(e, collect::CollectError::CaCert(_)) {
+                exit::USAGE_OR_CONFIG
+            } else {
+                exit::RUNTIME
+            })
         };
         let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
@@ -208,7 +212,9 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     let warn = |message: String| eprintln!("chaudit: warning: {message}");
     match runtime.block_on(cluster::collect(plan, &show, &warn)) {
         Ok(collected) => Ok((args.cluster.clone(), collected)),
-        Err(e @ collect::CollectError::UnknownCluster { .. }) => Err(usage(e.to_string())),
+        Err(e @ (collect::CollectError::UnknownCluster { .. } | collect::CollectError::CaCert(_))) => {
+            Err(usage(e.to_string()))
+        }
         Err(e) => {
             eprintln!("chaudit: {e}");
             Err(ExitCode::from(exit::RUNTIME))

@@ -61,12 +61,14 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
             errors.push(error(entry.origin(), format!("suppression of {} has no reason", rules.join(", ")), help));
             continue;
         };
-        let expires = match text("expires") {
+        let expires = match entry.get("expires") {
             None => None,
-            Some(d) => match Date::parse(&d) {
+            Some(node) => match node.as_str().and_then(Date::parse) {
                 Some(d) => Some(d),
                 None => {
-                    errors.push(error(entry.origin(), format!("`expires: {d}` is not a YYYY-MM-DD date"), None));
+                    let shown = node.as_str().unwrap_or("(not a scalar)");
+                    let message = format!("`expires: {shown}` is not a YYYY-MM-DD date");
+                    errors.push(error(node.origin(), message, None));
                     continue;
                 }
             },
