@@ -22,9 +22,20 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
     /// How replicas are read: ClickHouse's clusterAllReplicas through the --dsn node, direct
-    /// connections to each (same port and credentials), or auto (fan-out when the user may).
+    /// connections to each (the --dsn credentials; ports from --replica-port or
+    /// --replica-dsn), or auto (fan-out when the user may).
     #[arg(long, value_enum, default_value_t = FanOut::Auto)]
     pub fan_out: FanOut,
+    /// The replicas' HTTP(S) port, for --cluster over direct connections (system.clusters
+    /// lists native ports only).
+    #[arg(long, value_name = "PORT")]
+    pub replica_port: Option<u16>,
+    /// Where the replicas' HTTP interfaces are, for --cluster over direct connections: a
+    /// template, `http://{host}:8123` ({host} and {port}, the native port, from
+    /// system.clusters), or one replica as `HOST:PORT=DSN` (its system.clusters name);
+    /// repeatable. The --dsn credentials are sent to each.
+    #[arg(long, value_name = "DSN")]
+    pub replica_dsn: Vec<String>,
     /// Replicas read at once over direct connections.
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
@@ -188,6 +199,19 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     if args.cluster.is_some() && endpoints.len() != 1 {
         return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
     }
+    let mut replicas = cluster::ReplicaAddresses { port: args.replica_port, ..Default::default() };
+    for given in &args.replica_dsn {
+        match given.split_once('=').filter(|(name, _)| !name.contains("://")) {
+            Some((name, dsn)) => replicas.by_name.push((name.to_string(), dsn.to_string())),
+            None if given.contains("{host}") && replicas.template.is_none() => replicas.template = Some(given.clone()),
+            None => {
+                let shown = collect::dsn::redact(given);
+                return Err(usage(format!(
+                    "--replica-dsn `{shown}`: one template with {{host}}, or HOST:PORT=DSN for one replica"
+                )));
+            }
+        }
+    }
     let runtime = runtime()?;
     let plan = cluster::Plan {
         cluster: args.cluster.clone(),
@@ -203,6 +227,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             log_window: Some(args.since).filter(|s| *s > 0),
             in_flight: args.in_flight,
         },
+        replicas,
     };
     let show = move |done: usize, total: usize| {
         if progress {
@@ -210,11 +235,20 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         }
     };
     let warn = |message: String| eprintln!("chaudit: warning: {message}");
-    match runtime.block_on(cluster::collect(plan, &show, &warn)) {
-        Ok(collected) => Ok((args.cluster.clone(), collected)),
-        Err(e @ (collect::CollectError::UnknownCluster { .. } | collect::CollectError::CaCert(_))) => {
-            Err(usage(e.to_string()))
+    let told = |endpoints: &[(String, Endpoint)]| {
+        if let Some((_, first)) = endpoints.first() {
+            let with = if first.password.expose().is_empty() { "" } else { " and its password" };
+            let urls: Vec<String> = endpoints.iter().map(|(_, e)| e.url()).collect();
+            eprintln!("chaudit: note: user `{}`{with} sent to {}", first.user, urls.join(", "));
         }
+    };
+    match runtime.block_on(cluster::collect(plan, &show, &warn, &told)) {
+        Ok(collected) => Ok((args.cluster.clone(), collected)),
+        Err(
+            e @ (collect::CollectError::UnknownCluster { .. }
+            | collect::CollectError::CaCert(_)
+            | collect::CollectError::Replicas(_)),
+        ) => Err(usage(e.to_string())),
         Err(e) => {
             eprintln!("chaudit: {e}");
             Err(ExitCode::from(exit::RUNTIME))

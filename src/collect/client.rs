@@ -26,6 +26,9 @@ pub enum CollectError {
     Deadline { purpose: String, seconds: u64 },
     #[error("{purpose}: the server's answer is not JSON rows: {message}")]
     BadResponse { purpose: String, message: String },
+    /// The replicas' addresses for direct connections are missing or repeat (a usage error).
+    #[error("{0}")]
+    Replicas(String),
     /// The --ca-cert file is not a PEM file of certificates (a usage error).
     #[error("--ca-cert {0}")]
     CaCert(String),
@@ -51,7 +54,9 @@ impl CollectError {
                 Unread::Unreachable
             }
             CollectError::Query { code: None, .. } => Unread::Unreachable,
-            CollectError::Query { .. } | CollectError::UnknownCluster { .. } => Unread::QueryFailed,
+            CollectError::Query { .. } | CollectError::UnknownCluster { .. } | CollectError::Replicas(_) => {
+                Unread::QueryFailed
+            }
         }
     }
 }

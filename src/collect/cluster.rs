@@ -342,17 +342,74 @@ async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (No
     (node, session.round_trips())
 }
 
-/// The endpoints of a cluster's replicas for direct connections: each replica's host with
-/// the seed's scheme, HTTP port and credentials (system.clusters knows native ports only).
-pub fn direct_endpoints(seed: &Endpoint, members: &[Member]) -> Vec<(String, Endpoint)> {
-    members
-        .iter()
-        .map(|m| {
-            let endpoint =
-                if m.is_local { seed.clone() } else { Endpoint { host: m.host_name.clone(), ..seed.clone() } };
-            (m.name(), endpoint)
-        })
-        .collect()
+/// Where the replicas' HTTP interfaces are, for direct connections: system.clusters lists
+/// native ports only, so the user says (the seed's credentials go to each).
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaAddresses {
+    /// `--replica-port`: every replica's HTTP(S) port, with the seed's scheme.
+    pub port: Option<u16>,
+    /// `--replica-dsn TEMPLATE`: a DSN with `{host}` (and `{port}`, the native port).
+    pub template: Option<String>,
+    /// `--replica-dsn HOST:PORT=DSN`: one replica, by its system.clusters name.
+    pub by_name: Vec<(String, String)>,
+}
+
+impl ReplicaAddresses {
+    fn is_empty(&self) -> bool {
+        self.port.is_none() && self.template.is_none() && self.by_name.is_empty()
+    }
+}
+
+/// The endpoints of a cluster's replicas for direct connections, each with the seed's
+/// credentials: the seed itself for its own entry, else as `addresses` say. Two replicas
+/// at one endpoint are an error (the same server would be read for both).
+pub fn direct_endpoints(
+    seed: &Endpoint,
+    members: &[Member],
+    addresses: &ReplicaAddresses,
+) -> Result<Vec<(String, Endpoint)>, CollectError> {
+    let mut endpoints: Vec<(String, Endpoint)> = Vec::new();
+    for m in members {
+        let name = m.name();
+        let dsn = match addresses.by_name.iter().find(|(n, _)| *n == name) {
+            Some((_, dsn)) => Some(dsn.clone()),
+            None => addresses
+                .template
+                .as_ref()
+                .map(|t| t.replace("{host}", &m.host_name).replace("{port}", &m.port.to_string())),
+        };
+        let endpoint = match (dsn, addresses.port) {
+            (Some(dsn), _) => {
+                let given = super::dsn::resolve(&super::dsn::ConnectOptions { dsn: Some(dsn), ..Default::default() })
+                    .map_err(|e| CollectError::Replicas(format!("replica {name}: {e}")))?;
+                Endpoint {
+                    secure: given.secure,
+                    host: given.host,
+                    port: given.port,
+                    database: given.database,
+                    ..seed.clone()
+                }
+            }
+            (None, _) if m.is_local => seed.clone(),
+            (None, Some(port)) => Endpoint { host: m.host_name.clone(), port, ..seed.clone() },
+            (None, None) => {
+                let why =
+                    if addresses.is_empty() { "no HTTP port is known for it" } else { "no --replica-dsn names it" };
+                return Err(CollectError::Replicas(format!(
+                    "replica {name}: {why} (system.clusters lists native ports): give --replica-port PORT, \
+                     --replica-dsn 'http://{{host}}:8123' or --replica-dsn '{name}=http://HOST:PORT'"
+                )));
+            }
+        };
+        if let Some((other, _)) = endpoints.iter().find(|(_, e)| e.url() == endpoint.url()) {
+            return Err(CollectError::Replicas(format!(
+                "replicas {other} and {name} both resolve to {}: the same server would be read twice",
+                endpoint.url()
+            )));
+        }
+        endpoints.push((name, endpoint));
+    }
+    Ok(endpoints)
 }
 
 /// The nodes as the cluster document lists them (for reports of unreachable replicas).
@@ -417,14 +474,28 @@ pub struct Plan {
     pub fan_out: FanOut,
     pub parallel: usize,
     pub node: NodeOptions,
+    pub replicas: ReplicaAddresses,
 }
 
 /// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
-/// connections.
-pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) -> Result<Collected, CollectError> {
-    let Plan { cluster, endpoints, fan_out, parallel, node } = plan;
+/// connections; `told` which endpoints receive the credentials over direct connections.
+pub async fn collect(
+    plan: Plan,
+    progress: Progress<'_>,
+    warn: &dyn Fn(String),
+    told: &dyn Fn(&[(String, Endpoint)]),
+) -> Result<Collected, CollectError> {
+    let Plan { cluster, endpoints, fan_out, parallel, node, replicas } = plan;
     let Some(name) = cluster else {
-        let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+        let nodes: Vec<(String, Endpoint)> = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+        for (i, (_, endpoint)) in nodes.iter().enumerate() {
+            if nodes[..i].iter().any(|(_, other)| other.url() == endpoint.url()) {
+                let url = endpoint.url();
+                return Err(CollectError::Replicas(format!(
+                    "{url} is given twice: the same server would be read twice"
+                )));
+            }
+        }
         return Ok(direct(nodes, node, parallel, progress).await);
     };
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
@@ -450,5 +521,7 @@ pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) 
             Err(e) => return Err(e),
         }
     }
-    Ok(direct(direct_endpoints(&seed_endpoint, &members), node, parallel, progress).await)
+    let endpoints = direct_endpoints(&seed_endpoint, &members, &replicas)?;
+    told(&endpoints);
+    Ok(direct(endpoints, node, parallel, progress).await)
 }
