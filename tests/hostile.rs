@@ -66,7 +66,15 @@ fn inputs_that_are_fifos_are_refused_not_waited_on() {
         assert_eq!(code, 2, "{args:?}: {stderr}");
         assert!(stderr.contains("FIFO (named pipe)"), "{args:?}: {stderr}");
     }
-    // a FIFO as the include_from file and as a rule file
+    // a FIFO as the users config, the include_from file and a rule file
+    std::fs::write(
+        d.join("ex/config.d/users-pipe.xml"),
+        "<clickhouse><user_directories><users_xml><path>../pipe</path></users_xml></user_directories></clickhouse>",
+    )
+    .unwrap();
+    let (code, stderr) = chaudit(d, &config);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
     std::fs::write(
         d.join("ex/config.d/users-pipe.xml"),
         "<clickhouse><include_from>../pipe</include_from></clickhouse>",
