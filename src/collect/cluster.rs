@@ -525,3 +525,41 @@ pub async fn collect(
     told(&endpoints);
     Ok(direct(endpoints, node, parallel, progress).await)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(host: &str, port: u64, is_local: bool) -> Member {
+        Member { host_name: host.into(), port, is_local }
+    }
+
+    #[test]
+    fn replicas_get_the_addresses_the_user_gives() {
+        let options =
+            super::super::dsn::ConnectOptions { dsn: Some("http://auditor:pw@ch1:18123".into()), ..Default::default() };
+        let seed = super::super::dsn::resolve(&options).unwrap();
+        let members = [member("ch1", 9000, true), member("ch2", 9000, false), member("ch3", 9001, false)];
+        // no address: an error naming the first replica that needs one (it was the seed's port)
+        let err = direct_endpoints(&seed, &members, &ReplicaAddresses::default()).unwrap_err().to_string();
+        assert!(err.contains("replica ch2:9000") && err.contains("--replica-port"), "{err}");
+        let template = ReplicaAddresses { template: Some("https://{host}:8443".into()), ..Default::default() };
+        let urls: Vec<String> =
+            direct_endpoints(&seed, &members, &template).unwrap().iter().map(|(_, e)| e.to_string()).collect();
+        assert_eq!(urls, ["auditor@https://ch1:8443", "auditor@https://ch2:8443", "auditor@https://ch3:8443"]);
+        // the seed is kept for its own entry; one replica given by name
+        let mixed = ReplicaAddresses {
+            port: Some(8123),
+            by_name: vec![("ch3:9001".into(), "http://ch3:28123".into())],
+            ..Default::default()
+        };
+        let urls: Vec<String> =
+            direct_endpoints(&seed, &members, &mixed).unwrap().iter().map(|(_, e)| e.url()).collect();
+        assert_eq!(urls, ["http://ch1:18123", "http://ch2:8123", "http://ch3:28123"]);
+        let clash = ReplicaAddresses { port: Some(18123), template: None, by_name: Vec::new() };
+        let err = direct_endpoints(&seed, &[member("ch1", 9000, true), member("ch1", 9001, false)], &clash)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("both resolve to http://ch1:18123"), "{err}");
+    }
+}
