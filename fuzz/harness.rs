@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use chaudit::config::{self, LoadOptions};
+use chaudit::eval::Selection;
 use chaudit::rules::RulePack;
 
 /// A scratch directory of this process and target, emptied (tmpfs when there is one).
@@ -16,6 +17,13 @@ fn scratch(target: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Every rule of `pack` on `facts`.
+fn audit(pack: &RulePack, facts: &chaudit::facts::Facts) {
+    if let Ok(selection) = Selection::new(pack, &[], &[], &[]) {
+        let _ = chaudit::eval::evaluate(pack, facts, &selection);
+    }
 }
 
 fn builtin_pack() -> &'static RulePack {
@@ -49,7 +57,8 @@ pub fn config_tree(data: &[u8]) {
         std::fs::write(path, body).unwrap();
     }
     let env = [("CH_PORT".to_string(), "9000".to_string()), ("EMPTY".to_string(), String::new())];
-    let options = LoadOptions { default_include_from: dir.join("metrika.xml"), env: env.into_iter().collect() };
+    let include = config::DefaultInclude::File(dir.join("metrika.xml"));
+    let options = LoadOptions { default_include_from: include, env: env.into_iter().collect() };
     if let Ok(loaded) = config::load(&main_path, &options) {
         let _ = config::render::render(
             &loaded.server,
@@ -57,7 +66,7 @@ pub fn config_tree(data: &[u8]) {
             &config::render::RenderOptions { provenance: true },
         );
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
-        let _ = chaudit::eval::evaluate(builtin_pack(), &facts, &Default::default());
+        audit(builtin_pack(), &facts);
     }
 }
 
@@ -76,7 +85,7 @@ pub fn config_file(data: &[u8]) {
         std::fs::write(dir.join(format!("config.d/f.{ext}")), body).unwrap();
         dir.join("config.xml")
     };
-    let options = LoadOptions { default_include_from: "/nonexistent".into(), env: Default::default() };
+    let options = LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default() };
     if let Ok(loaded) = config::load(&main, &options) {
         let _ = config::render::render(
             &loaded.server,
@@ -91,21 +100,23 @@ pub fn rule_file(data: &[u8]) {
     let dir = scratch("rule");
     std::fs::write(dir.join("rule.yaml"), data).unwrap();
     if let Ok(pack) = RulePack::load(false, &[dir]) {
-        let _ = chaudit::eval::evaluate(&pack, &chaudit::facts::Facts::empty(String::new()), &Default::default());
+        audit(&pack, &chaudit::facts::Facts::empty(String::new()));
     }
 }
 
 /// A snapshot (`chaudit collect` output), read and audited as `chaudit check` does.
 pub fn snapshot(data: &[u8]) {
-    let Ok(mut facts) = serde_json::from_slice::<chaudit::facts::Facts>(data) else { return };
+    let dir = scratch("snapshot");
+    let path = dir.join("snapshot.json");
+    std::fs::write(&path, data).unwrap();
+    let Ok((facts, live)) = chaudit::audit::read_snapshot(&path) else { return };
     let pack = builtin_pack();
-    match facts.document.remove("nodes").as_ref().and_then(chaudit::collect::cluster::Collected::from_json) {
-        Some(collected) => {
-            let _ = chaudit::cluster::audit(pack, &facts, None, &collected, &Default::default());
+    match live {
+        Some(chaudit::audit::Live::Cluster { name, collected }) => {
+            let Ok(selection) = Selection::new(pack, &[], &[], &[]) else { return };
+            let _ = chaudit::cluster::audit(pack, &facts, name.as_deref(), &collected, &selection);
         }
-        None => {
-            let _ = chaudit::eval::evaluate(pack, &facts, &Default::default());
-        }
+        _ => audit(pack, &facts),
     }
 }
 

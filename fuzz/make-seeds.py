@@ -74,8 +74,8 @@ seed("rule_file", "alias-bomb", quantifiers.replace("references: []", "reference
 for path in sorted(glob.glob(str(ROOT / "rules/*/*/*/snapshot.json")), key=os.path.getsize)[:6]:
     p = pathlib.Path(path)
     seed("snapshot", f"{p.parent.parent.name}-{p.parent.name}", p.read_bytes())
-seed("snapshot", "settings-not-a-map", json.dumps({"target": "t", "sources": ["live"], "document": {"live": {"settings": "oops", "unavailable": {}}}}))
-seed("snapshot", "cluster", json.dumps({"target": "t", "sources": ["live", "cluster"], "document": {"nodes": {"path": "direct connections", "nodes": [{"host": "a:9000", "live": {"version": "26.9.1.1", "settings": {}, "unavailable": {}}, "log": None, "error": None}, {"host": "b:9000", "live": None, "log": None, "error": "down"}]}}}))
+seed("snapshot", "settings-not-a-map", json.dumps({"chaudit_snapshot": 1, "target": "t", "sources": ["live"], "document": {"live": {"settings": "oops", "unavailable": {}}}}))
+seed("snapshot", "cluster", json.dumps({"chaudit_snapshot": 1, "target": "t", "sources": ["live", "cluster"], "document": {"nodes": {"path": "direct connections", "nodes": [{"host": "a:9000", "live": {"version": "26.9.1.1", "settings": {}, "unavailable": {}}, "log": None, "error": None}, {"host": "b:9000", "live": None, "log": None, "error": "down"}]}}}))
 
 # suppressions
 seed("suppressions", "valid", "ignore:\n  - rule: plaintext-password\n    file: users.d/legacy.xml\n    reason: firewalled\n    expires: 2027-03-31\n  - rules: [a, b]\n    element: users/legacy/password\n    reason: why\n")

@@ -6,6 +6,7 @@
 // Config errors carry the file text for their snippet; they are rare and on cold paths.
 #![allow(clippy::result_large_err)]
 
+pub mod audit;
 pub mod baseline;
 pub mod cluster;
 pub mod collect;

@@ -38,12 +38,13 @@ fn run_rule(rule: &Rule) -> Vec<CaseResult> {
             let expect = match test.expect {
                 Expectation::Fires => "fires",
                 Expectation::Quiet => "quiet",
+                Expectation::Outcome(kind) => crate::report::outcome_name(kind),
             };
             CaseResult {
                 rule_id: rule.id.clone(),
                 fixture: test.fixture.display().to_string(),
                 expect,
-                failure: check(rule, &test.fixture, test.expect.clone(), test.at.as_deref(), test.version).err(),
+                failure: check(rule, &test.fixture, test.expect, test.at.as_deref(), test.version).err(),
             }
         })
         .collect()
@@ -78,7 +79,21 @@ fn check(
             let messages: Vec<&str> = findings.iter().map(|f| f.message.as_str()).collect();
             Err(format!("expected quiet, fired: {messages:?}"))
         }
-        (Expectation::Quiet, _) => Ok(()),
+        (Expectation::Quiet, OutcomeKind::Passed) => Ok(()),
+        // a quiet case that did not judge proves nothing: it says which outcome it expects
+        (Expectation::Quiet, other) => Err(format!(
+            "expected passed, got {} ({}); a case meant to stay unjudged says `outcome: {}`",
+            crate::report::outcome_name(other),
+            outcome.reason.unwrap_or_default(),
+            crate::report::outcome_name(other)
+        )),
+        (Expectation::Outcome(want), got) if want == got => Ok(()),
+        (Expectation::Outcome(want), got) => Err(format!(
+            "expected {}, got {} {}",
+            crate::report::outcome_name(want),
+            crate::report::outcome_name(got),
+            outcome.reason.unwrap_or_default()
+        )),
     }
 }
 
@@ -98,9 +113,7 @@ fn fixture_facts(fixture: &Path, version: Option<crate::version::Version>) -> Re
         None => return Err(format!("{}: no config.xml or snapshot.json", fixture.display())),
     };
     if snapshot.is_file() {
-        let text = std::fs::read_to_string(&snapshot).map_err(|e| format!("{}: {e}", snapshot.display()))?;
-        let recorded: facts::Facts = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", snapshot.display()))?;
-        facts.merge(recorded);
+        facts.merge(facts::Facts::read_snapshot(&snapshot)?);
     }
     if version.is_some() {
         facts.version = version;

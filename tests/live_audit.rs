@@ -124,7 +124,9 @@ fn round_trips_do_not_grow_with_the_rule_count() {
     assert_eq!(trips(&one), trips(&two), "{one} / {two}");
     // the default user may set wait_end_of_query, so the server's own read count comes back
     assert!(one.contains(" rows read") && !one.contains("unknown"), "{one}");
-    let builtin = chaudit::rules::RulePack::load(true, &[]).map(|p| p.rules.len()).unwrap_or(0);
+    // the rules that run: all but the opt-in ones
+    let builtin =
+        chaudit::rules::RulePack::load(true, &[]).map(|p| p.rules.iter().filter(|r| !r.opt_in).count()).unwrap_or(0);
     assert!(two.contains(&format!("({} rules)", 2 * builtin)), "{two}");
 }
 
@@ -146,9 +148,10 @@ fn refused_queries_make_the_concurrency_rule_fire() {
     for h in handles {
         h.join().unwrap();
     }
+    server.query("SYSTEM FLUSH LOGS"); // query_log exists: the log rules can judge
     let dir = tempfile::tempdir().unwrap();
-    let (code, report, _) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
-    assert_eq!(code, 1);
+    let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
+    assert_eq!(code, 1, "{stderr}");
     let finding = support::report_entry(&report, "findings", "too-many-simultaneous-queries").unwrap();
     assert!(finding["message"].as_str().unwrap().contains("max_concurrent_queries = 2"), "{finding}");
     assert!(finding["evidence"]["refused"].as_u64().unwrap() >= 5);
@@ -286,7 +289,8 @@ fn without_query_log_the_log_rules_are_inconclusive_not_passed() {
     server.query("SYSTEM FLUSH LOGS");
     let dir = tempfile::tempdir().unwrap();
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
-    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(code, 3, "log rules that could not read query_log fail the run: {stderr}");
+    assert!(stderr.contains("context-lock-heavy-shapes: inconclusive"), "{stderr}");
     for rule in ["context-lock-heavy-shapes", "repeat-queries-miss-the-cache", "top-n-over-lazy-materialization-limit"]
     {
         assert_eq!(outcome(&report, rule), "inconclusive", "{rule}");
@@ -327,6 +331,11 @@ fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     let dir = tempfile::tempdir().unwrap();
     let dsn = format!("http://restricted:pw@127.0.0.1:{}", server.http_port);
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn]);
+    // a rule that could not read its evidence fails the run, naming the rule and why
+    assert_eq!(code, 3, "{stderr}");
+    assert_eq!(report["summary"]["status"], "incomplete");
+    assert!(stderr.contains("too-many-simultaneous-queries: inconclusive: fact `live.errors`"), "{stderr}");
+    let (code, _, stderr) = json_audit(dir.path(), &["--dsn", &dsn, "--allow-inconclusive"]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(outcome(&report, "too-many-simultaneous-queries"), "inconclusive");
     let reason = support::report_entry(&report, "outcomes", "too-many-simultaneous-queries").unwrap()["reason"].clone();
@@ -385,7 +394,8 @@ fn a_server_stopping_mid_audit_gives_a_partial_report_never_a_pass() {
     let (code, report, stderr) =
         json_audit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--timeout", "5", "--since", "1h"]);
     assert!(requests.load(Ordering::SeqCst) >= 2, "the proxy saw too few queries");
-    assert!(code == 0 || code == 1, "{stderr}");
+    assert_eq!(code, 3, "an audit that could not read its facts must not pass: {stderr}");
+    assert_eq!(report["summary"]["status"], "incomplete");
     // the server stopped as the union of every fact arrived: every rule that needs a fact
     // is inconclusive, never passed, and the report still comes out
     assert_eq!(outcome(&report, "live-query-condition-cache-off"), "inconclusive");

@@ -84,11 +84,11 @@ fn merged(main: &str, fragments: &[&str]) -> Element {
 
 /// ClickHouse's ConfigProcessor::mergeRecursive, transliterated one fragment at a time: the
 /// reference the indexed merge must agree with.
-fn reference_merge(target: &mut Element, with: Element) {
+fn reference_merge(target: &mut Element, mut with: Element) {
     target.children.retain(|n| !matches!(n, Node::Text(t) if !t.is_cdata() && !t.is_whitespace()));
     let mut unmatched: Vec<Option<String>> =
         target.children.iter().map(|n| if let Node::Element(e) = n { Some(identity(e)) } else { None }).collect();
-    for node in with.children {
+    for node in std::mem::take(&mut with.children) {
         let Node::Element(mut w) = node else {
             target.children.push(node);
             unmatched.push(None);
@@ -199,7 +199,7 @@ proptest! {
             let path = if i == 0 { dir.path().join("conf.d/z.xml") } else { dir.path().join(format!("config.d/{i:02}.xml")) };
             std::fs::write(path, f).unwrap();
         }
-        let options = LoadOptions { default_include_from: "/nonexistent".into(), env: Default::default() };
+        let options = LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default() };
         let loaded = config::load(&dir.path().join("config.xml"), &options).unwrap();
         let expected = merged(&main, &fragments.iter().map(String::as_str).collect::<Vec<_>>());
         prop_assert_eq!(shape(&loaded.server.root), shape(&expected));

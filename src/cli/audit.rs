@@ -1,37 +1,26 @@
-//! `chaudit --config X`: the audit.
+//! `chaudit --config X`: the audit's arguments as a request, its verdict as an exit code.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use chaudit::baseline::Baseline;
-use chaudit::config::{self, LoadOptions, LoadedConfig, Location};
-use chaudit::eval::Finding;
-use chaudit::eval::{Selection, evaluate};
-use chaudit::facts::{self, Facts};
-use chaudit::report::RuleInfo;
-use chaudit::report::{self, Report, text::TextOptions};
-use chaudit::rules::Rule;
-use chaudit::rules::{RulePack, Severity};
-use chaudit::suppress::{self, date::Date};
+use chaudit::audit::{self, AuditError, ErrorClass, Live, Policy, ProjectSuppressions, Request, RulesRequest, Status};
+use chaudit::facts::Facts;
+use chaudit::report::{self, text::TextOptions};
+use chaudit::rules::RulePack;
 use chaudit::version::Version;
 
-use super::{AuditArgs, FailOn, Format, color_stdout, exit, live, report_all, write_stdout};
+use super::{AuditArgs, Format, color_stdout, exit, live, report_all, write_stdout};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
     }
-    if args.config.is_none() && !args.connect.wanted() && snapshot.is_none() && !args.host_facts {
-        eprintln!(
-            "chaudit: nothing to audit: give --config /etc/clickhouse-server/config.xml and/or --dsn http://host:8123 (see --help)"
-        );
-        return ExitCode::from(exit::USAGE_OR_CONFIG);
-    }
     if let Some(Err(e)) = args.write_baseline.as_deref().map(chaudit::regular_file::ensure_replaceable) {
         eprintln!("chaudit: baseline: {e}");
         return exit::of_write_error(&e);
     }
+    chaudit::eval::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
     let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
         Ok(v) => v,
         Err(message) => {
@@ -39,191 +28,138 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
-    chaudit::eval::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
-    // the rule pack compiles while the config loads and the server answers
-    std::thread::scope(|scope| {
-        let pack = scope.spawn(|| load_pack(&args.rules));
-        audit(args, snapshot, version, || pack.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    })
-}
-
-/// The audit once the arguments are checked; `pack` waits for the rule pack.
-fn audit(
-    args: &AuditArgs,
-    snapshot: Option<&Path>,
-    version: Option<Version>,
-    pack: impl FnOnce() -> Result<RulePack, ExitCode>,
-) -> ExitCode {
-    let loaded = match &args.config {
-        Some(main) => match config::load(main, &LoadOptions::default()) {
-            Ok(loaded) => Some(loaded),
-            Err(err) => {
-                report_all(vec![err]);
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
+    let request = Request {
+        config: args.config.clone(),
+        load: super::config_show::load_options(args.default_include_from.as_deref()),
+        version,
+        snapshot: snapshot.map(Path::to_path_buf),
+        host: args.host_facts.then(chaudit::collect::host::collect),
+        rules: RulesRequest {
+            builtin: !args.rules.no_builtin_rules,
+            dirs: args.rules.dirs.clone(),
+            select: args.select.clone(),
+            ignore: args.ignore.clone(),
+            params: args.params.clone(),
         },
-        None => None,
+        suppressions: args.suppressions.clone().map_or(ProjectSuppressions::Default, ProjectSuppressions::File),
+        baseline: args.baseline.clone(),
+        write_baseline: args.write_baseline.clone(),
+        policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
     };
-    // Problems ClickHouse starts with become findings of rules; fatal ones stopped the load.
-    let mut facts = match (&loaded, &args.config) {
-        (Some(loaded), Some(main)) => facts::config::facts(loaded, main.display().to_string(), version),
-        _ => Facts::empty(String::new()),
+    let footprint = std::cell::Cell::new(None);
+    let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
+        Ok(verdict) => verdict,
+        Err(error) => return fail(error),
     };
-    let mut cluster_run = None;
-    if let Some(path) = snapshot {
-        match read_snapshot(path) {
-            Ok(mut recorded) => {
-                // a cluster snapshot: its nodes are audited as the cluster audit does
-                if let Some(nodes) = recorded.document.remove("nodes") {
-                    let name =
-                        recorded.document.get("cluster").and_then(|c| c["name"].as_str()).filter(|n| !n.is_empty());
-                    cluster_run =
-                        chaudit::collect::cluster::Collected::from_json(&nodes).map(|c| (name.map(str::to_string), c));
-                    recorded.document.remove("cluster");
-                    recorded.sources.remove(&chaudit::facts::Source::Cluster);
-                }
-                facts.merge(recorded)
-            }
-            Err(message) => {
-                eprintln!("chaudit: {message}");
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
-        }
-    }
-    let mut footprint = None;
-    if args.connect.is_cluster() {
-        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal();
-        match live::collect_cluster(&args.connect, progress) {
-            Ok(collected) => cluster_run = Some(collected),
-            Err(code) => return code,
-        }
-    } else if args.connect.wanted() {
-        match live::collect_live(&args.connect, false) {
-            Ok((node, stats)) => {
-                facts.add_live(node.live);
-                if let Some(log) = node.log {
-                    facts.add_log(log);
-                }
-                footprint = Some(stats);
-            }
-            Err(code) => return code,
-        }
-    }
-    if args.host_facts {
-        facts.add_host(chaudit::collect::host::collect());
-    }
-    facts.target = match &cluster_run {
-        Some((name, collected)) => {
-            let what = name.as_ref().map_or_else(|| "nodes".to_string(), |n| format!("cluster {n}"));
-            format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name())
-        }
-        None => target_name(args, &facts),
-    };
-    let pack = match pack() {
-        Ok(pack) => pack,
-        Err(code) => return code,
-    };
-    let selection = Selection { select: args.select.clone(), ignore: args.ignore.clone(), params: args.params.clone() };
-    let mut evaluation = match &cluster_run {
-        Some((name, collected)) => {
-            if args.connect.stats {
-                eprintln!(
-                    "chaudit: {} round trips for {} replicas ({})",
-                    collected.round_trips,
-                    collected.nodes.len(),
-                    collected.path.name()
-                );
-            }
-            chaudit::cluster::audit(&pack, &facts, name.as_deref(), collected, &selection)
-        }
-        None => evaluate(&pack, &facts, &selection),
-    };
-    let warnings = match &loaded {
-        Some(loaded) => match suppress(loaded, args, &mut evaluation.findings) {
-            Ok(warnings) => warnings,
-            Err(code) => return code,
-        },
-        None => Vec::new(),
-    };
-    if let (true, Some(stats)) = (args.connect.stats, footprint) {
+    if let Some(stats) = footprint.take() {
         let rows = stats
             .rows_read
             .map_or_else(|| "rows read unknown for a readonly=1 user".to_string(), |r| format!("{r} rows read"));
-        eprintln!("chaudit: {} round trips to the server, {rows} ({} rules)", stats.round_trips, pack.rules.len());
+        let rules = verdict.report.rules.len();
+        eprintln!("chaudit: {} round trips to the server, {rows} ({rules} rules)", stats.round_trips);
     }
-    if let Some(path) = &args.baseline {
-        match Baseline::read(path) {
-            Ok(baseline) => baseline.apply(&mut evaluation.findings),
-            Err(message) => {
-                eprintln!("chaudit: {message}");
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
-        }
-    }
-    if let Some(path) = &args.write_baseline {
-        let baseline = Baseline::of(&evaluation.findings);
-        if let Err(e) = baseline.write(path) {
-            eprintln!("chaudit: baseline: {e}");
-            return exit::of_write_error(&e);
-        }
-        baseline.apply(&mut evaluation.findings);
-    }
-    let fail_on = match args.fail_on {
-        FailOn::Critical => Some(Severity::Critical),
-        FailOn::High => Some(Severity::High),
-        FailOn::Medium => Some(Severity::Medium),
-        FailOn::Low => Some(Severity::Low),
-        FailOn::Info => Some(Severity::Info),
-        FailOn::Never => None,
-    };
-    let mut report = Report::new(facts.target.clone(), evaluation, fail_on.unwrap_or(Severity::Critical));
-    for w in &warnings {
+    for w in &verdict.warnings {
         eprintln!("chaudit: warning: {w}");
     }
-    let inconclusive = report.outcomes.iter().filter(|o| o.outcome == chaudit::eval::OutcomeKind::Inconclusive).count();
-    if inconclusive > 0 {
-        eprintln!(
-            "chaudit: warning: {inconclusive} rule(s) inconclusive: some facts could not be read (see their reasons)"
-        );
-    }
-    report.warnings = warnings;
-    report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
-    report.artifact_base =
-        args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
-    let failing = if fail_on.is_some() { report.summary.failing } else { 0 };
+    let report = &verdict.report;
     let text = match args.format {
-        Format::Text => {
-            report::text::render(&report, loaded.as_ref().map(|l| &l.sources), &TextOptions { color: color_stdout() })
-        }
-        Format::Json => report::json::render(&report),
-        Format::Markdown => report::markdown::render(&report),
-        Format::Sarif => report::sarif::render(&report),
-        Format::Junit => report::junit::render(&report),
+        Format::Text => report::text::render(
+            report,
+            verdict.loaded.as_ref().map(|l| &l.sources),
+            &TextOptions { color: color_stdout() },
+        ),
+        Format::Json => report::json::render(report),
+        Format::Markdown => report::markdown::render(report),
+        Format::Sarif => report::sarif::render(report),
+        Format::Junit => report::junit::render(report),
     };
-    let code = write_stdout(&text, if failing > 0 { exit::FINDINGS } else { exit::OK });
-    // The process ends here: freeing a big config tree and its facts node by node would
-    // only delay the exit.
-    std::mem::forget((loaded, facts));
+    let code = match verdict.status {
+        Status::Incomplete => {
+            let unread = verdict.unjudged.iter().any(|(_, kind, _)| *kind == chaudit::eval::OutcomeKind::Inconclusive);
+            eprintln!(
+                "chaudit: error: the audit could not judge {} rule(s){}:",
+                verdict.unjudged.len(),
+                if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
+            );
+            for (rule, outcome, reason) in &verdict.unjudged {
+                eprintln!("  {rule}: {}: {reason}", chaudit::report::outcome_name(*outcome));
+            }
+            exit::RUNTIME
+        }
+        Status::Failing => exit::FINDINGS,
+        Status::Passed => exit::OK,
+    };
+    // A users config ClickHouse cannot load: the server config was audited, the users were not.
+    let loaded = verdict.loaded.as_mut();
+    let code = match loaded.and_then(|l| l.users_error.take()) {
+        Some(err) => {
+            eprintln!("chaudit: error: the users config cannot be processed; only the server config was audited:");
+            report_all(vec![err]);
+            // the config is broken: that decides the exit code (its rules are inconclusive)
+            exit::USAGE_OR_CONFIG
+        }
+        None => code,
+    };
+    if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
+        eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
+    }
+    let code = write_stdout(&text, code);
+    // the process ends here: freeing a big config tree node by node would only delay the exit
+    std::mem::forget(verdict);
     code
 }
 
-/// What the report calls the audited thing: the config path and/or the server (no password).
-fn target_name(args: &AuditArgs, facts: &Facts) -> String {
-    let config = args.config.as_ref().map(|p| p.display().to_string());
-    let server = facts.document.get("live").and_then(|l| l["endpoint"].as_str()).map(str::to_string);
-    match (config, server) {
-        (Some(c), Some(s)) => format!("{c} + {s}"),
-        (Some(c), None) => c,
-        (None, Some(s)) => s,
-        (None, None) => facts.target.clone(),
+/// Maps an audit error to its message and exit code.
+fn fail(error: AuditError) -> ExitCode {
+    let class = error.class();
+    match error {
+        // the collector has said why
+        AuditError::Collection(_) => {}
+        AuditError::Config(e) => report_all(vec![*e]),
+        AuditError::Rules(errors) => report_all(errors),
+        AuditError::Suppressions(errors) => report_all(errors),
+        AuditError::Selection(e) => report_all(vec![e]),
+        other => eprintln!("chaudit: {other}"),
     }
+    ExitCode::from(match class {
+        ErrorClass::Usage => exit::USAGE_OR_CONFIG,
+        ErrorClass::Runtime => exit::RUNTIME,
+    })
 }
 
-fn read_snapshot(path: &Path) -> Result<Facts, String> {
-    let text = chaudit::regular_file::read_to_string(path)
-        .map_err(|e| format!("cannot read snapshot {}: {e}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|e| format!("{}:{}:{}: not a chaudit snapshot: {e}", path.display(), e.line(), e.column()))
+/// Reads the server or cluster the arguments name, if any (progress and `--stats` on stderr).
+fn collect_for_audit(
+    args: &AuditArgs,
+    footprint: &std::cell::Cell<Option<live::Stats>>,
+) -> Result<Option<Live>, AuditError> {
+    let failed = |code: ExitCode| {
+        AuditError::Collection(if code == ExitCode::from(exit::USAGE_OR_CONFIG) {
+            ErrorClass::Usage
+        } else {
+            ErrorClass::Runtime
+        })
+    };
+    if args.connect.is_cluster() {
+        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal();
+        let (name, collected) = live::collect_cluster(&args.connect, progress).map_err(failed)?;
+        if args.connect.stats {
+            eprintln!(
+                "chaudit: {} round trips for {} replicas ({})",
+                collected.round_trips,
+                collected.nodes.len(),
+                collected.path.name()
+            );
+        }
+        return Ok(Some(Live::Cluster { name, collected: Box::new(collected) }));
+    }
+    if !args.connect.wanted() {
+        return Ok(None);
+    }
+    let (node, stats) = live::collect_live(&args.connect, false).map_err(failed)?;
+    if args.connect.stats {
+        footprint.set(Some(stats));
+    }
+    Ok(Some(Live::Node(Box::new(node))))
 }
 
 /// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
@@ -265,8 +201,8 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
         }
         facts
     };
-    let text = match serde_json::to_string_pretty(&facts) {
-        Ok(t) => t + "\n",
+    let text = match facts.to_snapshot() {
+        Ok(t) => t,
         Err(e) => {
             eprintln!("chaudit: {e}");
             return ExitCode::from(exit::RUNTIME);
@@ -289,47 +225,6 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
             eprintln!("chaudit: {e}");
             exit::of_write_error(&e)
         }
-    }
-}
-
-/// Inline ignore comments and the project file, applied to the findings; returns the
-/// warnings (unused or expired suppressions).
-fn suppress(loaded: &LoadedConfig, args: &AuditArgs, findings: &mut [Finding]) -> Result<Vec<String>, ExitCode> {
-    let (mut ignores, errors) = suppress::inline::collect(&loaded.sources);
-    if !errors.is_empty() {
-        report_all(errors);
-        return Err(ExitCode::from(exit::USAGE_OR_CONFIG));
-    }
-    let project = args.suppressions.clone().or_else(|| Some(PathBuf::from(".chaudit.yaml")).filter(|p| p.is_file()));
-    if let Some(path) = project {
-        let resolve = |element: &str| -> Vec<Location> {
-            [Some(&loaded.server.root), loaded.users_root()]
-                .into_iter()
-                .flatten()
-                .filter_map(|root| root.find(element))
-                .flat_map(|e| [loaded.locate(e.origin), loaded.locate(e.value_origin())])
-                .collect()
-        };
-        match suppress::project::load(&path, &resolve) {
-            Ok(mut more) => ignores.append(&mut more),
-            Err(errors) => {
-                report_all(errors);
-                return Err(ExitCode::from(exit::USAGE_OR_CONFIG));
-            }
-        }
-    }
-    Ok(suppress::apply(findings, &ignores, Date::today()))
-}
-
-fn rule_info(r: &Rule) -> RuleInfo {
-    RuleInfo {
-        id: r.id.clone(),
-        title: r.title.clone(),
-        description: r.description.clone(),
-        severity: r.severity,
-        tags: r.tags.clone(),
-        category: r.category.clone(),
-        help_uri: r.references.iter().find(|u| u.starts_with("https://")).cloned(),
     }
 }
 

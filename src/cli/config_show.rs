@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use chaudit::config::render::{RenderOptions, render};
-use chaudit::config::{self, LoadOptions};
+use chaudit::config::{self, DefaultInclude, LoadOptions};
 
 use super::{exit, report_all, write_stdout};
 
@@ -21,37 +21,82 @@ pub struct ShowArgs {
     /// Add each element's source file:line (and the files it overrode) as XML comments.
     #[arg(long)]
     provenance: bool,
+    /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
+    /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
+    #[arg(long, value_name = "FILE|none")]
+    default_include_from: Option<String>,
+}
+
+/// The loader's options, with `--default-include-from` (shared by the audit).
+pub fn load_options(default_include_from: Option<&str>) -> LoadOptions {
+    let mut options = LoadOptions::default();
+    if let Some(value) = default_include_from {
+        options.default_include_from = DefaultInclude::parse(value);
+    }
+    options
 }
 
 pub fn run(args: &ShowArgs) -> ExitCode {
-    let mut loaded = match config::load(&args.config, &LoadOptions::default()) {
+    let options = load_options(args.default_include_from.as_deref());
+    let render_options = RenderOptions { provenance: args.provenance };
+    let mut loaded = match config::load(&args.config, &options) {
         Ok(loaded) => loaded,
+        Err(err) if args.users => return show_users_alone(args, &options, err, &render_options),
         Err(err) => {
             report_all(vec![err]);
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
-    let problems = std::mem::take(&mut loaded.problems);
-    let errors = problems.iter().filter(|p| !p.is_warning()).count();
-    report_all(problems);
-    if errors > 0 {
-        eprintln!("chaudit: {errors} configuration error(s); nothing printed");
-        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    report_all(std::mem::take(&mut loaded.problems));
+    if let Some(path) = &loaded.default_include {
+        eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
+    let users_error = loaded.users_error.take();
     let tree = if args.users {
-        match &loaded.users {
-            Some(users) => users,
-            None if loaded.users_in_main => &loaded.server,
-            None => {
+        match (&loaded.users, users_error) {
+            (Some(users), _) => users,
+            (None, Some(err)) => {
+                report_all(vec![err]);
+                return ExitCode::from(exit::USAGE_OR_CONFIG);
+            }
+            (None, None) if loaded.users_in_main => &loaded.server,
+            (None, None) => {
                 eprintln!("chaudit: this configuration has no users config (user_directories names no users_xml)");
                 return ExitCode::from(exit::USAGE_OR_CONFIG);
             }
         }
     } else {
+        if let Some(err) = users_error {
+            // ClickHouse writes the server config and fails only the users config.
+            eprintln!("chaudit: warning: the users config cannot be processed (the server config is shown):");
+            report_all(vec![err]);
+        }
         &loaded.server
     };
-    let code = write_stdout(&render(tree, &loaded.sources, &RenderOptions { provenance: args.provenance }), exit::OK);
+    let code = write_stdout(&render(tree, &loaded.sources, &render_options), exit::OK);
     // The process ends here: freeing a big tree node by node would only delay the exit.
     std::mem::forget(loaded);
     code
+}
+
+/// `--users` when the server config is broken: ClickHouse preprocesses the users config on
+/// its own, so it is shown with the server config's error as a warning.
+fn show_users_alone(
+    args: &ShowArgs,
+    options: &LoadOptions,
+    server_error: config::ConfigError,
+    render_options: &RenderOptions,
+) -> ExitCode {
+    match config::load_users(&args.config, options) {
+        Ok((sources, tree, problems)) => {
+            eprintln!("chaudit: warning: the server config cannot be processed (the users config is shown):");
+            report_all(vec![server_error]);
+            report_all(problems);
+            write_stdout(&render(&tree, &sources, render_options), exit::OK)
+        }
+        Err(err) => {
+            report_all(vec![server_error, err]);
+            ExitCode::from(exit::USAGE_OR_CONFIG)
+        }
+    }
 }

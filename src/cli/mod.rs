@@ -1,7 +1,7 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
 mod audit;
-mod config_show;
+pub mod config_show;
 mod live;
 mod rules;
 mod upgrade;
@@ -10,6 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use chaudit::rules::Severity;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
@@ -47,6 +48,10 @@ pub struct AuditArgs {
     /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN")]
     pub config: Option<PathBuf>,
+    /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
+    /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
+    #[arg(long, value_name = "FILE|none")]
+    pub default_include_from: Option<String>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,
     /// Read this machine's TCP facts (/proc, `ip route`): run chaudit on the server node.
@@ -63,14 +68,19 @@ pub struct AuditArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Override a rule parameter, e.g. --param lock_ceiling=60000 (see `rules explain`).
-    #[arg(long = "param", value_name = "NAME=VALUE", value_parser = parse_param)]
+    /// Override a rule parameter, e.g. --param context-lock-heavy-shapes.lock_ceiling=60000, or
+    /// NAME=VALUE when only one rule has it (see `rules explain`).
+    #[arg(long = "param", value_name = "[RULE.]NAME=VALUE", value_parser = parse_param)]
     pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
+    /// Let rules whose evidence could not be read (inconclusive) pass the run; without it
+    /// they make it exit 3.
+    #[arg(long)]
+    pub allow_inconclusive: bool,
     /// Suppressions file (default: .chaudit.yaml in the working directory, if present).
     #[arg(long, value_name = "FILE")]
     pub suppressions: Option<PathBuf>,
@@ -116,6 +126,19 @@ pub enum FailOn {
     Never,
 }
 
+impl FailOn {
+    pub fn severity(self) -> Option<Severity> {
+        match self {
+            FailOn::Critical => Some(Severity::Critical),
+            FailOn::High => Some(Severity::High),
+            FailOn::Medium => Some(Severity::Medium),
+            FailOn::Low => Some(Severity::Low),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Work with the configuration files.
@@ -134,6 +157,8 @@ enum Command {
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
+    /// The facts rules read: every path, its type and meaning (Markdown).
+    Facts,
     /// Audit a recorded snapshot, offline (with the config files too, if given).
     Check {
         #[arg(long, value_name = "FILE")]
@@ -145,7 +170,13 @@ enum Command {
 
 #[derive(Subcommand)]
 enum ConfigCommand {
-    /// Print the merged configuration, as ClickHouse's preprocessed_configs/ would hold it.
+    /// Print the merged configuration as ClickHouse writes it to preprocessed_configs/.
+    ///
+    /// The same element tree as the engine's preprocessed_configs/config.xml (or users.xml),
+    /// ignoring only comments, whitespace-only text, attribute order and `<a></a>` vs `<a/>`.
+    /// Warnings ClickHouse starts with (an unset from_env, a missing incl) go to stderr and the
+    /// tree is printed (exit 0); a tree ClickHouse refuses prints nothing (exit 2). The server
+    /// and users configs are independent: an error in one does not stop showing the other.
     Show(config_show::ShowArgs),
 }
 
@@ -178,6 +209,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
         Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
         Some(Command::Upgrade(args)) => upgrade::run(&args),
+        Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         None => audit::run(&cli.audit, None),
     }

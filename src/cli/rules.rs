@@ -47,6 +47,13 @@ pub fn explain(id: &str, args: &RuleArgs) -> ExitCode {
         let _ = writeln!(out, "ClickHouse versions: {v}");
     }
     let _ = writeln!(out, "\n{}", r.description.trim_end());
+    if !r.params.is_empty() {
+        let _ = writeln!(out, "\nParameters (--param {}.NAME=VALUE):", r.id);
+        for p in &r.params {
+            let doc = p.doc.as_deref().map_or(String::new(), |d| format!(": {d}"));
+            let _ = writeln!(out, "- `{}` ({}, default {}){doc}", p.name, p.kind.name(), p.default);
+        }
+    }
     if !r.references.is_empty() {
         let _ = writeln!(out, "\nReferences:");
         for reference in &r.references {

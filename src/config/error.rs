@@ -25,14 +25,41 @@ impl Pointer {
     /// A pointer into a file not (yet) in a source map: one being parsed on another thread.
     pub fn in_file(file: &SourceFile, offset: u32, len: usize) -> Self {
         let loc = file.locate(offset);
-        let start = (offset as usize).min(file.text.len());
+        let at = format!("{}:{}:{}", loc.file, loc.line, loc.column);
+        // an offset inside a multi-byte character (a parser's error position) points at it
+        let start = floor_char_boundary(&file.text, (offset as usize).min(file.text.len()));
         let len = len.min(file.text.len() - start);
+        let text = &file.text;
+        let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+        if line_end - line_start <= LONG_LINE {
+            return Pointer { src: file.named_source(), span: SourceSpan::new(start.into(), len), at };
+        }
+        // A snippet of a very long line (a minified file) would take seconds to lay out: show
+        // its part around the position, on the same line number.
+        let from = floor_char_boundary(text, start.saturating_sub(LONG_LINE / 2).max(line_start));
+        let to =
+            floor_char_boundary(text, (start + LONG_LINE / 2).min(line_end)).max(start + len.min(line_end - start));
+        let mut window = "\n".repeat(loc.line as usize - 1);
+        let span_start = window.len() + start - from;
+        window.push_str(&text[from..to]);
+        let len = len.min(window.len() - span_start);
         Pointer {
-            src: file.named_source(),
-            span: SourceSpan::new(start.into(), len),
-            at: format!("{}:{}:{}", loc.file, loc.line, loc.column),
+            src: miette::NamedSource::new(&file.display, Arc::new(window)),
+            span: SourceSpan::new(span_start.into(), len),
+            at,
         }
     }
+}
+
+/// Lines longer than this are cut around the position in a snippet.
+const LONG_LINE: usize = 400;
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 /// A problem at a position in a file the user wrote (a rule file, a suppression): its code,
@@ -194,9 +221,10 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: {what} is not available, so <{tag}> is left empty")]
+    #[error("{at}: {what} is not set, so <{tag}> is left empty")]
     #[diagnostic(
         code(chaudit::config::substitution_missing),
+        severity(Warning),
         help(
             "ClickHouse only warns and starts with an empty <{tag}>; a numeric or required setting then fails start-up. Provide it, or mark the element optional=\"true\" to drop it instead"
         )
@@ -282,6 +310,7 @@ impl ConfigError {
         matches!(
             self,
             ConfigError::SubstitutionNotFound { .. }
+                | ConfigError::SubstitutionLeftEmpty { .. }
                 | ConfigError::UsersConfigMissing { .. }
                 | ConfigError::FromZkOffline { .. }
                 | ConfigError::FragmentSkipped { .. }

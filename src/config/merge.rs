@@ -42,8 +42,8 @@ impl Merger {
     }
 
     /// Merges one fragment's root element into `target` (the root this merger was made for).
-    pub fn merge(&mut self, target: &mut Element, fragment: Element, sources: &SourceMap) -> Result<()> {
-        self.root.merge(&mut target.children, fragment.children, sources)
+    pub fn merge(&mut self, target: &mut Element, mut fragment: Element, sources: &SourceMap) -> Result<()> {
+        self.root.merge(&mut target.children, std::mem::take(&mut fragment.children), sources)
     }
 
     /// Drops the elements that fragments removed (until now only marked, so positions held).
@@ -239,7 +239,7 @@ impl Level {
                     } else {
                         // the identity stays: only attributes outside it can be new
                         absorb(existing, &incoming);
-                        self.merge_child(i, existing, incoming.children, sources)?;
+                        self.merge_child(i, existing, std::mem::take(&mut incoming.children), sources)?;
                     }
                 }
                 None if remove => {}

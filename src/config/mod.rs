@@ -24,18 +24,54 @@ use error::{Pointer, Result};
 use merge::Merger;
 use substitute::Substituter;
 
+/// The include file used when the config has no `<include_from>` (ClickHouse: /etc/metrika.xml
+/// when it exists, on the host the server runs on).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DefaultInclude {
+    /// /etc/metrika.xml, but only for an installed config (under /etc/clickhouse-server): a
+    /// checked-out tree must not depend on the machine that lints it.
+    Installed,
+    /// This file, when it exists.
+    File(PathBuf),
+    /// No default include file.
+    None,
+}
+
+/// ClickHouse's default include file, and where a config must be for chaudit to use it.
+const HOST_INCLUDE_FILE: &str = "/etc/metrika.xml";
+const INSTALLED_CONFIG_DIR: &str = "/etc/clickhouse-server";
+
+impl DefaultInclude {
+    /// `none`, or a file.
+    pub fn parse(value: &str) -> DefaultInclude {
+        if value == "none" { DefaultInclude::None } else { DefaultInclude::File(value.into()) }
+    }
+
+    fn path_for(&self, main: &Path) -> Option<PathBuf> {
+        let path = match self {
+            DefaultInclude::Installed => {
+                let main = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
+                main.starts_with(INSTALLED_CONFIG_DIR).then(|| PathBuf::from(HOST_INCLUDE_FILE))?
+            }
+            DefaultInclude::File(path) => path.clone(),
+            DefaultInclude::None => return None,
+        };
+        path.exists().then_some(path)
+    }
+}
+
 /// Settings of the loader that differ between a server host and a test.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// Used when the config has no `<include_from>` and this file exists.
-    pub default_include_from: PathBuf,
+    /// Used when the config has no `<include_from>`.
+    pub default_include_from: DefaultInclude,
     /// The environment `from_env` reads (chaudit's own by default).
     pub env: HashMap<String, String>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { default_include_from: "/etc/metrika.xml".into(), env: std::env::vars().collect() }
+        LoadOptions { default_include_from: DefaultInclude::Installed, env: std::env::vars().collect() }
     }
 }
 
@@ -49,7 +85,7 @@ impl LoadOptions {
             .filter_map(|l| l.split_once('='))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect();
-        LoadOptions { default_include_from: dir.join("metrika.xml"), env }
+        LoadOptions { default_include_from: DefaultInclude::File(dir.join("metrika.xml")), env }
     }
 }
 
@@ -69,8 +105,13 @@ pub struct LoadedConfig {
     pub users: Option<ConfigTree>,
     /// True when users come from the main config itself (no users.xml beside it).
     pub users_in_main: bool,
-    /// Problems ClickHouse would start with anyway (warnings), and substitutions that
-    /// leave an element empty (errors, although the server only logs them).
+    /// Why the users config could not be processed: ClickHouse then fails only the users
+    /// (the server config is still written), so the server tree stands on its own.
+    pub users_error: Option<ConfigError>,
+    /// The default include file used (the config names no `<include_from>`), if any.
+    pub default_include: Option<PathBuf>,
+    /// Problems ClickHouse starts with anyway (it logs a warning): an unset from_env, a
+    /// missing incl, a missing users config, a skipped fragment, from_zk offline.
     pub problems: Vec<ConfigError>,
 }
 
@@ -95,15 +136,42 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let mut sources = SourceMap::new(base_dir.clone());
     let mut problems = Vec::new();
     let server = process(main, options, &mut sources, &mut problems)?;
-    let (users, users_in_main) = match users_config_path(&server.root, main, &sources, &mut problems) {
-        UsersSource::File(path) => (Some(process(&path, options, &mut sources, &mut problems)?), false),
-        UsersSource::Main => (None, true),
-        UsersSource::None => (None, false),
+    let default_include = match server.root.child("include_from") {
+        None => options.default_include_from.path_for(main),
+        Some(_) => None,
     };
+    let (mut users, mut users_error, mut users_in_main) = (None, None, false);
+    match users_config_path(&server.root, main, &sources, &mut problems) {
+        UsersSource::File(path) => match process(&path, options, &mut sources, &mut problems) {
+            Ok(tree) => users = Some(tree),
+            Err(err) => users_error = Some(err),
+        },
+        UsersSource::Main => users_in_main = true,
+        UsersSource::None => {}
+    }
     // The <include_from> element is substituted twice (as ClickHouse does): report once.
     let mut seen = std::collections::HashSet::new();
     problems.retain(|p| seen.insert(p.to_string()));
-    Ok(LoadedConfig { sources, server, users, users_in_main, problems })
+    Ok(LoadedConfig { sources, server, users, users_in_main, users_error, default_include, problems })
+}
+
+/// The users config alone, for when the server config cannot be processed (ClickHouse
+/// preprocesses the two separately): found through the main file as written when it parses,
+/// else users.xml beside it. Also returns the warnings of its processing.
+pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
+    let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut sources = SourceMap::new(base_dir);
+    let mut problems = Vec::new();
+    let written = files::read(&mut sources, main).and_then(|id| files::parse(sources.file(id), id));
+    let unparsed = Element::new("clickhouse", Origin { file: FileId(0), offset: 0 });
+    let root = written.as_ref().unwrap_or(&unparsed);
+    match users_config_path(root, main, &sources, &mut problems) {
+        UsersSource::File(path) => {
+            let tree = process(&path, options, &mut sources, &mut problems)?;
+            Ok((sources, tree, problems))
+        }
+        _ => Err(ConfigError::NotFound { path: main.with_file_name("users.xml") }),
+    }
 }
 
 /// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
@@ -200,8 +268,10 @@ fn read_include_from(
             }
             path
         }
-        None if options.default_include_from.exists() => options.default_include_from.clone(),
-        None => return Ok(None),
+        None => match options.default_include_from.path_for(main) {
+            Some(path) => path,
+            None => return Ok(None),
+        },
     };
     let id = files::read(sources, &path)?;
     Ok(Some((id, files::parse(sources.file(id), id)?)))
@@ -242,4 +312,58 @@ fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems:
 
 fn same_file(a: &Path, b: &Path) -> bool {
     a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_include_file_is_only_for_an_installed_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("config.xml");
+        assert_eq!(DefaultInclude::Installed.path_for(&main), None);
+        assert_eq!(DefaultInclude::None.path_for(Path::new("/etc/clickhouse-server/config.xml")), None);
+        let named = dir.path().join("metrika.xml");
+        assert_eq!(
+            DefaultInclude::parse(named.to_str().unwrap()).path_for(&main),
+            None,
+            "a missing file is no include"
+        );
+        std::fs::write(&named, "<clickhouse/>").unwrap();
+        assert_eq!(DefaultInclude::parse(named.to_str().unwrap()).path_for(&main), Some(named));
+        assert_eq!(DefaultInclude::parse("none"), DefaultInclude::None);
+    }
+
+    #[test]
+    fn a_broken_users_config_leaves_the_server_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.xml"), "<clickhouse><a>1</a></clickhouse>").unwrap();
+        std::fs::write(dir.path().join("users.xml"), "<clickhouse><users>").unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
+        assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
+        assert!(loaded.users.is_none() && loaded.users_error.is_some());
+    }
+
+    #[test]
+    fn an_unset_variable_leaves_the_element_as_written() {
+        // as clickhouse-server 25.8.2.1 writes it to preprocessed_configs
+        let dir = tempfile::tempdir().unwrap();
+        let text = "<clickhouse><max_threads replace=\"1\" from_env=\"UNSET\">1</max_threads><a from_env=\"UNSET\"/></clickhouse>";
+        std::fs::write(dir.path().join("config.xml"), text).unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
+        let kept = loaded.server.root.child("max_threads").unwrap();
+        assert_eq!(
+            (kept.value().as_str(), kept.attribute("from_env"), kept.attribute("replace")),
+            ("1", Some("UNSET"), Some("1"))
+        );
+        assert_eq!(loaded.server.root.child("a").unwrap().attribute("from_env"), Some("UNSET"));
+        assert!(loaded.problems.iter().all(ConfigError::is_warning));
+        assert!(matches!(
+            loaded.problems[..],
+            [ConfigError::SubstitutionNotFound { .. }, ConfigError::SubstitutionLeftEmpty { .. }]
+        ));
+    }
 }

@@ -40,13 +40,13 @@ impl Renderer<'_> {
             self.indent(depth);
             let _ = writeln!(self.out, "<!-- {} -->", self.provenance(e));
         }
-        // ClickHouse keeps a legacy <yandex> root and spent replace/remove markers; the
-        // output speaks today's form.
-        let name = if depth == 0 { "clickhouse" } else { e.name.as_str() };
+        // As ClickHouse writes it: a legacy <yandex> root stays, and so do the replace/remove
+        // markers it leaves (on an element that replaced or was appended, not below it).
+        let name = e.name.as_str();
         self.indent(depth);
         self.out.push('<');
         self.out.push_str(name);
-        for a in e.attributes.iter().filter(|a| a.name != "replace" && a.name != "remove") {
+        for a in &e.attributes {
             self.out.push(' ');
             self.out.push_str(&a.name);
             self.out.push_str("=\"");

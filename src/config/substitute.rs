@@ -9,8 +9,9 @@ use super::source::{Origin, SourceMap};
 use super::tree::{Children, Element, Node};
 use super::xml;
 
-/// ClickHouse recurses without a limit; a self-including config would never finish.
-const MAX_DEPTH: usize = 256;
+/// Substitutions inside substituted content nest at most this deep. ClickHouse recurses without
+/// a limit, so a self-including config never finishes there.
+const MAX_INCLUDE_DEPTH: usize = 256;
 
 pub struct Substituter<'a> {
     pub include_from: Option<&'a Element>,
@@ -48,7 +49,7 @@ impl Substituter<'_> {
                 i += 1;
                 continue;
             };
-            match self.process(child, depth + 1)? {
+            match self.process(child, depth)? {
                 Outcome::Keep => i += 1,
                 Outcome::Remove => {
                     e.children.remove(i);
@@ -67,8 +68,9 @@ impl Substituter<'_> {
         Ok(())
     }
 
+    /// `depth` counts the substitutions this element lies in, not its nesting.
     fn process(&mut self, e: &mut Element, depth: usize) -> Result<Outcome> {
-        if depth > MAX_DEPTH {
+        if depth > MAX_INCLUDE_DEPTH {
             return Err(self.syntax(e, "substitutions nest too deeply (an include loop?)"));
         }
         let present: Vec<&str> = SUBSTITUTION_ATTRIBUTES.into_iter().filter(|a| e.has_attribute(a)).collect();
@@ -121,14 +123,18 @@ impl Substituter<'_> {
                 return Ok(Outcome::Keep);
             }
         };
-        let Some(source) = source else {
-            return Ok(self.missing(e, kind, &name, is_include));
+        let Some(mut source) = source else {
+            let outcome = self.missing(e, kind, &name, is_include);
+            if matches!(outcome, Outcome::Keep) {
+                self.children(e, depth)?;
+            }
+            return Ok(outcome);
         };
         if is_include {
             return Ok(if e.has_attribute("merge") {
                 Outcome::MergeIntoParent(source)
             } else {
-                Outcome::Splice(source.children)
+                Outcome::Splice(std::mem::take(&mut source.children))
             });
         }
         for attribute in SUBSTITUTION_ATTRIBUTES {
@@ -140,8 +146,8 @@ impl Substituter<'_> {
             e.remove_attribute("replace");
         }
         e.blank_text |= source.blank_text;
-        e.children.extend(source.children);
-        for attribute in source.attributes {
+        e.children.extend(std::mem::take(&mut source.children));
+        for attribute in std::mem::take(&mut source.attributes) {
             e.set_attribute(&attribute.name, &attribute.value);
         }
         // ClickHouse processes the element again: included content may hold substitutions.
@@ -171,6 +177,9 @@ impl Substituter<'_> {
         Ok(Some(parsed))
     }
 
+    /// ClickHouse's answer to a substitution with nothing to substitute: an optional element
+    /// goes, an `<include>` goes, any other element stays as written (attributes and text
+    /// included) and the server starts with a warning.
     fn missing(&mut self, e: &Element, kind: &str, name: &str, is_include: bool) -> Outcome {
         if e.has_attribute("optional") {
             return Outcome::Remove;
@@ -180,27 +189,12 @@ impl Substituter<'_> {
             _ => format!("environment variable {name}"),
         };
         let p = self.point(e);
-        // An unset variable is the classic start-up failure; a missing incl (the stock
-        // configs of old releases are full of them) leaves defaults in place.
-        let left_empty = kind == "from_env" && !is_include;
-        self.problems.push(if left_empty {
-            ConfigError::SubstitutionLeftEmpty {
-                what,
-                origin: e.origin,
-                tag: e.name.to_string(),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            }
+        let (origin, tag, at, src, span) = (e.origin, e.name.to_string(), p.at, p.src, p.span);
+        // An element left without a value is what breaks a numeric or required setting.
+        self.problems.push(if kind == "from_env" && !is_include && !e.has_child_nodes() {
+            ConfigError::SubstitutionLeftEmpty { what, origin, tag, at, src, span }
         } else {
-            ConfigError::SubstitutionNotFound {
-                what,
-                origin: e.origin,
-                tag: e.name.to_string(),
-                at: p.at,
-                src: p.src,
-                span: p.span,
-            }
+            ConfigError::SubstitutionNotFound { what, origin, tag, at, src, span }
         });
         if is_include { Outcome::Remove } else { Outcome::Keep }
     }

@@ -80,6 +80,27 @@ pub struct Element {
     pub history: ThinVec<Origin>,
 }
 
+/// Freed with an explicit stack: a deep tree would overflow the call stack of a recursive
+/// drop. The common case (no grandchildren) takes no allocation.
+impl Drop for Element {
+    fn drop(&mut self) {
+        let mut pending: Vec<Children> = Vec::new();
+        let take_grandchildren = |children: &mut Children, pending: &mut Vec<Children>| {
+            for node in children.iter_mut() {
+                if let Node::Element(e) = node
+                    && !e.children.is_empty()
+                {
+                    pending.push(std::mem::take(&mut e.children));
+                }
+            }
+        };
+        take_grandchildren(&mut self.children, &mut pending);
+        while let Some(mut children) = pending.pop() {
+            take_grandchildren(&mut children, &mut pending);
+        }
+    }
+}
+
 impl Element {
     pub fn new(name: impl Into<CompactString>, origin: Origin) -> Self {
         Element {
@@ -206,6 +227,17 @@ mod tests {
         }
         assert_eq!(root.child("max_threads").unwrap().value(), "1");
         assert_eq!(root.children_named("max_threads").count(), 2);
+    }
+
+    #[test]
+    fn a_deep_tree_is_freed_without_recursion() {
+        let mut e = Element::new("a", origin());
+        for _ in 0..200_000 {
+            let mut parent = Element::new("a", origin());
+            parent.children.push(Node::Element(e));
+            e = parent;
+        }
+        drop(e); // a recursive drop overflows the stack long before this depth
     }
 
     #[test]

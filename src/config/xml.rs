@@ -7,6 +7,11 @@ use super::error::{ConfigError, Pointer, Result};
 use super::source::{FileId, Origin, SourceFile};
 use super::tree::{Attribute, Children, Element, Node, Text};
 
+/// Elements nested deeper than this are refused. The real engine has no limit of its own but
+/// slows down steeply with depth (25.8.2.1: 2,000 levels take seconds, 3,000 more than 20 s)
+/// and real configs stay under ten; past this, recursion over the tree could exhaust a stack.
+pub const MAX_DEPTH: usize = 1000;
+
 /// Parses one XML file (`source`, numbered `file` in its source map) into its root element.
 pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
     let body = source.text.strip_prefix('\u{feff}').unwrap_or(&source.text);
@@ -26,6 +31,9 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
             Event::Start(_) | Event::Empty(_) if root.is_some() && open.stack.is_empty() => {
                 return Err(fail(start, "a second root element; a config file has exactly one".into()));
             }
+            Event::Start(_) if open.stack.len() >= MAX_DEPTH => {
+                return Err(fail(start, format!("elements nest deeper than {MAX_DEPTH} levels")));
+            }
             Event::Start(tag) => open.start(element(&tag, at(start)).map_err(|m| fail(start, m))?),
             Event::Empty(tag) => {
                 let e = element(&tag, at(start)).map_err(|m| fail(start, m))?;
@@ -43,6 +51,11 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
             }
             // most text events are the indentation between tags: no decoding for those
             Event::Text(t) if is_blank(&t) && open.try_mark_blank() => {}
+            // XML forbids it outside CDATA, and ClickHouse's parser refuses it
+            Event::Text(t) if cdata_end(&t).is_some() => {
+                let at = start + cdata_end(&t).unwrap_or(0) as u64;
+                return Err(fail(at, "`]]>` is not allowed in text (write `]]&gt;`)".into()));
+            }
             Event::Text(t) => {
                 let value = t.xml_content(XmlVersion::Implicit1_0);
                 open.push_text(&value, at(start)).map_err(|m| fail(start, m))?;
@@ -171,6 +184,10 @@ impl Open {
     }
 }
 
+fn cdata_end(text: &str) -> Option<usize> {
+    text.find("]]>")
+}
+
 /// XML whitespace only (a line break stays one when its `\r` is normalised away).
 fn is_blank(text: &str) -> bool {
     text.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
@@ -212,6 +229,21 @@ mod tests {
         assert!(parse_str("<clickhouse><a>").is_err());
         assert!(parse_str("   ").is_err());
         assert!(parse_str("<a/><b/>").is_err());
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_at_its_line() {
+        let deep = |n: usize| format!("<clickhouse>\n{}{}</clickhouse>", "<a>".repeat(n), "</a>".repeat(n));
+        assert!(parse_str(&deep(MAX_DEPTH - 1)).is_ok());
+        let err = parse_str(&deep(200_000)).unwrap_err().to_string();
+        assert!(err.starts_with("t.xml:2:") && err.contains("nest deeper than 1000"), "{err}");
+    }
+
+    #[test]
+    fn a_cdata_end_in_text_is_refused() {
+        let err = parse_str("<r>\n x]]>y</r>").unwrap_err().to_string();
+        assert!(err.starts_with("t.xml:2:3:") && err.contains("]]>"), "{err}");
+        assert!(parse_str("<r>x]]&gt;y</r>").is_ok());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 pub mod budget;
 pub mod finding;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use cel::Value;
 use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt};
@@ -17,22 +17,130 @@ use crate::facts::Facts;
 use crate::rules::expr::{self, display};
 use crate::rules::{Rule, RulePack};
 
-/// Which rules run: `--select` and `--ignore` terms (ids, tags or categories).
+/// Which rules run: `--select` and `--ignore` terms (ids, tags or categories), and the
+/// overrides of their params. Built with [`Selection::new`], which checks every term and
+/// param against the pack.
 #[derive(Debug, Default, Clone)]
 pub struct Selection {
     pub select: Vec<String>,
     pub ignore: Vec<String>,
-    /// `--param NAME=VALUE`: overrides of rule params.
-    pub params: Vec<(String, String)>,
+    /// Param overrides by rule id, each value of the param's declared type.
+    pub params: BTreeMap<String, Vec<(String, serde_json::Value)>>,
+}
+
+/// A selection or param that names nothing, or a value of the wrong type: the run would
+/// check something else than what was asked.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum SelectionError {
+    #[error("`--{flag} {term}` matches no rule id, tag or category")]
+    #[diagnostic(code(chaudit::select::unknown), help("{}", suggestion.as_deref().unwrap_or("see `chaudit rules list`")))]
+    UnknownTerm { flag: &'static str, term: String, suggestion: Option<String> },
+    #[error("no rule selected: the selection leaves nothing to check")]
+    #[diagnostic(code(chaudit::select::empty), help("check --select, --ignore, --rules and --no-builtin-rules"))]
+    NothingSelected,
+    #[error("`--param {name}`: no rule has a param `{param}`")]
+    #[diagnostic(code(chaudit::param::unknown), help("{}", suggestion.as_deref().unwrap_or("`chaudit rules explain RULE` lists a rule's params")))]
+    UnknownParam { name: String, param: String, suggestion: Option<String> },
+    #[error("`--param {name}`: rules {} all have a param `{name}`", rules.join(", "))]
+    #[diagnostic(code(chaudit::param::ambiguous), help("name one: --param RULE.{name}=VALUE"))]
+    AmbiguousParam { name: String, rules: Vec<String> },
+    #[error("`--param {name}`: {why} (`{param}` of {rule} is a {kind})")]
+    #[diagnostic(code(chaudit::param::invalid))]
+    BadParam { name: String, param: String, rule: String, kind: &'static str, why: String },
 }
 
 impl Selection {
+    /// Checks the terms and params against the pack: a term or param that names nothing,
+    /// a param value of the wrong type, or a selection of no rule at all is an error.
+    pub fn new(
+        pack: &RulePack,
+        select: &[String],
+        ignore: &[String],
+        params: &[(String, String)],
+    ) -> Result<Selection, SelectionError> {
+        for (flag, terms) in [("select", select), ("ignore", ignore)] {
+            for term in terms {
+                if !pack.rules.iter().any(|r| r.matches(term)) {
+                    let names = pack.rules.iter().flat_map(|r| {
+                        std::iter::once(r.id.as_str())
+                            .chain(r.tags.iter().map(String::as_str))
+                            .chain([r.category.as_str()])
+                    });
+                    let suggestion = closest(term, names).map(|s| format!("did you mean `{s}`?"));
+                    return Err(SelectionError::UnknownTerm { flag, term: term.clone(), suggestion });
+                }
+            }
+        }
+        let mut selection = Selection { select: select.to_vec(), ignore: ignore.to_vec(), params: BTreeMap::new() };
+        if !pack.rules.iter().any(|r| selection.includes(r)) {
+            return Err(SelectionError::NothingSelected);
+        }
+        for (name, text) in params {
+            let (rule, param) = match name.split_once('.') {
+                Some((rule, param)) => {
+                    let Some(rule) = pack.get(rule) else {
+                        let suggestion = closest(rule, pack.rules.iter().map(|r| r.id.as_str()))
+                            .map(|s| format!("did you mean `{s}.{param}`?"));
+                        return Err(SelectionError::UnknownParam {
+                            name: name.clone(),
+                            param: param.into(),
+                            suggestion,
+                        });
+                    };
+                    (rule, param)
+                }
+                None => {
+                    let having: Vec<&Rule> = pack.rules.iter().filter(|r| r.param(name).is_some()).collect();
+                    match having.as_slice() {
+                        [rule] => (*rule, name.as_str()),
+                        [] => {
+                            let all = pack.rules.iter().flat_map(|r| r.params.iter().map(|p| p.name.as_str()));
+                            let suggestion = closest(name, all).map(|s| format!("did you mean `{s}`?"));
+                            return Err(SelectionError::UnknownParam {
+                                name: name.clone(),
+                                param: name.clone(),
+                                suggestion,
+                            });
+                        }
+                        many => {
+                            let rules = many.iter().map(|r| r.id.clone()).collect();
+                            return Err(SelectionError::AmbiguousParam { name: name.clone(), rules });
+                        }
+                    }
+                }
+            };
+            let Some(declared) = rule.param(param) else {
+                let suggestion = closest(param, rule.params.iter().map(|p| p.name.as_str()))
+                    .map(|s| format!("did you mean `{}.{s}`?", rule.id));
+                return Err(SelectionError::UnknownParam { name: name.clone(), param: param.into(), suggestion });
+            };
+            let value = declared.kind.value(text).map_err(|why| SelectionError::BadParam {
+                name: name.clone(),
+                param: param.into(),
+                rule: rule.id.clone(),
+                kind: declared.kind.name(),
+                why,
+            })?;
+            selection.params.entry(rule.id.clone()).or_default().push((param.to_string(), value));
+        }
+        Ok(selection)
+    }
+
     /// Opt-in rules run only when a `--select` term names them.
     pub fn includes(&self, rule: &Rule) -> bool {
         let selected = self.select.iter().any(|t| rule.matches(t));
         let by_default = self.select.is_empty() && !rule.opt_in;
         (selected || by_default) && !self.ignore.iter().any(|t| rule.matches(t))
     }
+}
+
+/// The most similar of `names`, if any is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    names
+        .map(|n| (strsim::jaro_winkler(word, n), n))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
 }
 
 #[derive(Debug, Clone)]
@@ -45,8 +153,10 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
     let variables = Variables::of(facts);
     let rules: Vec<&Rule> = pack.rules.iter().filter(|r| selection.includes(r)).collect();
     // rules are independent: they share the converted facts and run on every core
-    let results =
-        crate::parallel::on_every_core(&rules, |rule| evaluate_rule_with(rule, facts, &variables, &selection.params));
+    let results = crate::parallel::on_every_core(&rules, |rule| {
+        let overrides = selection.params.get(&rule.id).map_or(&[][..], Vec::as_slice);
+        evaluate_rule_with(rule, facts, &variables, overrides)
+    });
     let mut outcomes = Vec::new();
     let mut findings = Vec::new();
     for (outcome, mut found) in results {
@@ -119,14 +229,16 @@ pub fn evaluate_rule_with(
     rule: &Rule,
     facts: &Facts,
     variables: &Variables,
-    overrides: &[(String, String)],
+    overrides: &[(String, serde_json::Value)],
 ) -> (Outcome, Vec<Finding>) {
     if let Some(missing) = rule.sources.iter().find(|s| !facts.sources.contains(s)) {
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
-    if let Some((fact, why)) = rule.facts.iter().find_map(|f| facts.unavailable(f).map(|why| (f, why))) {
-        let reason = format!("live fact `{fact}` could not be read: {why}");
+    if let Some((source, fact, why)) =
+        rule.facts.iter().find_map(|(source, f)| facts.unavailable(*source, f).map(|why| (source, f, why)))
+    {
+        let reason = format!("fact `{}.{fact}` could not be read: {why}", source.name());
         return (outcome(rule, OutcomeKind::Inconclusive, Some(reason)), Vec::new());
     }
     if let Some(range) = &rule.versions {
@@ -151,14 +263,15 @@ pub fn evaluate_rule_with(
     }
 }
 
-fn findings_of(rule: &Rule, variables: &Variables, overrides: &[(String, String)]) -> Result<Vec<Finding>, String> {
+fn findings_of(
+    rule: &Rule,
+    variables: &Variables,
+    overrides: &[(String, serde_json::Value)],
+) -> Result<Vec<Finding>, String> {
     let mut context = variables.0.new_inner_scope();
-    let mut params = rule.params.clone();
-    for (name, value) in overrides {
-        if let Some(slot) = params.get_mut(name) {
-            *slot = value.parse::<f64>().map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
-        }
-    }
+    let mut params: Map<String, serde_json::Value> =
+        rule.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
+    params.extend(overrides.iter().cloned());
     context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
     let items = match &rule.for_each {
         None => vec![Value::Null],

@@ -1,7 +1,7 @@
 //! Facts from the merged configuration files. Every item carries `at`, the
 //! `file:line:column` of the element it was read from, so findings point into the user's files.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde_json::{Map, Value, json};
 
@@ -50,6 +50,12 @@ const SERVER_SECTIONS: &[&str] = &[
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
+/// Whether an element at the root of a config is a known section (not a setting): rule
+/// expressions may name it.
+pub fn is_known_section(name: &str) -> bool {
+    SERVER_SECTIONS.contains(&name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
+}
+
 /// Authentication elements of a user and what they mean.
 const AUTH_KINDS: &[(&str, &str)] = &[
     ("password", "plaintext"),
@@ -66,11 +72,39 @@ const AUTH_KINDS: &[(&str, &str)] = &[
 
 pub struct ConfigFacts<'a> {
     loaded: &'a LoadedConfig,
+    /// The facts to build (the rules' reads); `None`: all of them.
+    wanted: Option<&'a BTreeSet<String>>,
 }
 
 impl<'a> ConfigFacts<'a> {
     pub fn new(loaded: &'a LoadedConfig) -> Self {
-        ConfigFacts { loaded }
+        ConfigFacts { loaded, wanted: None }
+    }
+
+    /// The users facts when the users config cannot be processed (ClickHouse refuses it):
+    /// rules that read them are inconclusive, not passed.
+    fn unavailable(&self) -> Map<String, Value> {
+        let Some(error) = &self.loaded.users_error else { return Map::new() };
+        let why = json!(format!("the users config cannot be processed: {error}"));
+        ["users", "profiles", "profile_settings", "users_file_sections"]
+            .iter()
+            .map(|f| (f.to_string(), why.clone()))
+            .collect()
+    }
+
+    /// Only the facts named: a tree with 16,000 disks costs nothing for them when no rule
+    /// reads `config.disks`.
+    pub fn only(loaded: &'a LoadedConfig, wanted: &'a BTreeSet<String>) -> Self {
+        ConfigFacts { loaded, wanted: Some(wanted) }
+    }
+
+    fn wants(&self, fact: &str) -> bool {
+        self.wanted.is_none_or(|w| w.contains(fact))
+    }
+
+    /// `build()` when the fact is wanted, else null (dropped from the document).
+    fn gated<T: serde::Serialize>(&self, fact: &str, build: impl FnOnce() -> T) -> Value {
+        if self.wants(fact) { json!(build()) } else { Value::Null }
     }
 
     /// `file:line:column`: one string per item (a map per item would double the facts).
@@ -100,7 +134,7 @@ impl<'a> ConfigFacts<'a> {
             "merge_tree_at": merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default(),
             "server": leaf_values(root),
             "server_at": self.leaf_locations(root),
-            "root_elements": self.root_elements(),
+            "root_elements": self.gated("root_elements", || self.root_elements()),
             "listen_hosts": root.children_named("listen_host").map(Element::value).collect::<Vec<_>>(),
             "exposed": root.children_named("listen_host").any(|h| matches!(h.value().as_str(), "0.0.0.0" | "::")),
             "default_profile": default_profile,
@@ -108,13 +142,23 @@ impl<'a> ConfigFacts<'a> {
             "users": users,
             "profile_settings": profile_settings(&profiles),
             "profiles": profiles.values().cloned().collect::<Vec<_>>(),
-            "disks": self.disks(),
-            "policies": self.policies(),
-            "clusters": self.clusters(),
+            "disks": self.gated("disks", || self.disks()),
+            "cache_disks": self.gated("cache_disks", || self.cache_disks()),
+            "disk_policies": self.gated("disk_policies", || self.disk_policies()),
+            "policy_names": self.gated("policy_names", || self.policy_names()),
+            "policies": self.gated("policies", || self.policies()),
+            "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.logs(),
             "problems": self.problems(),
+            "unavailable": self.unavailable(),
             "users_file_sections": self.users_file_sections(),
         })
+        .as_object_mut()
+        .map(|document| {
+            document.retain(|name, _| name == "unavailable" || self.wants(name));
+            Value::Object(std::mem::take(document))
+        })
+        .unwrap_or_default()
     }
 
     fn leaf_locations(&self, e: &Element) -> Map<String, Value> {
@@ -143,11 +187,15 @@ impl<'a> ConfigFacts<'a> {
     fn profiles(&self) -> BTreeMap<String, Value> {
         let Some(users_root) = self.loaded.users_root() else { return BTreeMap::new() };
         let profiles = model::profiles(users_root);
-        let by_name: BTreeMap<&str, &model::Profile> = profiles.iter().map(|p| (p.name.as_str(), p)).collect();
+        let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
         let mut out = BTreeMap::new();
         for p in &profiles {
-            let mut effective = Map::new();
-            collect_effective(&by_name, p, &mut effective, 0);
+            let winners = effective_settings(&by_name, p.element);
+            let effective: Map<String, Value> =
+                winners.iter().map(|(n, e)| (n.to_string(), json!(e.value()))).collect();
+            // where each value in effect was set: through inheritance, in whichever fragment
+            let effective_at: Map<String, Value> =
+                winners.iter().map(|(n, e)| (n.to_string(), self.at(e.origin))).collect();
             let settings: Map<String, Value> =
                 p.settings.iter().map(|s| (s.name.to_string(), json!(s.value()))).collect();
             let settings_at: Map<String, Value> =
@@ -156,7 +204,7 @@ impl<'a> ConfigFacts<'a> {
                 p.name.clone(),
                 json!({
                     "name": p.name, "inherits": p.inherits, "settings": settings, "settings_at": settings_at,
-                    "effective": effective, "at": self.at(p.element.origin),
+                    "effective": effective, "effective_at": effective_at, "at": self.at(p.element.origin),
                 }),
             );
         }
@@ -213,6 +261,38 @@ impl<'a> ConfigFacts<'a> {
             &model::disks(&self.loaded.server.root),
             |d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}),
         )
+    }
+
+    /// The cache disks, as `disks` gives them (rules about caches iterate over these, not
+    /// over every disk).
+    fn cache_disks(&self) -> Vec<Value> {
+        model::disks(&self.loaded.server.root)
+            .iter()
+            .filter(|d| d.kind == "cache")
+            .map(|d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}))
+            .collect()
+    }
+
+    /// Every declared disk and the policies listing it (none: an empty list): `name in
+    /// config.disk_policies` and `config.disk_policies[name]` are lookups, not a scan of
+    /// every policy.
+    fn disk_policies(&self) -> Map<String, Value> {
+        let root = &self.loaded.server.root;
+        let mut out: Map<String, Value> = model::disks(root).iter().map(|d| (d.name.clone(), json!([]))).collect();
+        for p in model::storage_policies(root) {
+            for disk in p.volumes.iter().flat_map(|v| &v.disks) {
+                if let Value::Array(listed) = out.entry(disk.clone()).or_insert_with(|| json!([])) {
+                    if !listed.iter().any(|n| n == p.name.as_str()) {
+                        listed.push(json!(p.name));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn policy_names(&self) -> Vec<String> {
+        model::storage_policies(&self.loaded.server.root).into_iter().map(|p| p.name.clone()).collect()
     }
 
     fn policies(&self) -> Vec<Value> {
@@ -340,23 +420,43 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     out
 }
 
-fn collect_effective(
-    by_name: &BTreeMap<&str, &model::Profile>,
-    p: &model::Profile,
-    out: &mut Map<String, Value>,
-    depth: usize,
-) {
-    if depth > 32 {
-        return; // an inheritance cycle; ClickHouse rejects it at load
-    }
-    for parent in &p.inherits {
-        if let Some(parent) = by_name.get(parent.as_str()) {
-            collect_effective(by_name, parent, out, depth + 1);
+/// A profile's settings in effect and the element that set each, as ClickHouse's
+/// SettingsProfilesCache::substituteProfiles computes them: a `<profile>` parent's elements are
+/// spliced in where it is named, in document order, each profile at most once (a repeated or
+/// circular parent is skipped, not an error), and the last value of a setting wins. Iterative,
+/// and linear in the elements reached: no cycle or fan-in makes it grow.
+fn effective_settings<'a>(
+    by_name: &HashMap<&str, &'a Element>,
+    profile: &'a Element,
+) -> BTreeMap<&'a str, &'a Element> {
+    let mut winners = BTreeMap::new();
+    let mut substituted: HashSet<String> = HashSet::new();
+    // each frame: a profile's remaining children and the setting names it has set so far
+    // (a profile's first element of a name is the one ClickHouse reads)
+    let mut stack = vec![(profile.elements(), HashSet::new())];
+    while let Some((children, seen)) = stack.last_mut() {
+        let Some(child) = children.next() else {
+            stack.pop();
+            continue;
+        };
+        match child.name.as_str() {
+            "constraints" => {}
+            "profile" => {
+                let parent = child.value();
+                if let Some(element) = by_name.get(parent.as_str())
+                    && substituted.insert(parent)
+                {
+                    stack.push((element.elements(), HashSet::new()));
+                }
+            }
+            name => {
+                if seen.insert(name) {
+                    winners.insert(name, child);
+                }
+            }
         }
     }
-    for s in &p.settings {
-        out.insert(s.name.to_string(), json!(s.value()));
-    }
+    winners
 }
 
 fn is_true(v: &str) -> bool {
@@ -365,7 +465,21 @@ fn is_true(v: &str) -> bool {
 
 /// The facts of an offline audit: the merged config and, when the user states it, the version.
 pub fn facts(loaded: &LoadedConfig, target: String, version: Option<crate::version::Version>) -> super::Facts {
+    facts_for(ConfigFacts::new(loaded), target, version)
+}
+
+/// The facts of an offline audit, only those named in `wanted` (what the selected rules read).
+pub fn facts_read(
+    loaded: &LoadedConfig,
+    wanted: &BTreeSet<String>,
+    target: String,
+    version: Option<crate::version::Version>,
+) -> super::Facts {
+    facts_for(ConfigFacts::only(loaded, wanted), target, version)
+}
+
+fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version::Version>) -> super::Facts {
     let mut document = Map::new();
-    document.insert("config".into(), ConfigFacts::new(loaded).document());
+    document.insert("config".into(), facts.document());
     super::Facts { target, version, sources: [super::Source::Config].into(), document }
 }

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod schema;
 
 use std::collections::BTreeSet;
 
@@ -50,6 +51,9 @@ impl Source {
         }
     }
 }
+
+/// The snapshot format, `chaudit_snapshot` in the file: a reader refuses any other.
+pub const SNAPSHOT_FORMAT: u64 = 1;
 
 /// Everything an audit knows, as the document rule expressions see. Serialized, it is a
 /// snapshot (`chaudit collect`), re-checked offline with `chaudit check --snapshot`.
@@ -105,10 +109,54 @@ impl Facts {
         self.document.extend(other.document);
     }
 
-    /// Live facts this audit could not read, with the reason.
-    pub fn unavailable(&self, fact: &str) -> Option<String> {
-        ["live", "log", "host"]
-            .iter()
-            .find_map(|source| self.document.get(*source)?.get("unavailable")?.get(fact)?.as_str().map(str::to_string))
+    /// The facts as a snapshot file's text.
+    pub fn to_snapshot(&self) -> Result<String, serde_json::Error> {
+        #[derive(Serialize)]
+        struct File<'a> {
+            chaudit_snapshot: u64,
+            #[serde(flatten)]
+            facts: &'a Facts,
+        }
+        serde_json::to_string_pretty(&File { chaudit_snapshot: SNAPSHOT_FORMAT, facts: self }).map(|t| t + "\n")
+    }
+
+    /// Reads a snapshot file: its format must be this one and its facts of the
+    /// documented shape.
+    pub fn read_snapshot(path: &std::path::Path) -> Result<Facts, String> {
+        let shown = path.display();
+        let text =
+            crate::regular_file::read_to_string(path).map_err(|e| format!("cannot read snapshot {shown}: {e}"))?;
+        let mut value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{shown}:{}:{}: not a chaudit snapshot: {e}", e.line(), e.column()))?;
+        match value.get("chaudit_snapshot").and_then(serde_json::Value::as_u64) {
+            Some(SNAPSHOT_FORMAT) => {}
+            Some(other) => {
+                return Err(format!(
+                    "{shown}: snapshot format {other}; this chaudit reads format {SNAPSHOT_FORMAT} (record it again with `chaudit collect`)"
+                ));
+            }
+            None => return Err(format!("{shown}: not a chaudit snapshot (no `chaudit_snapshot` format field)")),
+        }
+        if let Some(object) = value.as_object_mut() {
+            object.remove("chaudit_snapshot");
+        }
+        let facts: Facts =
+            serde_json::from_value(value).map_err(|e| format!("{shown}: not a chaudit snapshot: {e}"))?;
+        if let Err(problems) = schema::check_document(&facts.document) {
+            let listed: Vec<String> = problems.iter().take(10).map(ToString::to_string).collect();
+            return Err(format!("{shown}: facts of the wrong shape:\n  {}", listed.join("\n  ")));
+        }
+        Ok(facts)
+    }
+
+    /// Why this audit could not read a fact of a source, if it could not.
+    pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
+        let document = self.document.get(source.name())?;
+        if let Some(why) = document.get("unavailable").and_then(|u| u.get(fact)) {
+            return Some(why.as_str().map_or_else(|| why.to_string(), str::to_string));
+        }
+        // a fact a collection should hold and does not (an old or trimmed snapshot)
+        (matches!(source, Source::Live | Source::Log | Source::Host) && document.get(fact).is_none())
+            .then(|| "not in the collected facts".to_string())
     }
 }

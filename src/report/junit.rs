@@ -1,5 +1,6 @@
-//! `--format junit`: one test case per rule (fired = failure, not applicable = skipped),
-//! for CI systems that read JUnit XML.
+//! `--format junit`: one test case per rule (fired = failure, errored = error, not
+//! applicable = skipped; inconclusive = error, or skipped with `--allow-inconclusive`: the
+//! same verdict as the exit code), for CI systems that read JUnit XML.
 
 use std::fmt::Write;
 
@@ -7,12 +8,15 @@ use super::Report;
 use crate::eval::OutcomeKind;
 
 pub fn render(report: &Report) -> String {
+    let allow_inconclusive = report.summary.allow_inconclusive;
+    let is_error =
+        |kind: OutcomeKind| kind == OutcomeKind::Errored || (kind == OutcomeKind::Inconclusive && !allow_inconclusive);
     let failures = report.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Fired).count();
-    let errors = report.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Errored).count();
+    let errors = report.outcomes.iter().filter(|o| is_error(o.outcome)).count();
     let skipped = report
         .outcomes
         .iter()
-        .filter(|o| matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive))
+        .filter(|o| matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive) && !is_error(o.outcome))
         .count();
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -50,14 +54,15 @@ pub fn render(report: &Report) -> String {
                 }
                 out.push_str("    </testcase>\n");
             }
-            OutcomeKind::Errored => {
+            kind if is_error(kind) => {
                 let _ = writeln!(
                     out,
-                    ">\n      <error message=\"{}\"/>\n    </testcase>",
+                    ">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
+                    super::outcome_name(kind),
                     escape(o.reason.as_deref().unwrap_or(""))
                 );
             }
-            OutcomeKind::NotApplicable | OutcomeKind::Inconclusive => {
+            OutcomeKind::Errored | OutcomeKind::NotApplicable | OutcomeKind::Inconclusive => {
                 let _ = writeln!(
                     out,
                     ">\n      <skipped message=\"{}\"/>\n    </testcase>",

@@ -16,7 +16,7 @@ pub fn render(report: &Report) -> String {
         s.findings,
         if counts.is_empty() { String::new() } else { format!(" ({})", counts.join(", ")) },
         s.failing,
-        s.fail_on.name()
+        s.fail_on.map_or("never", crate::rules::Severity::name)
     );
     if !report.findings.is_empty() {
         let _ = writeln!(out, "| # | severity | rule | where | finding |\n|---|---|---|---|---|");

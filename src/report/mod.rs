@@ -42,9 +42,16 @@ pub struct Summary {
     pub by_severity: BTreeMap<&'static str, usize>,
     /// Rules per outcome.
     pub outcomes: BTreeMap<&'static str, usize>,
-    /// Active findings at or above `--fail-on` (they decide the exit code).
+    /// Active findings at or above `--fail-on` (0 with `never`).
     pub failing: usize,
-    pub fail_on: Severity,
+    /// The `--fail-on` severity, or `never`.
+    #[serde(serialize_with = "fail_on_name")]
+    pub fail_on: Option<Severity>,
+    /// How the run ended: `passed`, `failing` (findings at or above fail_on) or `incomplete`
+    /// (a rule errored, or could not read its evidence): what the exit code says.
+    pub status: crate::audit::Status,
+    /// Whether inconclusive rules were let pass (`--allow-inconclusive`).
+    pub allow_inconclusive: bool,
     pub suppressed: usize,
     pub baselined: usize,
 }
@@ -62,7 +69,7 @@ pub struct RuleInfo {
 }
 
 impl Report {
-    pub fn new(target: String, evaluation: Evaluation, fail_on: Severity) -> Report {
+    pub fn new(target: String, evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
         let mut by_severity = BTreeMap::new();
         for f in &evaluation.findings {
             *by_severity.entry(f.severity.name()).or_insert(0) += 1;
@@ -71,7 +78,10 @@ impl Report {
         for o in &evaluation.outcomes {
             *outcomes.entry(outcome_name(o.outcome)).or_insert(0) += 1;
         }
-        let failing = evaluation.findings.iter().filter(|f| f.is_active() && f.severity >= fail_on).count();
+        let failing = match fail_on {
+            Some(fail_on) => evaluation.findings.iter().filter(|f| f.is_active() && f.severity >= fail_on).count(),
+            None => 0,
+        };
         let suppressed = evaluation.findings.iter().filter(|f| f.suppressed.is_some()).count();
         let baselined = evaluation.findings.iter().filter(|f| f.baselined).count();
         Report {
@@ -83,6 +93,8 @@ impl Report {
                 outcomes,
                 failing,
                 fail_on,
+                status: crate::audit::Status::Passed,
+                allow_inconclusive: false,
                 suppressed,
                 baselined,
             },
@@ -93,6 +105,10 @@ impl Report {
             outcomes: evaluation.outcomes,
         }
     }
+}
+
+fn fail_on_name<S: serde::Serializer>(fail_on: &Option<Severity>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(fail_on.map_or("never", Severity::name))
 }
 
 pub fn outcome_name(kind: OutcomeKind) -> &'static str {

@@ -14,6 +14,35 @@ use crate::rules::Severity;
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
 
+/// The run's verdict: not successful when a rule errored or could not read its evidence
+/// (unless allowed), with a notification per such rule.
+fn invocation(report: &Report) -> serde_json::Value {
+    use crate::eval::OutcomeKind;
+    let allow_inconclusive = report.summary.allow_inconclusive;
+    let notifications: Vec<serde_json::Value> = report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive))
+        .map(|o| {
+            let level = match o.outcome {
+                OutcomeKind::Inconclusive if allow_inconclusive => "warning",
+                _ => "error",
+            };
+            let text =
+                format!("{} {}: {}", o.rule_id, super::outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
+            serde_json::json!({"level": level, "message": {"text": text}, "associatedRule": {"id": o.rule_id}})
+        })
+        .collect();
+    let mut invocation = serde_json::json!({
+        "executionSuccessful": report.summary.status != crate::audit::Status::Incomplete,
+        "properties": {"status": report.summary.status, "failOn": report.summary.fail_on.map_or("never", crate::rules::Severity::name)},
+    });
+    if !notifications.is_empty() {
+        invocation["toolExecutionNotifications"] = serde_json::Value::Array(notifications);
+    }
+    invocation
+}
+
 pub fn render(report: &Report) -> String {
     let rules: Vec<Value> = report.rules.iter().map(rule).collect();
     let results: Vec<Value> = report.findings.iter().map(|f| result(report, f)).collect();
@@ -28,7 +57,7 @@ pub fn render(report: &Report) -> String {
                 "informationUri": "https://github.com/chaudit/chaudit",
                 "rules": rules,
             }},
-            "invocations": [{"executionSuccessful": true}],
+            "invocations": [invocation(report)],
             "results": results,
         }],
     });

@@ -40,7 +40,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         if counts.is_empty() { String::new() } else { format!(" ({})", counts.join(", ")) },
         outcomes.join(", "),
         s.failing,
-        s.fail_on.name()
+        s.fail_on.map_or("never", Severity::name)
     );
     out
 }

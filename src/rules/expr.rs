@@ -48,6 +48,11 @@ impl Expr {
         Ok(Expr { source: source.to_string(), origin, program: Arc::new(program) })
     }
 
+    /// The compiled program (its syntax tree is checked against the facts catalog).
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
         self.program.execute(context).map_err(|e| format!("`{}`: {e}", self.source))
     }
@@ -188,6 +193,14 @@ impl Template {
             parts.push(Part::Text(rest.to_string()));
         }
         Ok(Template { parts })
+    }
+
+    /// The expressions of the holes.
+    pub fn holes(&self) -> impl Iterator<Item = &Expr> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Hole(e) => Some(e),
+            Part::Text(_) => None,
+        })
     }
 
     pub fn render(&self, context: &Context) -> Result<String, String> {

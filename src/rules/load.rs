@@ -1,7 +1,7 @@
 //! Rule files: parse (spanned YAML) → validate → compile. Every problem in every file is
 //! collected, each pointing at its file, line and column.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::config::error::FileProblem;
@@ -9,9 +9,12 @@ use crate::config::{Origin, SourceMap};
 use crate::facts::Source;
 use crate::spanned_yaml::{Yaml, read_document};
 
+use super::check::{self, Checker};
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
-use super::schema::{Confidence, Expectation, Remediation, Rule, RuleTest, Severity};
+use super::schema::{Confidence, Expectation, Param, ParamType, Remediation, Rule, RuleTest, Severity};
+use crate::eval::OutcomeKind;
+use crate::facts::schema::Type;
 
 const KEYS: &[&str] = &[
     "id",
@@ -70,22 +73,34 @@ impl Parser<'_> {
         self.errors.push(invalid(self.sources, origin, message, "here", help));
     }
 
+    /// Every key of a mapping must be one of `allowed`: a misspelled key would otherwise
+    /// drop what it says (a version gate, a test's expected location) without a word.
+    fn known_keys(&mut self, pairs: &[(Yaml, Yaml)], allowed: &[&str], section: &str) {
+        for (key, _) in pairs {
+            let Some(k) = key.as_str() else {
+                self.error(key.origin(), "keys are strings", None);
+                continue;
+            };
+            if allowed.contains(&k) {
+                continue;
+            }
+            let suggestion = allowed
+                .iter()
+                .map(|a| (strsim::jaro_winkler(k, a), a))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .filter(|(score, _)| *score > 0.7)
+                .map(|(_, s)| format!("did you mean `{s}`?"));
+            let help = suggestion.or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
+            self.error(key.origin(), format!("unknown key `{section}{k}`"), help);
+        }
+    }
+
     fn rule(&mut self, base: &Path, file: String) -> Option<Rule> {
         let Yaml::Mapping(pairs, origin) = self.doc else {
             self.error(self.doc.origin(), "a rule file is a mapping (id, title, severity, when, ...)", None);
             return None;
         };
-        for (key, _) in pairs {
-            if let Some(k) = key.as_str().filter(|k| !KEYS.contains(k)) {
-                let suggestion =
-                    KEYS.iter().max_by(|a, b| strsim::jaro_winkler(k, a).total_cmp(&strsim::jaro_winkler(k, b)));
-                self.error(
-                    key.origin(),
-                    format!("unknown key `{k}`"),
-                    suggestion.map(|s| format!("did you mean `{s}`?")),
-                );
-            }
-        }
+        self.known_keys(pairs, KEYS, "");
         let origin = *origin;
         let id = self.required_str(self.doc, "id", origin);
         if let Some(id) = &id
@@ -117,8 +132,7 @@ impl Parser<'_> {
         let tags = self.string_list(self.doc, "tags");
         let references = self.string_list(self.doc, "references");
         let description = self.required_str(self.doc, "description", origin);
-        let (sources, versions) = self.applies(origin);
-        let facts = self.doc.get("applies").map(|a| self.string_list(a, "facts")).unwrap_or_default();
+        let (sources, optional_sources, versions) = self.applies(origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
@@ -130,6 +144,19 @@ impl Parser<'_> {
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
         let params = self.params();
+        let (facts, reads) = self.check_facts(
+            &sources,
+            &optional_sources,
+            &params,
+            &item,
+            [&for_each, &when, &location, &impact],
+            &evidence,
+            [
+                message.as_ref().and_then(Option::as_ref),
+                remediation.as_ref().and_then(|r| r.config.as_ref()),
+                remediation.as_ref().and_then(|r| r.sql.as_ref()),
+            ],
+        );
         let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
             None | Some((Some("false"), _)) => false,
             Some((Some("true"), _)) => true,
@@ -146,7 +173,9 @@ impl Parser<'_> {
             tags,
             description: description?,
             sources,
+            optional_sources,
             facts,
+            reads,
             versions,
             for_each,
             item,
@@ -273,20 +302,87 @@ impl Parser<'_> {
         }
     }
 
-    fn applies(&mut self, origin: Origin) -> (Vec<Source>, Option<crate::version::VersionRange>) {
+    /// The rule's expressions against the facts catalog; returns the facts they read.
+    #[allow(clippy::too_many_arguments)]
+    fn check_facts(
+        &mut self,
+        sources: &[Source],
+        optional: &[Source],
+        params: &[Param],
+        item: &str,
+        [for_each, when, location, impact]: [&Option<Expr>; 4],
+        evidence: &[(String, Expr)],
+        templates: [Option<&Template>; 3],
+    ) -> (Vec<(Source, String)>, BTreeSet<(Source, String)>) {
+        let mut checker = Checker::new(sources, optional, params);
+        if let Some(e) = for_each {
+            let t = self.check_one(&mut checker, e, None);
+            if !matches!(t.strict(), Type::List(_) | Type::Dict { .. } | Type::Any) {
+                self.error(e.origin, format!("`for_each` gives a {}, not a list", t.name()), None);
+            }
+            checker.bind(item, check::item_type(&t));
+        } else {
+            checker.bind(item, Type::Any);
+        }
+        if let Some(e) = when {
+            self.check_one(&mut checker, e, Some(Type::Bool));
+        }
+        for e in [location, impact].into_iter().flatten() {
+            self.check_one(&mut checker, e, None);
+        }
+        for (_, e) in evidence {
+            self.check_one(&mut checker, e, None);
+        }
+        for t in templates.into_iter().flatten() {
+            for e in t.holes() {
+                self.check_one(&mut checker, e, None);
+            }
+        }
+        (checker.needed(), checker.read())
+    }
+
+    fn check_one(&mut self, checker: &mut Checker, e: &Expr, want: Option<Type>) -> Type {
+        let (t, problems) = checker.check(e);
+        let one_line = !e.source.contains('\n');
+        for p in problems {
+            let at = if one_line {
+                Origin { file: e.origin.file, offset: e.origin.offset + p.offset as u32 }
+            } else {
+                e.origin
+            };
+            self.error(at, p.message, p.help);
+        }
+        if let Some(want) = want
+            && !matches!(t.strict(), Type::Any)
+            && t.strict() != &want
+        {
+            self.error(e.origin, format!("gives a {}, not a {}", t.name(), want.name()), None);
+        }
+        t
+    }
+
+    fn applies(&mut self, origin: Origin) -> (Vec<Source>, Vec<Source>, Option<crate::version::VersionRange>) {
         let Some(applies) = self.doc.get("applies") else {
             self.error(origin, "missing `applies` (its `sources`: config, live, log, host, cluster)", None);
-            return (Vec::new(), None);
+            return (Vec::new(), Vec::new(), None);
         };
+        if let Yaml::Mapping(pairs, _) = applies {
+            self.known_keys(pairs, &["sources", "optional", "versions"], "applies.");
+        } else {
+            self.error(applies.origin(), "`applies` maps `sources` (and `versions`)", None);
+        }
         let mut sources = Vec::new();
-        for name in self.string_list(applies, "sources") {
-            match Source::parse(&name) {
-                Some(s) => sources.push(s),
-                None => self.error(
-                    applies.origin(),
-                    format!("unknown source `{name}` (config, live, log, host, cluster)"),
-                    None,
-                ),
+        let mut optional = Vec::new();
+        for (key, out) in [("sources", &mut sources), ("optional", &mut optional)] {
+            for name in self.string_list(applies, key) {
+                match Source::parse(&name) {
+                    Some(s) => out.push(s),
+                    None => self.error(
+                        applies.get(key).map_or(applies.origin(), Yaml::origin),
+                        format!("unknown source `{name}` (config, live, log, host, cluster)"),
+                        None,
+                    ),
+                }
             }
         }
         if sources.is_empty() {
@@ -304,28 +400,68 @@ impl Parser<'_> {
                 None
             }
         });
-        (sources, versions)
+        (sources, optional, versions)
     }
 
-    /// `params: {name: number or string}`.
-    fn params(&mut self) -> serde_json::Map<String, serde_json::Value> {
-        let mut out = serde_json::Map::new();
-        match self.doc.get("params") {
-            None => {}
-            Some(Yaml::Mapping(pairs, _)) => {
-                for (k, v) in pairs {
-                    match (k.as_str(), v.as_str()) {
-                        (Some(name), Some(value)) => {
-                            let value = value
-                                .parse::<f64>()
-                                .map_or_else(|_| serde_json::json!(value), |n| serde_json::json!(n));
-                            out.insert(name.to_string(), value);
+    /// `params:`: `NAME: {type, default, doc}`, or `NAME: DEFAULT` (its type read from the
+    /// literal).
+    fn params(&mut self) -> Vec<Param> {
+        let mut out: Vec<Param> = Vec::new();
+        let pairs = match self.doc.get("params") {
+            None | Some(Yaml::Null(_)) => return out,
+            Some(Yaml::Mapping(pairs, _)) => pairs,
+            Some(other) => {
+                self.error(other.origin(), "`params` maps names to `{type, default, doc}`", None);
+                return out;
+            }
+        };
+        for (key, value) in pairs {
+            let Some(name) = key.as_str() else { continue };
+            if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+                self.error(key.origin(), format!("param `{name}`: lowercase letters, digits and `_`"), None);
+                continue;
+            }
+            let param = match value {
+                Yaml::Scalar(literal, _) => {
+                    let kind = ParamType::of_literal(literal);
+                    kind.value(literal).ok().map(|default| Param { name: name.into(), kind, default, doc: None })
+                }
+                Yaml::Mapping(fields, origin) => {
+                    self.known_keys(fields, &["type", "default", "doc"], &format!("params.{name}."));
+                    let kind = self.required_scalar(value, "type", *origin, "a type name").and_then(|(t, at)| {
+                        let kind = ParamType::parse(t);
+                        if kind.is_none() {
+                            self.error(
+                                at,
+                                format!("unknown param type `{t}`"),
+                                Some(format!("one of {}", ParamType::NAMES)),
+                            );
                         }
-                        _ => self.error(k.origin(), "a param maps a name to a number or string", None),
+                        kind
+                    });
+                    let default = self.required_scalar(value, "default", *origin, "a value");
+                    let doc = self.optional_str(value, "doc");
+                    match (kind, default) {
+                        (Some(kind), Some((literal, at))) => match kind.value(literal) {
+                            Ok(default) => Some(Param { name: name.into(), kind, default, doc }),
+                            Err(why) => {
+                                self.error(at, format!("default of `{name}`: {why}"), None);
+                                None
+                            }
+                        },
+                        _ => None,
                     }
                 }
-            }
-            Some(other) => self.error(other.origin(), "`params` maps names to values", None),
+                other => {
+                    self.error(
+                        other.origin(),
+                        format!("param `{name}` is `{{type, default, doc}}` or a default"),
+                        None,
+                    );
+                    None
+                }
+            };
+            out.extend(param);
         }
         out
     }
@@ -355,13 +491,9 @@ impl Parser<'_> {
             self.error(origin, "missing `remediation` (restart, config or sql)", None);
             return None;
         };
-        for (key, _) in match node {
-            Yaml::Mapping(pairs, _) => pairs.as_slice(),
-            _ => &[],
-        } {
-            if let Some(k) = key.as_str().filter(|k| !["restart", "config", "sql"].contains(k)) {
-                self.error(key.origin(), format!("unknown remediation key `{k}` (restart, config, sql)"), None);
-            }
+        match node {
+            Yaml::Mapping(pairs, _) => self.known_keys(pairs, &["restart", "config", "sql"], "remediation."),
+            other => self.error(other.origin(), "`remediation` maps `restart`, `config` and `sql`", None),
         }
         let restart = match node.get("restart").and_then(Yaml::as_str) {
             Some("true") => true,
@@ -387,9 +519,18 @@ impl Parser<'_> {
         };
         let mut tests = Vec::new();
         for item in items {
-            let (expect, dir) = match (item.get("fires"), item.get("quiet")) {
-                (Some(d), None) => (Expectation::Fires, d),
-                (None, Some(d)) => (Expectation::Quiet, d),
+            let Yaml::Mapping(pairs, _) = item else {
+                self.error(
+                    item.origin(),
+                    "a test is `fires: DIR` or `quiet: DIR` (with `at`, `version`, `outcome`)",
+                    None,
+                );
+                continue;
+            };
+            self.known_keys(pairs, &["fires", "quiet", "at", "version", "outcome"], "tests[].");
+            let (fires, dir) = match (item.get("fires"), item.get("quiet")) {
+                (Some(d), None) => (true, d),
+                (None, Some(d)) => (false, d),
                 _ => {
                     self.error(item.origin(), "each test has exactly one of `fires: DIR` or `quiet: DIR`", None);
                     continue;
@@ -399,14 +540,55 @@ impl Parser<'_> {
                 self.error(dir.origin(), "the fixture is a directory name", None);
                 continue;
             };
-            let version = item.get("version").and_then(Yaml::as_str).and_then(|v| match v.parse() {
-                Ok(v) => Some(v),
-                Err(m) => {
-                    self.error(item.origin(), m, None);
-                    None
+            let expect = match (fires, item.get("outcome")) {
+                (true, None) => Expectation::Fires,
+                (false, None) => Expectation::Quiet,
+                (false, Some(node)) => match node.as_str() {
+                    Some("passed") => Expectation::Quiet,
+                    Some("not-applicable") => Expectation::Outcome(OutcomeKind::NotApplicable),
+                    Some("inconclusive") => Expectation::Outcome(OutcomeKind::Inconclusive),
+                    _ => {
+                        self.error(
+                            node.origin(),
+                            "`outcome` of a quiet test is passed, not-applicable or inconclusive",
+                            None,
+                        );
+                        continue;
+                    }
+                },
+                (true, Some(node)) => {
+                    self.error(node.origin(), "`outcome` goes with `quiet:` (a firing test's outcome is fired)", None);
+                    continue;
                 }
-            });
-            let at = item.get("at").and_then(Yaml::as_str).map(str::to_string);
+            };
+            let version = match item.get("version") {
+                None => None,
+                Some(node) => match node.as_str().map(str::parse) {
+                    Some(Ok(v)) => Some(v),
+                    Some(Err(m)) => {
+                        self.error(node.origin(), m, None);
+                        None
+                    }
+                    None => {
+                        self.error(node.origin(), "`version` is a ClickHouse version such as \"25.8\"", None);
+                        None
+                    }
+                },
+            };
+            let at = match item.get("at") {
+                None => None,
+                Some(node) => match (fires, node.as_str()) {
+                    (true, Some(at)) => Some(at.to_string()),
+                    (false, _) => {
+                        self.error(node.origin(), "`at` is the expected location of a firing test", None);
+                        None
+                    }
+                    (true, None) => {
+                        self.error(node.origin(), "`at` is `file:line`", None);
+                        None
+                    }
+                },
+            };
             tests.push(RuleTest { expect, fixture: base.join(dir), at, version, origin: item.origin() });
         }
         tests

@@ -1,6 +1,7 @@
 //! The rule pack: built-in rules compiled into the binary plus the user's `--rules DIR`,
 //! loaded and checked at start.
 
+pub mod check;
 pub mod error;
 pub mod expr;
 pub mod load;

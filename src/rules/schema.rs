@@ -91,10 +91,89 @@ pub struct Remediation {
     pub sql: Option<Template>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a fixture expects of the rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expectation {
+    /// `fires: DIR`: at least one finding.
     Fires,
+    /// `quiet: DIR`: the rule ran and passed.
     Quiet,
+    /// `quiet: DIR` with `outcome: not-applicable` or `outcome: inconclusive`: the rule did
+    /// not judge, and says so.
+    Outcome(crate::eval::OutcomeKind),
+}
+
+/// The type of a rule parameter; `--param` values are parsed as it says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamType {
+    UInt,
+    Int,
+    Float,
+    Bool,
+    String,
+}
+
+impl ParamType {
+    pub const NAMES: &'static str = "uint, int, float, bool, string";
+
+    pub fn parse(s: &str) -> Option<ParamType> {
+        Some(match s {
+            "uint" => ParamType::UInt,
+            "int" => ParamType::Int,
+            "float" => ParamType::Float,
+            "bool" => ParamType::Bool,
+            "string" => ParamType::String,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamType::UInt => "uint",
+            ParamType::Int => "int",
+            ParamType::Float => "float",
+            ParamType::Bool => "bool",
+            ParamType::String => "string",
+        }
+    }
+
+    /// The type a bare default implies: a number is a float (expressions compare it with
+    /// `num(...)`, a float), `true`/`false` a bool, anything else a string.
+    pub fn of_literal(s: &str) -> ParamType {
+        if s.parse::<f64>().is_ok() {
+            ParamType::Float
+        } else if s == "true" || s == "false" {
+            ParamType::Bool
+        } else {
+            ParamType::String
+        }
+    }
+
+    /// A value of this type written as text, or why it is not one.
+    pub fn value(self, s: &str) -> Result<serde_json::Value, String> {
+        let s = s.trim();
+        let bad = || format!("`{s}` is not a {}", self.name());
+        Ok(match self {
+            ParamType::UInt => serde_json::json!(s.parse::<u64>().map_err(|_| bad())?),
+            ParamType::Int => serde_json::json!(s.parse::<i64>().map_err(|_| bad())?),
+            ParamType::Float => {
+                let f = s.parse::<f64>().ok().filter(|f| f.is_finite()).ok_or_else(bad)?;
+                serde_json::json!(f)
+            }
+            ParamType::Bool => serde_json::json!(s.parse::<bool>().map_err(|_| bad())?),
+            ParamType::String => serde_json::json!(s),
+        })
+    }
+}
+
+/// A tunable constant of a rule (`params.NAME` in its expressions).
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamType,
+    pub default: serde_json::Value,
+    /// What it means, for `rules explain`.
+    pub doc: Option<String>,
 }
 
 /// One fixture of a rule's test: a config tree that must (or must not) make it fire.
@@ -119,9 +198,16 @@ pub struct Rule {
     pub tags: Vec<String>,
     /// Markdown: what, why, how to fix.
     pub description: String,
+    /// The sources the rule needs: without one it is not applicable.
     pub sources: Vec<Source>,
-    /// Live facts the rule reads (`errors`, `settings`...): unreadable ones make it inconclusive.
-    pub facts: Vec<String>,
+    /// Sources it reads when they are there (`has(config.x)`), and runs without.
+    pub optional_sources: Vec<Source>,
+    /// The facts its expressions read of the sources it needs (derived when the pack loads):
+    /// one that could not be read makes the rule inconclusive.
+    pub facts: Vec<(Source, String)>,
+    /// Every top-level fact its expressions read (`config.disks`, ...): what an audit
+    /// builds for it.
+    pub reads: std::collections::BTreeSet<(Source, String)>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,
@@ -138,8 +224,9 @@ pub struct Rule {
     /// A number in 0..=1 for ranking among findings of one severity (default 1).
     pub impact: Option<Expr>,
     pub tests: Vec<RuleTest>,
-    /// Tunable constants (`params.NAME` in expressions), overridable with `--param NAME=VALUE`.
-    pub params: serde_json::Map<String, serde_json::Value>,
+    /// Tunable constants (`params.NAME` in expressions), overridable with
+    /// `--param RULE.NAME=VALUE` (or `NAME=VALUE` when only this rule has it).
+    pub params: Vec<Param>,
     /// Off unless selected by id, tag or category (`--select`): advice most operators
     /// of a stock install would not want by default.
     pub opt_in: bool,
@@ -152,5 +239,9 @@ impl Rule {
     /// Whether `--select`/`--ignore` term names this rule (by id or tag).
     pub fn matches(&self, term: &str) -> bool {
         self.id == term || self.tags.iter().any(|t| t == term) || self.category == term
+    }
+
+    pub fn param(&self, name: &str) -> Option<&Param> {
+        self.params.iter().find(|p| p.name == name)
     }
 }

@@ -31,6 +31,8 @@ pub fn collect(sources: &SourceMap) -> (Vec<Ignore>, Vec<SuppressionError>) {
                             at: format!("{}:{}", file.display, index + 1),
                             target: target.unwrap_or(Target::Locations(Vec::new())),
                             expires: None,
+                            host: None,
+                            object: None,
                         });
                     }
                     Err((message, help)) => {

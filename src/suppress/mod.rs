@@ -27,6 +27,12 @@ pub struct Ignore {
     /// What it covers.
     pub target: Target,
     pub expires: Option<Date>,
+    /// Only a finding that holds on this replica alone (cluster audits): one that holds on
+    /// other replicas too stays reported.
+    pub host: Option<String>,
+    /// Only findings about this object (a table, disk, user...): named in the message in
+    /// backticks, or an evidence value.
+    pub object: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -52,6 +58,17 @@ pub enum SuppressionError {
 impl Ignore {
     fn covers(&self, f: &Finding) -> bool {
         if !self.rules.iter().any(|r| r == &f.rule_id || r == "all") {
+            return false;
+        }
+        if let Some(host) = &self.host
+            && !(f.hosts.len() == 1 && &f.hosts[0].host == host)
+        {
+            return false;
+        }
+        if let Some(object) = &self.object
+            && !f.message.contains(&format!("`{object}`"))
+            && !f.evidence.values().any(|v| v.as_str() == Some(object))
+        {
             return false;
         }
         match (&self.target, &f.location) {

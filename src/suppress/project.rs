@@ -7,6 +7,10 @@
 //!     element: users/legacy/password    # optional: the element at this path
 //!     reason: the legacy ETL box is firewalled; rotating in Q1
 //!     expires: 2027-03-31               # optional: stops suppressing after this day
+//!   - rule: too-many-parts
+//!     host: ch2:8123                    # optional: a finding of a cluster audit on this replica alone
+//!     object: db.events                 # optional: findings about this object (table, disk, user, ...)
+//!     reason: backfill until Friday
 //! ```
 
 use std::path::Path;
@@ -16,6 +20,8 @@ use super::{Ignore, SuppressionError, Target};
 use crate::config::error::FileProblem;
 use crate::config::{Location, Origin, SourceMap, files};
 use crate::spanned_yaml::{Yaml, read_document};
+
+const ENTRY_KEYS: &[&str] = &["rule", "rules", "file", "element", "host", "object", "reason", "expires"];
 
 /// Reads the project file; `resolve` turns an element path into the locations that set it.
 pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<Ignore>, Vec<SuppressionError>> {
@@ -42,6 +48,13 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
     let mut ignores = Vec::new();
     let mut errors = Vec::new();
     for entry in entries {
+        if let Yaml::Mapping(pairs, _) = entry {
+            for (key, _) in pairs {
+                let Some(k) = key.as_str().filter(|k| !ENTRY_KEYS.contains(k)) else { continue };
+                let help = crate::eval::closest(k, ENTRY_KEYS.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+                errors.push(error(key.origin(), format!("unknown key `{k}` in a suppression"), help.as_deref()));
+            }
+        }
         let line = sources.locate(entry.origin()).line;
         let at = format!("{}:{line}", file.display);
         let text = |key: &str| entry.get(key).and_then(Yaml::as_str).map(str::to_string);
@@ -77,7 +90,8 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
             (Some(element), _) => Target::Locations(resolve(&element)),
             (None, file) => Target::File(file),
         };
-        ignores.push(Ignore { rules, reason, kind: "project", at, target, expires });
+        let (host, object) = (text("host"), text("object"));
+        ignores.push(Ignore { rules, reason, kind: "project", at, target, expires, host, object });
     }
     if errors.is_empty() { Ok(ignores) } else { Err(errors) }
 }

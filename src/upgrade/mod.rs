@@ -154,7 +154,8 @@ pub fn review(inputs: &Inputs) -> Review {
     let mut notes = Vec::new();
     let usage = facts.document.get("log").and_then(|log| log["usage"].get(0)).map(Usage::from_row);
     if usage.is_none() {
-        let why = facts.unavailable("usage").unwrap_or_else(|| "no --dsn, or --since 0".into());
+        let why =
+            facts.unavailable(crate::facts::Source::Log, "usage").unwrap_or_else(|| "no --dsn, or --since 0".into());
         notes.push(format!(
             "no workload evidence from query_log ({why}): changes are split into set / left at default only"
         ));

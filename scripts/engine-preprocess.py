@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""What the real clickhouse-server writes to preprocessed_configs for a config tree.
+
+Usage: engine-preprocess.py TREE OUT [--timeout SECONDS]
+       engine-preprocess.py --all CASES_DIR   (every CASES_DIR/*/tree -> CASES_DIR/*/expected)
+
+TREE holds config.xml (and config.d/, users.xml, users.d/, ...); an optional TREE/../env
+file (KEY=VALUE lines) is the only environment the engine sees. OUT receives config.xml and
+users.xml as the engine preprocessed them, and `log` (the engine's stderr, for a tree it
+refuses). The engine is clickhouse-server 25.8.2.1 from PyPI chdb==3.7.2 (its shared
+library exports the server's entry point); tests/clickhouse/ensure-engine.sh installs it.
+
+It runs in its own user, network and mount namespace (unshare -rnm): tmpfs over /var/lib and
+/var/log keeps the stock paths private and writable, and the network is loopback only. The
+server writes preprocessed_configs/config.xml right after the merge, and users.xml when it
+first loads users; both come before anything a test tree lacks (Keeper, S3) can fail, so
+the server is stopped as soon as they are there (or it has exited).
+"""
+import argparse
+import ctypes
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "target/clickhouse/venv-chdb--3.7.2")
+ENTRY = "_Z25mainEntryClickHouseServeriPPc"
+
+
+def library():
+    found = glob.glob(os.path.join(VENV, "lib/python3*/site-packages/chdb/_chdb.abi3.so"))
+    if not found:
+        sys.exit(f"engine not installed: run tests/clickhouse/ensure-engine.sh chdb==3.7.2 ({VENV})")
+    return found[0]
+
+
+def read_env(path):
+    env = {}
+    if os.path.isfile(path):
+        for line in open(path):
+            if "=" in line:
+                k, v = line.rstrip("\n").split("=", 1)
+                env[k.strip()] = v.strip()
+    return env
+
+
+def server(main):
+    """Inside the namespace, as a child process: run clickhouse-server on MAIN (cwd = its tree)."""
+    lib = ctypes.CDLL(library(), mode=os.RTLD_NOW | 0x8)  # RTLD_DEEPBIND, as chdb does
+    entry = getattr(lib, ENTRY)
+    entry.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+    entry.restype = ctypes.c_int
+    argv = [b"clickhouse-server", f"--config-file={main}".encode()]
+    rc = entry(len(argv), (ctypes.c_char_p * (len(argv) + 1))(*argv, None))
+    os._exit(rc if 0 <= rc < 256 else 1)
+
+
+def preprocessed_dirs(tree):
+    """Where the server may write: ./preprocessed_configs or <path>/preprocessed_configs."""
+    dirs = [os.path.join(tree, "preprocessed_configs")]
+    for base in ("/var/lib", "/tmp/engine-path"):
+        for d in glob.glob(os.path.join(base, "**/preprocessed_configs"), recursive=True):
+            dirs.append(d)
+    return dirs
+
+
+def inside(tree, out, timeout, env_file):
+    """In the namespace: private /var/lib and /var/log, loopback up, one server run."""
+    for d in ("/var/lib", "/var/log"):
+        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
+    work = tempfile.mkdtemp(prefix="tree-", dir="/var/lib")
+    shutil.copytree(tree, work, dirs_exist_ok=True)  # links (the shared mains) as files
+    main = os.path.join(work, "config.xml")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLICKHOUSE_WATCHDOG_ENABLE": "0"}
+    env.update(read_env(env_file))
+    log = open(os.path.join(out, "log"), "w")
+    child = subprocess.Popen([sys.executable, __file__, "--serve", main], cwd=work, env=env,
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    wanted = ("config.xml", "users.xml")
+    end = time.time() + timeout
+    found = {}
+    while time.time() < end:
+        for d in preprocessed_dirs(work):
+            for name in wanted:
+                p = os.path.join(d, name)
+                if name not in found and os.path.isfile(p) and os.path.getsize(p) > 0:
+                    found[name] = p
+        if len(found) == len(wanted) or child.poll() is not None:
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)  # a file just created may still be being written
+    if child.poll() is None:
+        os.killpg(child.pid, signal.SIGKILL)
+    rc = child.wait()
+    log.write(f"\nengine exit status: {rc}\n")
+    for d in preprocessed_dirs(work):
+        for name in wanted:
+            p = os.path.join(d, name)
+            if os.path.isfile(p):
+                found[name] = p
+    for name, p in found.items():
+        shutil.copyfile(p, os.path.join(out, name))
+    # why a file is missing: the server's own error log (the first errors, without traces)
+    err = "/var/log/clickhouse-server/clickhouse-server.err.log"
+    if os.path.isfile(err):
+        errors = [l for l in open(err, errors="replace") if "<Error>" in l][:3]
+        log.write("".join(errors))
+    print(f"{tree}: {', '.join(sorted(found)) or 'nothing'} written", file=sys.stderr)
+
+
+def run(tree, out, timeout):
+    """From outside: re-run this script in a new user, network and mount namespace."""
+    tree, out = os.path.abspath(tree), os.path.abspath(out)
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    env_file = os.path.join(os.path.dirname(tree), "env")
+    subprocess.run(["unshare", "-rnm", sys.executable, __file__, "--inside", tree, out,
+                    "--timeout", str(timeout), "--env-file", env_file], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("tree", nargs="?")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--timeout", type=float, default=20.0)
+    ap.add_argument("--all", metavar="CASES_DIR")
+    ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--env-file", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.serve:
+        server(args.serve)
+    elif args.inside:
+        inside(args.tree, args.out, args.timeout, args.env_file)
+    elif args.all:
+        for case in sorted(glob.glob(os.path.join(args.all, "*/tree"))):
+            run(case, os.path.join(os.path.dirname(case), "expected"), args.timeout)
+    elif args.tree and args.out:
+        run(args.tree, args.out, args.timeout)
+    else:
+        ap.error("TREE and OUT, or --all CASES_DIR")
+
+
+if __name__ == "__main__":
+    main()

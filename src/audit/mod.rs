@@ -1,0 +1,356 @@
+//! The audit as one library call: a [`Request`] (what to read, which rules, the exit
+//! policy) in, a [`Verdict`] (the report and whether the run could judge) out. Offline,
+//! snapshot, live and cluster audits are this one path; the command line only maps its
+//! arguments to a request and the verdict to an exit code.
+
+mod snapshot;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use miette::Diagnostic;
+use thiserror::Error;
+
+use crate::baseline::Baseline;
+use crate::collect::NodeDocuments;
+use crate::collect::cluster::Collected;
+use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
+use crate::eval::{Evaluation, OutcomeKind, Selection, SelectionError, evaluate};
+use crate::facts::{self, Facts, Source};
+use crate::report::{Report, RuleInfo};
+use crate::rules::{Rule, RuleError, RulePack, Severity};
+use crate::suppress::{self, SuppressionError, date::Date};
+use crate::version::Version;
+
+pub use snapshot::read_snapshot;
+
+/// Which rules: the built-in pack and/or rule directories, the selection and params.
+#[derive(Debug, Clone, Default)]
+pub struct RulesRequest {
+    pub builtin: bool,
+    pub dirs: Vec<PathBuf>,
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+    /// `--param [RULE.]NAME=VALUE`, checked against the rules' declared params.
+    pub params: Vec<(String, String)>,
+}
+
+/// When a run fails: findings at or above `fail_on` (None: never on findings), and whether
+/// rules that could not read their evidence still let the run pass.
+#[derive(Debug, Clone, Copy)]
+pub struct Policy {
+    pub fail_on: Option<Severity>,
+    pub allow_inconclusive: bool,
+}
+
+/// Where the suppressions of the project file come from.
+#[derive(Debug, Clone)]
+pub enum ProjectSuppressions {
+    /// `.chaudit.yaml` in the working directory, when there is one.
+    Default,
+    /// A named file: it must exist.
+    File(PathBuf),
+}
+
+/// What a server (or a cluster) gave: collected before the audit by the caller, which
+/// owns the connection, its progress display and its errors.
+pub enum Live {
+    Node(Box<NodeDocuments>),
+    Cluster { name: Option<String>, collected: Box<Collected> },
+}
+
+pub struct Request {
+    /// The main server config; config.d/, conf.d/ and the users config come with it.
+    pub config: Option<PathBuf>,
+    pub load: LoadOptions,
+    /// The version the config runs on, for version-gated rules (a server's own wins).
+    pub version: Option<Version>,
+    /// A recorded snapshot (`chaudit collect`), audited as if collected now.
+    pub snapshot: Option<PathBuf>,
+    /// Facts of the machine chaudit runs on (`--host-facts`).
+    pub host: Option<serde_json::Value>,
+    pub rules: RulesRequest,
+    pub suppressions: ProjectSuppressions,
+    pub baseline: Option<PathBuf>,
+    pub write_baseline: Option<PathBuf>,
+    pub policy: Policy,
+}
+
+/// Why an audit could not run. `class()` says whether the user asked for something
+/// impossible (usage, config, rule pack) or the run itself failed.
+#[derive(Debug, Error, Diagnostic)]
+pub enum AuditError {
+    #[error(
+        "nothing to audit: give --config /etc/clickhouse-server/config.xml and/or --dsn http://host:8123 (see --help)"
+    )]
+    #[diagnostic(code(chaudit::audit::nothing))]
+    NothingToAudit,
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Config(Box<ConfigError>),
+    #[error("the rule pack has {} problem(s)", .0.len())]
+    #[diagnostic(code(chaudit::rules::pack))]
+    Rules(#[related] Vec<RuleError>),
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Selection(#[from] SelectionError),
+    #[error("{0}")]
+    #[diagnostic(code(chaudit::snapshot::invalid))]
+    Snapshot(String),
+    #[error("the suppressions have {} problem(s)", .0.len())]
+    #[diagnostic(code(chaudit::suppress::file))]
+    Suppressions(#[related] Vec<SuppressionError>),
+    #[error("{0}")]
+    #[diagnostic(code(chaudit::baseline::read))]
+    Baseline(String),
+    #[error("baseline: {0}")]
+    #[diagnostic(code(chaudit::baseline::write))]
+    WriteBaseline(crate::regular_file::WriteError),
+    /// The live collection failed; the collector has told the user why.
+    #[error("the server could not be read")]
+    #[diagnostic(code(chaudit::collect::failed))]
+    Collection(ErrorClass),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// Bad arguments, config or rules: nothing was audited (exit 2).
+    Usage,
+    /// The run failed (exit 3).
+    Runtime,
+}
+
+impl AuditError {
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            // a target that is not a regular file is the user's mistake
+            AuditError::WriteBaseline(crate::regular_file::WriteError::NotRegular { .. }) => ErrorClass::Usage,
+            AuditError::WriteBaseline(_) => ErrorClass::Runtime,
+            AuditError::Collection(class) => *class,
+            _ => ErrorClass::Usage,
+        }
+    }
+}
+
+/// How the run ended, most serious first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Some rule errored, or could not read its evidence (unless allowed): the audit did
+    /// not judge everything it was asked to, whatever it found.
+    Incomplete,
+    /// Active findings at or above the fail-on severity.
+    Failing,
+    Passed,
+}
+
+/// The audit's result: the report, the loaded config (for snippets) and the status.
+pub struct Verdict {
+    pub report: Report,
+    pub loaded: Option<LoadedConfig>,
+    /// Rules that did not judge and why, for the run's error output.
+    pub unjudged: Vec<(String, OutcomeKind, String)>,
+    pub status: Status,
+    /// Warnings about the run (stale suppressions, unread facts).
+    pub warnings: Vec<String>,
+}
+
+/// Runs the audit. `collect` reads the server(s), if the request has any; it runs while
+/// the rule pack compiles.
+pub fn run(
+    request: &Request,
+    collect: impl FnOnce() -> Result<Option<Live>, AuditError>,
+) -> Result<Verdict, AuditError> {
+    // the rule pack compiles while the config loads and the server answers
+    let (pack, gathered) = std::thread::scope(|scope| {
+        let pack =
+            scope.spawn(|| RulePack::load(request.rules.builtin, &request.rules.dirs).map_err(AuditError::Rules));
+        let gathered = gather(request, collect);
+        (pack.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), gathered)
+    });
+    let pack = pack?;
+    let (loaded, mut facts, live) = gathered?;
+    let rules = &request.rules;
+    let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
+    if let (Some(loaded), Some(main)) = (&loaded, &request.config) {
+        // only the config facts the selected rules read are built
+        let wanted: BTreeSet<String> = pack
+            .rules
+            .iter()
+            .filter(|r| selection.includes(r))
+            .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
+            .collect();
+        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), request.version);
+        config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
+        facts = config;
+    }
+    let mut evaluation = match &live {
+        Some(Live::Cluster { name, collected }) => {
+            crate::cluster::audit(&pack, &facts, name.as_deref(), collected, &selection)
+        }
+        _ => evaluate(&pack, &facts, &selection),
+    };
+    let mut warnings = match &loaded {
+        Some(loaded) => suppress_findings(loaded, &request.suppressions, &mut evaluation.findings)?,
+        None => suppress_findings_without_config(&request.suppressions, &mut evaluation.findings)?,
+    };
+    if let Some(path) = &request.baseline {
+        Baseline::read(path).map_err(AuditError::Baseline)?.apply(&mut evaluation.findings);
+    }
+    if let Some(path) = &request.write_baseline {
+        let baseline = Baseline::of(&evaluation.findings);
+        baseline.write(path).map_err(AuditError::WriteBaseline)?;
+        baseline.apply(&mut evaluation.findings);
+    }
+    let unjudged = unjudged(&evaluation, request.policy.allow_inconclusive);
+    let unread = evaluation.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Inconclusive).count();
+    if unread > 0 {
+        warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
+    }
+    facts.target = target_name(request, &facts, live.as_ref());
+    let mut report = Report::new(facts.target.clone(), evaluation, request.policy.fail_on);
+    let status = if !unjudged.is_empty() {
+        Status::Incomplete
+    } else if report.summary.failing > 0 {
+        Status::Failing
+    } else {
+        Status::Passed
+    };
+    report.summary.status = status;
+    report.summary.allow_inconclusive = request.policy.allow_inconclusive;
+    report.warnings = warnings.clone();
+    report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
+    report.artifact_base =
+        request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
+    // the process is about to end: freeing a big config's facts node by node only delays it
+    std::mem::forget(facts);
+    Ok(Verdict { report, loaded, unjudged, status, warnings })
+}
+
+/// The config, the snapshot, the server and the host: everything the rules will read.
+fn gather(
+    request: &Request,
+    collect: impl FnOnce() -> Result<Option<Live>, AuditError>,
+) -> Result<(Option<LoadedConfig>, Facts, Option<Live>), AuditError> {
+    let loaded = match &request.config {
+        Some(main) => Some(config::load(main, &request.load).map_err(|e| AuditError::Config(Box::new(e)))?),
+        None => None,
+    };
+    // the config's facts are built once the rules are known (only what they read)
+    let mut facts = Facts::empty(String::new());
+    facts.version = request.version;
+    let mut live = None;
+    if let Some(path) = &request.snapshot {
+        let (recorded, cluster) = read_snapshot(path)?;
+        facts.merge(recorded);
+        live = cluster;
+    }
+    match collect()? {
+        Some(Live::Node(node)) => {
+            let NodeDocuments { live: documents, log, .. } = *node;
+            facts.add_live(documents);
+            if let Some(log) = log {
+                facts.add_log(log);
+            }
+        }
+        Some(cluster @ Live::Cluster { .. }) => live = Some(cluster),
+        None => {}
+    }
+    if let Some(host) = &request.host {
+        facts.add_host(host.clone());
+    }
+    if loaded.is_none() && facts.document.is_empty() && live.is_none() {
+        return Err(AuditError::NothingToAudit);
+    }
+    Ok((loaded, facts, live))
+}
+
+/// Errored rules always, inconclusive ones unless allowed: what the run could not judge.
+fn unjudged(evaluation: &Evaluation, allow_inconclusive: bool) -> Vec<(String, OutcomeKind, String)> {
+    evaluation
+        .outcomes
+        .iter()
+        .filter(|o| match o.outcome {
+            OutcomeKind::Errored => true,
+            OutcomeKind::Inconclusive => !allow_inconclusive,
+            _ => false,
+        })
+        .map(|o| (o.rule_id.clone(), o.outcome, o.reason.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// What the report calls the audited thing: the config path and/or the server (no password).
+fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String {
+    if let Some(Live::Cluster { name, collected }) = live {
+        let what = name.as_ref().map_or_else(|| "nodes".to_string(), |n| format!("cluster {n}"));
+        return format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name());
+    }
+    let config = request.config.as_ref().map(|p| p.display().to_string());
+    let server = facts.document.get("live").and_then(|l| l["endpoint"].as_str()).map(str::to_string);
+    match (config, server) {
+        (Some(c), Some(s)) => format!("{c} + {s}"),
+        (Some(c), None) => c,
+        (None, Some(s)) => s,
+        (None, None) => facts.target.clone(),
+    }
+}
+
+/// The project file's path, if one applies: a named file must exist.
+fn project_file(suppressions: &ProjectSuppressions) -> Result<Option<PathBuf>, AuditError> {
+    match suppressions {
+        ProjectSuppressions::Default => Ok(Some(PathBuf::from(".chaudit.yaml")).filter(|p| p.is_file())),
+        ProjectSuppressions::File(path) if path.is_file() => Ok(Some(path.clone())),
+        ProjectSuppressions::File(path) => Err(AuditError::Suppressions(vec![SuppressionError::Read {
+            path: path.display().to_string(),
+            message: "no such file (named with --suppressions)".into(),
+        }])),
+    }
+}
+
+/// Inline ignore comments and the project file, applied to the findings; returns the
+/// warnings (unused or expired suppressions).
+fn suppress_findings(
+    loaded: &LoadedConfig,
+    suppressions: &ProjectSuppressions,
+    findings: &mut [crate::eval::Finding],
+) -> Result<Vec<String>, AuditError> {
+    let (mut ignores, errors) = suppress::inline::collect(&loaded.sources);
+    if !errors.is_empty() {
+        return Err(AuditError::Suppressions(errors));
+    }
+    if let Some(path) = project_file(suppressions)? {
+        let resolve = |element: &str| -> Vec<config::Location> {
+            [Some(&loaded.server.root), loaded.users_root()]
+                .into_iter()
+                .flatten()
+                .filter_map(|root| root.find(element))
+                .flat_map(|e| [loaded.locate(e.origin), loaded.locate(e.value_origin())])
+                .collect()
+        };
+        ignores.append(&mut suppress::project::load(&path, &resolve).map_err(AuditError::Suppressions)?);
+    }
+    Ok(suppress::apply(findings, &ignores, Date::today()))
+}
+
+/// A live, snapshot or host audit without config files: only the project file applies
+/// (an `element:` entry has no tree to resolve against and matches nothing).
+fn suppress_findings_without_config(
+    suppressions: &ProjectSuppressions,
+    findings: &mut [crate::eval::Finding],
+) -> Result<Vec<String>, AuditError> {
+    let Some(path) = project_file(suppressions)? else { return Ok(Vec::new()) };
+    let ignores = suppress::project::load(&path, &|_| Vec::new()).map_err(AuditError::Suppressions)?;
+    Ok(suppress::apply(findings, &ignores, Date::today()))
+}
+
+pub fn rule_info(r: &Rule) -> RuleInfo {
+    RuleInfo {
+        id: r.id.clone(),
+        title: r.title.clone(),
+        description: r.description.clone(),
+        severity: r.severity,
+        tags: r.tags.clone(),
+        category: r.category.clone(),
+        help_uri: r.references.iter().find(|u| u.starts_with("https://")).cloned(),
+    }
+}

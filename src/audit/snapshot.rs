@@ -1,0 +1,24 @@
+//! Snapshots (`chaudit collect -o FILE`): the facts as JSON, read back for `check`.
+
+use std::path::Path;
+
+use super::{AuditError, Live};
+use crate::collect::cluster::Collected;
+use crate::facts::{Facts, Source};
+
+/// The facts of a snapshot and, for a cluster snapshot, its nodes (audited as the cluster
+/// audit does).
+pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
+    let mut recorded = Facts::read_snapshot(path).map_err(AuditError::Snapshot)?;
+    let Some(nodes) = recorded.document.remove("nodes") else { return Ok((recorded, None)) };
+    let name = recorded
+        .document
+        .remove("cluster")
+        .and_then(|c| c["name"].as_str().map(str::to_string))
+        .filter(|n| !n.is_empty());
+    recorded.sources.remove(&Source::Cluster);
+    let collected = Collected::from_json(&nodes).ok_or_else(|| {
+        AuditError::Snapshot(format!("{}: `nodes` is not a cluster's recorded nodes", path.display()))
+    })?;
+    Ok((recorded, Some(Live::Cluster { name, collected: Box::new(collected) })))
+}

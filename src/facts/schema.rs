@@ -1,0 +1,288 @@
+//! The facts catalog (schema.txt): every fact path, its type and its meaning. Rule
+//! expressions are checked against it when the pack loads, snapshots when they are read,
+//! and `chaudit facts` prints it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+const CATALOG: &str = include_str!("schema.txt");
+
+/// A fact's type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Type {
+    /// Fixed fields; `open`: a system table's row, whose columns a newer server may add to.
+    Map {
+        fields: BTreeMap<String, Type>,
+        open: bool,
+    },
+    List(Box<Type>),
+    /// Any key; `settings`: keys are setting or section names.
+    Dict {
+        value: Box<Type>,
+        settings: bool,
+    },
+    String,
+    Location,
+    Bool,
+    Flag,
+    UInt,
+    Int,
+    Float,
+    Number,
+    Any,
+    Nullable(Box<Type>),
+}
+
+impl Type {
+    /// The type without its nullability.
+    pub fn strict(&self) -> &Type {
+        match self {
+            Type::Nullable(inner) => inner,
+            other => other,
+        }
+    }
+
+    pub fn is_numeric(&self) -> bool {
+        matches!(self.strict(), Type::UInt | Type::Int | Type::Float | Type::Number | Type::Flag)
+    }
+
+    pub fn is_text(&self) -> bool {
+        matches!(self.strict(), Type::String | Type::Location)
+    }
+
+    /// The name `chaudit facts` shows.
+    pub fn name(&self) -> String {
+        match self {
+            Type::Map { open: false, .. } => "map".into(),
+            Type::Map { open: true, .. } => "row".into(),
+            Type::List(_) => "list".into(),
+            Type::Dict { settings: true, .. } => "dict:setting".into(),
+            Type::Dict { .. } => "dict".into(),
+            Type::String => "string".into(),
+            Type::Location => "location".into(),
+            Type::Bool => "bool".into(),
+            Type::Flag => "flag".into(),
+            Type::UInt => "uint".into(),
+            Type::Int => "int".into(),
+            Type::Float => "float".into(),
+            Type::Number => "number".into(),
+            Type::Any => "any".into(),
+            Type::Nullable(inner) => format!("{}?", inner.name()),
+        }
+    }
+}
+
+/// One line of the catalog.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    pub path: String,
+    pub kind: String,
+    pub meaning: String,
+}
+
+pub struct Catalog {
+    pub entries: Vec<Entry>,
+    /// The source documents (`config`, `live`, ...) and their types.
+    pub roots: BTreeMap<String, Type>,
+}
+
+/// The catalog compiled into the binary.
+pub fn catalog() -> &'static Catalog {
+    static PARSED: OnceLock<Catalog> = OnceLock::new();
+    PARSED.get_or_init(|| parse(CATALOG).expect("src/facts/schema.txt is valid (tested)"))
+}
+
+/// Parses the catalog text: each path's parent must come before it.
+fn parse(text: &str) -> Result<Catalog, String> {
+    let mut entries = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let (Some(path), Some(kind)) = (words.next(), words.next()) else {
+            return Err(format!("schema.txt:{}: a fact is PATH TYPE MEANING", n + 1));
+        };
+        let meaning = words.collect::<Vec<_>>().join(" ");
+        entries.push(Entry { path: path.into(), kind: kind.into(), meaning });
+    }
+    let mut roots = BTreeMap::new();
+    for e in &entries {
+        if !e.path.contains(['.', '[', '{']) {
+            let t = build(&entries, &e.path)?;
+            roots.insert(e.path.clone(), t);
+        }
+    }
+    Ok(Catalog { entries, roots })
+}
+
+/// The type at `path`, with its children from the entries below it.
+fn build(entries: &[Entry], path: &str) -> Result<Type, String> {
+    let entry =
+        entries.iter().find(|e| e.path == path).ok_or_else(|| format!("schema.txt: `{path}` is not declared"))?;
+    let (kind, nullable) = match entry.kind.strip_suffix('?') {
+        Some(k) => (k, true),
+        None => (entry.kind.as_str(), false),
+    };
+    let t = match kind {
+        "map" | "row" => {
+            let mut fields = BTreeMap::new();
+            let prefix = format!("{path}.");
+            for child in entries
+                .iter()
+                .filter(|e| e.path.strip_prefix(&prefix).is_some_and(|rest| !rest.contains(['.', '[', '{'])))
+            {
+                fields.insert(child.path[prefix.len()..].to_string(), build(entries, &child.path)?);
+            }
+            Type::Map { fields, open: kind == "row" }
+        }
+        "list" => Type::List(Box::new(build(entries, &format!("{path}[]"))?)),
+        "dict" | "dict:setting" => {
+            Type::Dict { value: Box::new(build(entries, &format!("{path}{{}}"))?), settings: kind == "dict:setting" }
+        }
+        "string" => Type::String,
+        "location" => Type::Location,
+        "bool" => Type::Bool,
+        "flag" => Type::Flag,
+        "uint" => Type::UInt,
+        "int" => Type::Int,
+        "float" => Type::Float,
+        "number" => Type::Number,
+        "any" => Type::Any,
+        other => return Err(format!("schema.txt: `{path}` has an unknown type `{other}`")),
+    };
+    Ok(if nullable { Type::Nullable(Box::new(t)) } else { t })
+}
+
+/// Where a document differs from the catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub path: String,
+    pub problem: String,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.path, self.problem)
+    }
+}
+
+/// Checks the documents of a snapshot (or any facts) against the catalog.
+pub fn check_document(document: &serde_json::Map<String, Value>) -> Result<(), Vec<Mismatch>> {
+    let catalog = catalog();
+    let mut problems = Vec::new();
+    for (name, value) in document {
+        match catalog.roots.get(name) {
+            Some(t) => check_value(t, value, name, &mut problems),
+            None => problems.push(Mismatch { path: name.clone(), problem: "not a fact source".into() }),
+        }
+    }
+    // a cluster snapshot's replicas hold each a node's documents
+    for (i, node) in document.get("nodes").and_then(|n| n["nodes"].as_array()).into_iter().flatten().enumerate() {
+        for source in ["live", "log"] {
+            if let (Some(t), Some(value)) = (catalog.roots.get(source), node.get(source).filter(|v| !v.is_null())) {
+                check_value(t, value, &format!("nodes.nodes[{i}].{source}"), &mut problems);
+            }
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems) }
+}
+
+fn check_value(t: &Type, value: &Value, path: &str, problems: &mut Vec<Mismatch>) {
+    if problems.len() >= 100 {
+        return;
+    }
+    let mut wrong = |expected: &str| {
+        let got = match value {
+            Value::Null => "null".to_string(),
+            Value::Bool(_) => "a bool".into(),
+            Value::Number(_) => "a number".into(),
+            Value::String(s) => format!("the string {:?}", s.chars().take(40).collect::<String>()),
+            Value::Array(_) => "a list".into(),
+            Value::Object(_) => "a map".into(),
+        };
+        problems.push(Mismatch { path: path.into(), problem: format!("expected {expected}, found {got}") });
+    };
+    match (t, value) {
+        (Type::Nullable(_), Value::Null) | (Type::Any, _) => {}
+        (Type::Nullable(inner), v) => check_value(inner, v, path, problems),
+        (Type::Map { fields, open }, Value::Object(map)) => {
+            for (k, v) in map {
+                match fields.get(k) {
+                    Some(ft) => check_value(ft, v, &format!("{path}.{k}"), problems),
+                    None if *open => {}
+                    None => problems.push(Mismatch { path: format!("{path}.{k}"), problem: "not a known fact".into() }),
+                }
+            }
+        }
+        (Type::List(item), Value::Array(items)) => {
+            for (i, v) in items.iter().enumerate() {
+                check_value(item, v, &format!("{path}[{i}]"), problems);
+            }
+        }
+        (Type::Dict { value: vt, .. }, Value::Object(map)) => {
+            for (k, v) in map {
+                check_value(vt, v, &format!("{path}.{k}"), problems);
+            }
+        }
+        (Type::String | Type::Location, Value::String(_)) | (Type::Bool, Value::Bool(_)) => {}
+        (Type::Flag, Value::Bool(_)) => {}
+        (Type::Flag, Value::Number(n)) if n.as_u64().is_some_and(|n| n <= 1) => {}
+        (Type::UInt, Value::Number(n)) if n.as_u64().is_some() => {}
+        (Type::Int, Value::Number(n)) if n.as_i64().is_some() => {}
+        (Type::Float | Type::Number, Value::Number(_)) => {}
+        // ClickHouse's JSON quotes 64-bit integers by default
+        (Type::UInt | Type::Number, Value::String(s)) if s.parse::<f64>().is_ok() => {}
+        (Type::Map { .. }, _) => wrong("a map"),
+        (Type::List(_), _) => wrong("a list"),
+        (Type::Dict { .. }, _) => wrong("a map"),
+        (other, _) => wrong(&format!("a {}", other.name())),
+    }
+}
+
+/// The catalog as `chaudit facts` prints it (a Markdown table per source).
+pub fn render() -> String {
+    let mut out = String::from(
+        "# Facts rules read\n\nType `?`: may be null. `x[]`: an item of list x; `x{}`: a value of dict x.\n",
+    );
+    for e in &catalog().entries {
+        if !e.path.contains(['.', '[', '{']) {
+            out.push_str(&format!("\n## `{}`: {}\n\n| fact | type | meaning |\n|---|---|---|\n", e.path, e.meaning));
+        } else {
+            out.push_str(&format!("| `{}` | {} | {} |\n", e.path, e.kind, e.meaning));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_parses_and_every_parent_is_declared() {
+        let parsed = parse(CATALOG).unwrap();
+        assert_eq!(parsed.roots.keys().collect::<Vec<_>>(), ["cluster", "config", "host", "live", "log", "nodes"]);
+        for e in &parsed.entries {
+            let parent = e.path.rfind(['.', '[', '{']).map(|i| &e.path[..i]);
+            if let Some(parent) = parent {
+                assert!(parsed.entries.iter().any(|p| p.path == parent), "{} has no parent {parent}", e.path);
+            }
+        }
+    }
+
+    #[test]
+    fn snapshots_of_the_wrong_shape_are_named() {
+        let doc: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"live": {"settings": "oops", "disks": [{"name": 3}]}, "lve": {}}"#).unwrap();
+        let problems = check_document(&doc).unwrap_err();
+        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(shown.contains(&"`live.settings`: expected a map, found the string \"oops\"".to_string()), "{shown:?}");
+        assert!(shown.contains(&"`live.disks[0].name`: expected a string, found a number".to_string()), "{shown:?}");
+        assert!(shown.contains(&"`lve`: not a fact source".to_string()), "{shown:?}");
+    }
+}

@@ -1,0 +1,383 @@
+//! A rule's expressions checked against the facts catalog when the pack loads: a misspelled
+//! fact field, a setting name no ClickHouse has, a comparison of text with a number, or a
+//! fact of a source the rule does not declare is a diagnostic, not a rule that silently
+//! passes. The same walk derives the facts a rule needs (their absence makes it
+//! inconclusive).
+
+use std::collections::BTreeSet;
+
+use cel::common::ast::{Expr as Ast, IdedExpr, LiteralValue, operators};
+
+use super::expr::Expr;
+use super::schema::{Param, ParamType};
+use crate::facts::Source;
+use crate::facts::catalog as settings;
+use crate::facts::schema::{self, Type};
+
+/// Fields of a source document that describe the collection, not a fact of the server.
+const META: &[&str] = &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "window_seconds"];
+
+/// A problem in one expression: where in its text (byte offset) and what.
+pub struct Problem {
+    pub offset: usize,
+    pub message: String,
+    pub help: Option<String>,
+}
+
+/// What the walk learned of a rule.
+pub struct Checker<'a> {
+    required: &'a [Source],
+    optional: &'a [Source],
+    params: Type,
+    /// Variables in scope: the item (`as`) and comprehension variables.
+    scopes: Vec<(String, Type)>,
+    /// (source, fact) pairs the expressions read.
+    reads: BTreeSet<(Source, String)>,
+    /// Facts tested for with `has()`: the rule handles their absence.
+    guarded: BTreeSet<(Source, String)>,
+    /// Undeclared sources already reported (once per rule).
+    undeclared: BTreeSet<Source>,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(required: &'a [Source], optional: &'a [Source], params: &[Param]) -> Checker<'a> {
+        let fields = params
+            .iter()
+            .map(|p| {
+                let t = match p.kind {
+                    ParamType::UInt => Type::UInt,
+                    ParamType::Int => Type::Int,
+                    ParamType::Float => Type::Float,
+                    ParamType::Bool => Type::Bool,
+                    ParamType::String => Type::String,
+                };
+                (p.name.clone(), t)
+            })
+            .collect();
+        Checker {
+            required,
+            optional,
+            params: Type::Map { fields, open: false },
+            scopes: Vec::new(),
+            reads: BTreeSet::new(),
+            guarded: BTreeSet::new(),
+            undeclared: BTreeSet::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Checks one expression; returns its type (`Any` where it cannot tell) and the
+    /// problems found in it.
+    pub fn check(&mut self, expr: &Expr) -> (Type, Vec<Problem>) {
+        let program = expr.program();
+        let info = program.source_info();
+        let t = self.infer(program.expression(), info);
+        (t, std::mem::take(&mut self.problems))
+    }
+
+    /// Binds the rule's item (`as`) for the expressions after `for_each`.
+    pub fn bind(&mut self, name: &str, t: Type) {
+        self.scopes.push((name.to_string(), t));
+    }
+
+    fn problem(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo, message: String, help: Option<String>) {
+        let offset = info.offset_for(e.id).map_or(0, |(start, _)| start as usize);
+        self.problems.push(Problem { offset, message, help });
+    }
+
+    fn lookup(&self, name: &str) -> Option<Type> {
+        if let Some((_, t)) = self.scopes.iter().rev().find(|(n, _)| n == name) {
+            return Some(t.clone());
+        }
+        match name {
+            "version" => Some(Type::String),
+            "params" => Some(self.params.clone()),
+            _ => Source::parse(name).and_then(|_| schema::catalog().roots.get(name).cloned()),
+        }
+    }
+
+    fn infer(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo) -> Type {
+        match &e.expr {
+            Ast::Ident(name) => {
+                if let Some(source) = Source::parse(name)
+                    && !self.required.contains(&source)
+                    && !self.optional.contains(&source)
+                    && self.lookup_is_global(name)
+                    && self.undeclared.insert(source)
+                {
+                    self.problem(
+                        e,
+                        info,
+                        format!("reads `{name}` facts, but `applies.sources` does not name {name}"),
+                        Some(format!(
+                            "add {name} to `applies.sources` (or to `applies.optional` if the rule runs without it)"
+                        )),
+                    );
+                }
+                match self.lookup(name) {
+                    Some(t) => t,
+                    None => {
+                        let known = self
+                            .scopes
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .chain(["config", "live", "log", "host", "cluster", "version", "params"]);
+                        let help = crate::eval::closest(name, known).map(|s| format!("did you mean `{s}`?"));
+                        self.problem(e, info, format!("unknown variable `{name}`"), help);
+                        Type::Any
+                    }
+                }
+            }
+            Ast::Select(select) => {
+                let operand = self.infer(&select.operand, info);
+                self.record_read(&select.operand, &select.field, select.test);
+                self.field(e, info, &operand, &select.field, &select.operand)
+            }
+            Ast::Literal(literal) => match literal {
+                LiteralValue::Boolean(_) => Type::Bool,
+                LiteralValue::Int(_) => Type::Int,
+                LiteralValue::UInt(_) => Type::UInt,
+                LiteralValue::Double(_) => Type::Float,
+                LiteralValue::String(_) => Type::String,
+                LiteralValue::Null => Type::Any,
+                LiteralValue::Bytes(_) => Type::Any,
+            },
+            Ast::List(list) => {
+                let items: Vec<Type> = list.elements.iter().map(|i| self.infer(i, info)).collect();
+                Type::List(Box::new(items.into_iter().next().unwrap_or(Type::Any)))
+            }
+            Ast::Map(map) => {
+                for entry in &map.entries {
+                    if let cel::common::ast::EntryExpr::MapEntry(m) = &entry.expr {
+                        self.infer(&m.key, info);
+                        self.infer(&m.value, info);
+                    }
+                }
+                Type::Any
+            }
+            Ast::Comprehension(c) => {
+                let range = self.infer(&c.iter_range, info);
+                let item = match range.strict() {
+                    Type::List(item) => (**item).clone(),
+                    // iterating a map gives its keys
+                    Type::Map { .. } | Type::Dict { .. } => Type::String,
+                    _ => Type::Any,
+                };
+                let accu = self.infer(&c.accu_init, info);
+                let depth = self.scopes.len();
+                self.scopes.push((c.iter_var.clone(), item));
+                // map(): the accumulator is a list of what the step appends
+                let accu = match appended(&c.loop_step, &c.accu_var) {
+                    Some(x) => {
+                        self.scopes.push((c.accu_var.clone(), accu));
+                        Type::List(Box::new(self.infer(x, info)))
+                    }
+                    None => accu,
+                };
+                self.scopes.truncate(depth + 1);
+                self.scopes.push((c.accu_var.clone(), accu.clone()));
+                self.infer(&c.loop_cond, info);
+                self.infer(&c.loop_step, info);
+                self.scopes.truncate(depth);
+                self.scopes.push((c.accu_var.clone(), accu));
+                let result = self.infer(&c.result, info);
+                self.scopes.truncate(depth);
+                result
+            }
+            Ast::Call(call) => self.call(e, info, call),
+            Ast::Struct(_) | Ast::Unspecified => Type::Any,
+        }
+    }
+
+    /// `source.fact` read at the top of a source document: a fact the rule needs, unless
+    /// it tests for it (`has(source.fact)`) and so runs without it.
+    fn record_read(&mut self, operand: &IdedExpr, field: &str, test: bool) {
+        if let Ast::Ident(name) = &operand.expr
+            && let Some(source) = Source::parse(name)
+            && self.lookup_is_global(name)
+            && !META.contains(&field)
+        {
+            let read = (source, field.to_string());
+            if test {
+                self.guarded.insert(read);
+            } else {
+                self.reads.insert(read);
+            }
+        }
+    }
+
+    /// The facts the rule cannot run without: read of a source it needs, and never tested
+    /// for.
+    pub fn needed(&self) -> Vec<(Source, String)> {
+        self.reads.difference(&self.guarded).filter(|(source, _)| self.required.contains(source)).cloned().collect()
+    }
+
+    /// Every top-level fact the rule reads, needed or not: what an audit must build for it.
+    pub fn read(&self) -> BTreeSet<(Source, String)> {
+        self.reads.union(&self.guarded).cloned().collect()
+    }
+
+    fn lookup_is_global(&self, name: &str) -> bool {
+        !self.scopes.iter().any(|(n, _)| n == name)
+    }
+
+    /// The type of `operand.field`.
+    fn field(
+        &mut self,
+        e: &IdedExpr,
+        info: &cel::common::ast::SourceInfo,
+        operand: &Type,
+        field: &str,
+        operand_expr: &IdedExpr,
+    ) -> Type {
+        match operand.strict() {
+            Type::Map { fields, .. } => match fields.get(field) {
+                Some(t) => t.clone(),
+                None => {
+                    let path = spelled(operand_expr).map_or_else(|| field.to_string(), |p| format!("{p}.{field}"));
+                    let help = crate::eval::closest(field, fields.keys().map(String::as_str))
+                        .map(|s| format!("did you mean `{s}`?"))
+                        .or_else(|| {
+                            Some(format!("its fields: {}", fields.keys().cloned().collect::<Vec<_>>().join(", ")))
+                        });
+                    self.problem(e, info, format!("`{path}` is not a fact (see `chaudit facts`)"), help);
+                    Type::Any
+                }
+            },
+            Type::Dict { value, settings: true } => {
+                if !is_setting_or_section(field) {
+                    let help = settings::builtin().suggest(field).map(|s| format!("did you mean `{s}`?"));
+                    self.problem(e, info, format!("`{field}` is no ClickHouse setting or config section"), help);
+                }
+                (**value).clone()
+            }
+            Type::Dict { value, .. } => (**value).clone(),
+            Type::Any => Type::Any,
+            other => {
+                self.problem(e, info, format!("`.{field}` on a {}, which has no fields", other.name()), None);
+                Type::Any
+            }
+        }
+    }
+
+    fn call(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo, call: &cel::common::ast::CallExpr) -> Type {
+        let target = call.target.as_ref().map(|t| self.infer(t, info));
+        let args: Vec<Type> = call.args.iter().map(|a| self.infer(a, info)).collect();
+        match call.func_name.as_str() {
+            operators::LOGICAL_AND
+            | operators::LOGICAL_OR
+            | operators::LOGICAL_NOT
+            | operators::NOT_STRICTLY_FALSE
+            | operators::IN => Type::Bool,
+            operators::EQUALS
+            | operators::NOT_EQUALS
+            | operators::LESS
+            | operators::LESS_EQUALS
+            | operators::GREATER
+            | operators::GREATER_EQUALS => {
+                if let [a, b] = args.as_slice()
+                    && let Some(kinds) = mismatched(a, b)
+                {
+                    self.problem(
+                        e,
+                        info,
+                        format!("compares {kinds}: the comparison is always false or an error"),
+                        Some("settings are text: compare num(value) with a number, truthy(value) for a flag".into()),
+                    );
+                }
+                Type::Bool
+            }
+            operators::CONDITIONAL => args.get(1).cloned().unwrap_or(Type::Any),
+            operators::INDEX => match (args.first().map(Type::strict), call.args.get(1)) {
+                (Some(Type::List(item)), _) => (**item).clone(),
+                (Some(Type::Dict { value, .. }), _) => (**value).clone(),
+                (Some(t @ Type::Map { .. }), Some(IdedExpr { expr: Ast::Literal(LiteralValue::String(key)), .. })) => {
+                    let t = t.clone();
+                    self.field(e, info, &t, key.as_ref(), &call.args[0])
+                }
+                _ => Type::Any,
+            },
+            operators::ADD | operators::SUBSTRACT | operators::MULTIPLY | operators::DIVIDE | operators::MODULO => {
+                args.first().cloned().unwrap_or(Type::Any)
+            }
+            operators::NEGATE => args.first().cloned().unwrap_or(Type::Any),
+            "size" => Type::Int,
+            "int" => Type::Int,
+            "uint" => Type::UInt,
+            "double" | "num" => Type::Float,
+            "string" | "join" | "setting_suggestion" | "setting_default" => Type::String,
+            "truthy" | "setting_known" | "session_setting" | "server_setting" | "setting_obsolete" => Type::Bool,
+            "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
+            "limit_of" => Type::Int,
+            _ => {
+                let _ = target;
+                Type::Any
+            }
+        }
+    }
+}
+
+/// Two kinds of value that never compare equal, if these are.
+fn mismatched(a: &Type, b: &Type) -> Option<&'static str> {
+    let kind = |t: &Type| {
+        if t.is_text() {
+            Some("text")
+        } else if matches!(t.strict(), Type::Bool) {
+            Some("a bool")
+        } else if t.is_numeric() && !matches!(t.strict(), Type::Flag) {
+            Some("a number")
+        } else {
+            None
+        }
+    };
+    match (kind(a)?, kind(b)?) {
+        (x, y) if x == y => None,
+        ("text", "a number") | ("a number", "text") => Some("text with a number"),
+        ("text", "a bool") | ("a bool", "text") => Some("text with a bool"),
+        _ => Some("a bool with a number"),
+    }
+}
+
+/// In a map() comprehension's step (`accu + [x]`, or `cond ? accu + [x] : accu`), the x.
+fn appended<'e>(step: &'e IdedExpr, accu: &str) -> Option<&'e IdedExpr> {
+    let Ast::Call(call) = &step.expr else { return None };
+    match (call.func_name.as_str(), call.args.as_slice()) {
+        (operators::ADD, [IdedExpr { expr: Ast::Ident(a), .. }, IdedExpr { expr: Ast::List(list), .. }])
+            if a == accu && list.elements.len() == 1 =>
+        {
+            Some(&list.elements[0])
+        }
+        (operators::CONDITIONAL, [_, then, _]) => appended(then, accu),
+        _ => None,
+    }
+}
+
+/// `a.b.c` as written, for messages.
+fn spelled(e: &IdedExpr) -> Option<String> {
+    match &e.expr {
+        Ast::Ident(name) => Some(name.clone()),
+        Ast::Select(s) => Some(format!("{}.{}", spelled(&s.operand)?, s.field)),
+        _ => None,
+    }
+}
+
+/// A name a `dict:setting` may hold: a setting of some kind in the newest catalog, a
+/// config section, or one of the older releases' settings.
+fn is_setting_or_section(name: &str) -> bool {
+    let c = settings::builtin();
+    c.is_session(name)
+        || c.is_server(name)
+        || c.merge_tree.contains_key(name)
+        || crate::facts::config::is_known_section(name)
+}
+
+/// The types of the facts a rule's `for_each` gives each item of.
+pub fn item_type(t: &Type) -> Type {
+    match t.strict() {
+        Type::List(item) => (**item).clone(),
+        Type::Dict { value, .. } => (**value).clone(),
+        Type::Map { fields, .. } if fields.is_empty() => Type::Any,
+        _ => Type::Any,
+    }
+}
