@@ -299,7 +299,8 @@ fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String 
 fn project_file(suppressions: &ProjectSuppressions) -> Result<Option<PathBuf>, AuditError> {
     match suppressions {
         ProjectSuppressions::Default => Ok(Some(PathBuf::from(".chaudit.yaml")).filter(|p| p.is_file())),
-        ProjectSuppressions::File(path) if path.is_file() => Ok(Some(path.clone())),
+        // not a regular file (a FIFO): the reader refuses it and says what it is
+        ProjectSuppressions::File(path) if path.exists() => Ok(Some(path.clone())),
         ProjectSuppressions::File(path) => Err(AuditError::Suppressions(vec![SuppressionError::Read {
             path: path.display().to_string(),
             message: "no such file (named with --suppressions)".into(),

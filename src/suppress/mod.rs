@@ -50,7 +50,7 @@ pub enum SuppressionError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Invalid(FileProblem),
-    #[error("{message}")]
+    #[error("cannot read {path}: {message}")]
     #[diagnostic(code(chaudit::suppress::read))]
     Read { path: String, message: String },
 }

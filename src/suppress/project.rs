@@ -17,7 +17,7 @@ use std::path::Path;
 
 use super::date::Date;
 use super::{Ignore, SuppressionError, Target};
-use crate::config::error::FileProblem;
+use crate::config::error::{ConfigError, FileProblem};
 use crate::config::{Location, Origin, SourceMap, files};
 use crate::spanned_yaml::{Yaml, read_document};
 
@@ -26,8 +26,13 @@ const ENTRY_KEYS: &[&str] = &["rule", "rules", "file", "element", "host", "objec
 /// Reads the project file; `resolve` turns an element path into the locations that set it.
 pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<Ignore>, Vec<SuppressionError>> {
     let mut sources = SourceMap::new(path.parent().map(Path::to_path_buf).unwrap_or_default());
-    let id = files::read(&mut sources, path)
-        .map_err(|e| vec![SuppressionError::Read { path: path.display().to_string(), message: e.to_string() }])?;
+    let id = files::read(&mut sources, path).map_err(|e| {
+        let message = match e {
+            ConfigError::Read { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        vec![SuppressionError::Read { path: path.display().to_string(), message }]
+    })?;
     let file = sources.file(id);
     let error = |origin: Origin, message: String, help: Option<&str>| {
         SuppressionError::Invalid(FileProblem::new(
