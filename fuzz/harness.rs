@@ -63,7 +63,7 @@ pub fn config_tree(data: &[u8]) {
         let _ = config::render::render(
             &loaded.server,
             &loaded.sources,
-            &config::render::RenderOptions { provenance: true },
+            &config::render::RenderOptions { provenance: true, masking: None },
         );
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
         audit(builtin_pack(), &facts);
@@ -90,7 +90,7 @@ pub fn config_file(data: &[u8]) {
         let _ = config::render::render(
             &loaded.server,
             &loaded.sources,
-            &config::render::RenderOptions { provenance: true },
+            &config::render::RenderOptions { provenance: true, masking: None },
         );
     }
 }

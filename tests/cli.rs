@@ -2,5 +2,210 @@
 
 #[test]
 fn cli_cases() {
-    trycmd::TestCases::new().env("NO_COLOR", "1").case("tests/cmd/*.toml");
+    // a fixed width: the cases do not depend on the terminal they run in
+    trycmd::TestCases::new().env("NO_COLOR", "1").env("COLUMNS", "100").case("tests/cmd/*.toml");
+}
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn chaudit(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chaudit"));
+    command.args(args).current_dir(env!("CARGO_MANIFEST_DIR")).env("NO_COLOR", "1").env_remove("COLUMNS");
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command.output().expect("run chaudit")
+}
+
+const EXAMPLE: &str = "examples/production/config.xml";
+
+/// Every line of every fix (config snippet and SQL) is printed whole, at any terminal width.
+#[test]
+fn fix_snippets_are_never_wrapped() {
+    let json: serde_json::Value =
+        serde_json::from_slice(&chaudit(&["--config", EXAMPLE, "--format", "json"], &[]).stdout).expect("json report");
+    let findings = json["findings"].as_array().expect("findings");
+    assert!(findings.len() >= 7);
+    for columns in ["60", "200"] {
+        let text = String::from_utf8(chaudit(&["--config", EXAMPLE], &[("COLUMNS", columns)]).stdout).expect("utf-8");
+        let printed: Vec<&str> = text.lines().map(str::trim).collect();
+        for f in findings {
+            for part in ["config", "sql"] {
+                for line in f["remediation"][part].as_str().unwrap_or_default().lines().filter(|l| !l.trim().is_empty())
+                {
+                    assert!(
+                        printed.contains(&line.trim()),
+                        "COLUMNS={columns}: fix line {line:?} not printed whole:\n{text}"
+                    );
+                }
+            }
+        }
+        let widest =
+            text.lines().filter(|l| l.starts_with("  │") || l.starts_with("  ×")).map(|l| l.chars().count()).max();
+        assert!(
+            widest.unwrap_or(0) <= columns.parse::<usize>().unwrap_or(0) + 1,
+            "prose wider than {columns}:\n{text}"
+        );
+    }
+}
+
+/// No format and no `config show` prints a secret of the config files; `--show-secrets` does.
+#[test]
+fn secrets_are_masked_everywhere() {
+    let config = "tests/cmd/fixtures/secrets/config.xml";
+    let secrets =
+        ["changeme-hunter2", "s3-secret-hunter2", "AKIAEXAMPLEKEYID", "5e884898da28047151d0e56f8dc6292773603d0d6"];
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit"]
+        .iter()
+        .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
+        .collect();
+    runs.push(vec!["config", "show", "--config", config]);
+    runs.push(vec!["config", "show", "--users", "--provenance", "--config", config]);
+    for args in &runs {
+        let out = chaudit(args, &[]);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let all = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        for secret in secrets {
+            assert!(!all.contains(secret), "{args:?} prints {secret}:\n{all}");
+        }
+    }
+    // an error quoting the lines around a password
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse><listen_host>::1</listen_host></clickhouse>\n").unwrap();
+    std::fs::write(
+        dir.path().join("users.xml"),
+        "<clickhouse>\n<users>\n<app>\n<password>changeme-hunter2</password>\n<networks><ip>::1</networks>\n</app>\n</users>\n</clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("config.yaml"), "users:\n  app:\n    password: changeme-hunter2\n   networks: x\n")
+        .unwrap();
+    for main in ["config.xml", "config.yaml"] {
+        let broken = dir.path().join(main);
+        for args in [vec!["config", "show", "--users", "--config"], vec!["--config"]] {
+            let out = chaudit(&[args.as_slice(), &[broken.to_str().unwrap()]].concat(), &[]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && !stderr.is_empty(), "{main} {args:?}: the error is reported");
+            assert!(!stderr.contains("changeme-hunter2"), "{main} {args:?}: the error quotes the password:\n{stderr}");
+        }
+    }
+    let shown = chaudit(&["config", "show", "--users", "--show-secrets", "--config", config], &[]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("changeme-hunter2"));
+}
+
+/// A huge value is shown as a bounded excerpt, in every format.
+#[test]
+fn huge_values_are_cut() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let huge = "x".repeat(4 << 20);
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse><listen_host>::1</listen_host></clickhouse>\n").unwrap();
+    std::fs::write(
+        dir.path().join("users.xml"),
+        format!(
+            "<clickhouse><profiles><default><use_query_condition_cache>0</use_query_condition_cache>\
+             <log_comment>{huge}</log_comment></default></profiles>\
+             <users><default><password>{huge}</password><networks><ip>::1</ip></networks><profile>default</profile></default></users></clickhouse>\n"
+        ),
+    )
+    .unwrap();
+    let config = dir.path().join("config.xml");
+    for format in ["text", "json", "markdown", "sarif", "junit"] {
+        let out = chaudit(&["--config", config.to_str().unwrap(), "--format", format, "--fail-on", "never"], &[]);
+        assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.len() + out.stderr.len() < 200_000, "{format}: {} bytes of output", out.stdout.len());
+    }
+}
+
+#[test]
+fn report_to_a_file_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("report.sarif");
+    let out = chaudit(&["--config", EXAMPLE, "--format", "sarif", "-o", file.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1), "findings at or above high: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty());
+    let written: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).expect("SARIF");
+    assert_eq!(written["version"], "2.1.0");
+    // a directory is not replaced
+    let out = chaudit(&["--config", EXAMPLE, "-o", dir.path().to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    assert!(std::fs::read_dir(dir.path()).unwrap().count() == 1, "nothing else written");
+}
+
+#[test]
+fn color_follows_the_flag() {
+    let colored = |args: &[&str]| chaudit(args, &[]).stdout.contains(&0x1b);
+    assert!(colored(&["--config", EXAMPLE, "--color", "always"]));
+    assert!(!colored(&["--config", EXAMPLE, "--color", "never"]));
+    assert!(!colored(&["--config", EXAMPLE]), "a pipe is not a terminal");
+    assert!(!colored(&["--color", "always", "config", "show", "--config", EXAMPLE]), "config show is XML");
+}
+
+#[test]
+fn completions_and_manual_page() {
+    for (shell, marker) in [("bash", "_chaudit()"), ("zsh", "#compdef chaudit"), ("fish", "complete -c chaudit")] {
+        let out = chaudit(&["completions", shell], &[]);
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains(marker), "{shell}");
+    }
+    let man = chaudit(&["man"], &[]);
+    let text = String::from_utf8_lossy(&man.stdout);
+    assert!(man.status.success() && text.contains(".TH chaudit") && text.contains("\\-\\-fail\\-on"), "{text}");
+}
+
+/// The rule docs speak to users: no internal labels (`seed 004`, tags like S1..S24).
+#[test]
+fn rule_files_carry_no_internal_labels() {
+    let mut bad = Vec::new();
+    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("rules")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (n, line) in text.lines().enumerate() {
+                    if internal_label(line) {
+                        bad.push(format!("{}:{}: {line}", path.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "internal labels in rule files:\n{}", bad.join("\n"));
+    for line in
+        ["tags: [cache, S1]", "  - seed 004 (the Context lock)", "worse (S21).", "(S9/S12)", "the seed measured"]
+    {
+        assert!(internal_label(line), "{line}");
+    }
+    for line in ["every read still goes to S3/Azure", "the S3 round trip", "tags: [cache, object-storage]"] {
+        assert!(!internal_label(line), "{line}");
+    }
+}
+
+/// `seed` as a word, or an S-number: any but `S3` (the object store), which counts only as a
+/// tag or in parentheses or a list.
+fn internal_label(line: &str) -> bool {
+    let words: Vec<&str> = line.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    let s_number = |w: &str| {
+        w.len() <= 3 && w.strip_prefix('S').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    let listed_s3 =
+        ["(S3", "S3)", ", S3", "S3,"].iter().any(|p| line.contains(p)) || line.trim_start().starts_with("tags:");
+    words.iter().any(|w| w.eq_ignore_ascii_case("seed") || w.eq_ignore_ascii_case("seeds"))
+        || words.iter().any(|w| s_number(w) && (*w != "S3" || listed_s3))
+}
+
+/// The packaging files install and run the binary this package builds, from this source tree.
+#[test]
+fn packaging_files_use_this_tree() {
+    let read = |path: &str| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
+    let hooks = read(".pre-commit-hooks.yaml");
+    assert!(hooks.contains("- id: chaudit") && hooks.contains("entry: chaudit") && hooks.contains("language: rust"));
+    let docker = read("Dockerfile");
+    assert!(docker.contains("cargo build --release --locked") && docker.contains("target/release/chaudit"));
+    let actions = read("examples/github-actions.yml");
+    assert!(actions.contains("cargo install --locked --path"), "{actions}");
+    assert!(!actions.contains("--git"), "installs from a repository URL that exists nowhere else");
 }

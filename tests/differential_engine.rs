@@ -105,7 +105,7 @@ fn config_show_equals_the_engines_preprocessed_configs() {
         }
         let loaded = match (loaded, engine_config) {
             (Ok(loaded), Some(engine)) => {
-                let ours = render(&loaded.server, &loaded.sources, &RenderOptions { provenance: false });
+                let ours = render(&loaded.server, &loaded.sources, &RenderOptions { provenance: false, masking: None });
                 if let Some(d) =
                     difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine, "engine")), "")
                 {
@@ -137,7 +137,7 @@ fn config_show_equals_the_engines_preprocessed_configs() {
         };
         match &loaded.users {
             Some(users) => {
-                let ours = render(users, &loaded.sources, &RenderOptions { provenance: false });
+                let ours = render(users, &loaded.sources, &RenderOptions { provenance: false, masking: None });
                 if let Some(d) =
                     difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine_users, "engine")), "")
                 {

@@ -187,9 +187,11 @@ fn a_snapshot_rechecked_offline_gives_the_live_findings() {
     let server = server();
     let dir = tempfile::tempdir().unwrap();
     // --since 0: other tests share this server, and its query_log changes between two audits
-    let collect = ["collect", "--dsn", &dsn(server, "default"), "--since", "0", "-o", "snap.json"];
-    let (code, _, stderr) = support::chaudit(dir.path(), &collect);
+    // without -o the snapshot goes to stdout
+    let collect = ["collect", "--dsn", &dsn(server, "default"), "--since", "0"];
+    let (code, snapshot, stderr) = support::chaudit(dir.path(), &collect);
     assert_eq!(code, 0, "{stderr}");
+    std::fs::write(dir.path().join("snap.json"), snapshot).unwrap();
     let (_, live, _) = json_audit(dir.path(), &["--dsn", &dsn(server, "default"), "--since", "0"]);
     let (_, offline, _) = json_audit(dir.path(), &["check", "--snapshot", "snap.json"]);
     let differ: Vec<_> = live["outcomes"]

@@ -122,5 +122,11 @@ fn https_with_a_private_ca() {
     let (code, _, err) = chaudit(dir.path(), &["--dsn", &dsn, "--since", "0"]);
     assert_eq!(code, 3);
     assert!(err.contains("invalid peer certificate: UnknownIssuer"), "{err}");
+
+    // HTTPS to the plain HTTP port: said what is wrong, not only rustls' words
+    let plain = format!("https://127.0.0.1:{}", server.http_port);
+    let (code, _, err) = chaudit(dir.path(), &["--dsn", &plain, "--since", "0"]);
+    assert_eq!(code, 3);
+    assert!(err.contains("the server answered in plain HTTP, not TLS: this is its http_port"), "{err}");
     drop(server);
 }

@@ -10,7 +10,7 @@ use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
 use chaudit::version::Version;
 
-use super::{AuditArgs, Format, color_stdout, exit, live, report_all, write_stdout};
+use super::{AuditArgs, Format, color_stdout, exit, live, report_all, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
@@ -58,16 +58,19 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         let rules = verdict.report.rules.len();
         eprintln!("chaudit: {} round trips to the server, {rows} ({rules} rules)", stats.round_trips);
     }
+    if let (Some(loaded), Some(main)) = (&verdict.loaded, &args.config) {
+        let users = super::config_show::users_warning(loaded, main);
+        verdict.warnings.extend(users.clone());
+        verdict.report.warnings.extend(users);
+    }
     for w in &verdict.warnings {
-        eprintln!("chaudit: warning: {w}");
+        warn(w);
     }
     let report = &verdict.report;
     let text = match args.format {
-        Format::Text => report::text::render(
-            report,
-            verdict.loaded.as_ref().map(|l| &l.sources),
-            &TextOptions { color: color_stdout() },
-        ),
+        Format::Text => {
+            report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &TextOptions::new(color_stdout()))
+        }
         Format::Json => report::json::render(report),
         Format::Markdown => report::markdown::render(report),
         Format::Sarif => report::sarif::render(report),
@@ -103,7 +106,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
-    let code = write_stdout(&text, code);
+    let code = write_output(args.output.as_deref(), &text, code);
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
@@ -140,7 +143,7 @@ fn collect_for_audit(
         })
     };
     if args.connect.is_cluster() {
-        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal();
+        let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal() && !super::quiet();
         let (name, collected) = live::collect_cluster(&args.connect, progress).map_err(failed)?;
         if args.connect.stats {
             eprintln!(
@@ -163,18 +166,19 @@ fn collect_for_audit(
 }
 
 /// `chaudit collect`: the server's facts into a snapshot file (written whole or not at all).
-pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
+pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
     if connect.dry_run {
         return live::print_plan(connect, false);
     }
-    if let Err(e) = chaudit::regular_file::ensure_replaceable(output) {
+    if let Some(Err(e)) = output.map(chaudit::regular_file::ensure_replaceable) {
         eprintln!("chaudit: {e}");
         return exit::of_write_error(&e);
     }
     // what could not be read: the snapshot is written, and the exit says it is incomplete
     let mut unread = Vec::new();
     let facts = if connect.is_cluster() {
-        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal()) {
+        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet())
+        {
             Ok(collected) => collected,
             Err(code) => return code,
         };
@@ -208,24 +212,13 @@ pub fn collect(connect: &live::ConnectArgs, output: &Path) -> ExitCode {
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    match chaudit::regular_file::replace(output, text.as_bytes()) {
-        Ok(()) if unread.is_empty() => ExitCode::from(exit::OK),
-        Ok(()) => {
-            for why in &unread {
-                eprintln!("chaudit: not collected: {why}");
-            }
-            eprintln!(
-                "chaudit: {} written, but incomplete: {} fact(s) could not be read",
-                output.display(),
-                unread.len()
-            );
-            ExitCode::from(exit::RUNTIME)
-        }
-        Err(e) => {
-            eprintln!("chaudit: {e}");
-            exit::of_write_error(&e)
-        }
+    for why in &unread {
+        eprintln!("chaudit: not collected: {why}");
     }
+    if !unread.is_empty() {
+        eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());
+    }
+    write_output(output, &text, if unread.is_empty() { exit::OK } else { exit::RUNTIME })
 }
 
 pub fn load_pack(args: &super::RuleArgs) -> Result<RulePack, ExitCode> {

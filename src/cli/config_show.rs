@@ -5,15 +5,16 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use chaudit::config::render::{RenderOptions, render};
-use chaudit::config::{self, DefaultInclude, LoadOptions};
+use chaudit::config::render::{Masking, RenderOptions, render};
+use chaudit::config::{self, DefaultInclude, LoadOptions, LoadedConfig};
+use chaudit::report::mask;
 
 use super::{exit, report_all, write_stdout};
 
 #[derive(Args)]
 pub struct ShowArgs {
-    /// The main server config (config.xml or config.yaml); config.d/ and conf.d/ beside it are merged.
-    #[arg(long, value_name = "MAIN")]
+    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/ and conf.d/ beside it are merged.
+    #[arg(long, value_name = "MAIN", value_parser = super::main_config)]
     config: PathBuf,
     /// Print the merged users config (users.xml + users.d/) instead.
     #[arg(long)]
@@ -25,6 +26,9 @@ pub struct ShowArgs {
     /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
     #[arg(long, value_name = "FILE|none")]
     default_include_from: Option<String>,
+    /// Print the values of passwords, keys and other secrets (masked as ****** by default).
+    #[arg(long)]
+    show_secrets: bool,
 }
 
 /// The loader's options, with `--default-include-from` (shared by the audit).
@@ -38,7 +42,8 @@ pub fn load_options(default_include_from: Option<&str>) -> LoadOptions {
 
 pub fn run(args: &ShowArgs) -> ExitCode {
     let options = load_options(args.default_include_from.as_deref());
-    let render_options = RenderOptions { provenance: args.provenance };
+    let masking = (!args.show_secrets).then_some(Masking { is_secret: mask::is_secret_name, shown: mask::MASK });
+    let render_options = RenderOptions { provenance: args.provenance, masking };
     let mut loaded = match config::load(&args.config, &options) {
         Ok(loaded) => loaded,
         Err(err) if args.users => return show_users_alone(args, &options, err, &render_options),
@@ -50,6 +55,9 @@ pub fn run(args: &ShowArgs) -> ExitCode {
     report_all(std::mem::take(&mut loaded.problems));
     if let Some(path) = &loaded.default_include {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
+    }
+    if let Some(w) = users_warning(&loaded, &args.config).filter(|_| args.users) {
+        super::warn(&w);
     }
     let users_error = loaded.users_error.take();
     let tree = if args.users {
@@ -98,5 +106,26 @@ fn show_users_alone(
             report_all(vec![server_error, err]);
             ExitCode::from(exit::USAGE_OR_CONFIG)
         }
+    }
+}
+
+/// Said when the files hold no users: the user and profile rules then judge nothing, and
+/// `--users` shows the main config (where ClickHouse looks for users without a users file).
+pub fn users_warning(loaded: &LoadedConfig, main: &std::path::Path) -> Option<String> {
+    if loaded.users_error.is_some() {
+        return None;
+    }
+    match loaded.users_root() {
+        None => Some(
+            "user_directories names no users_xml: users live in the server's access storage, not in \
+             the config files; the user and profile rules see none of them"
+                .into(),
+        ),
+        Some(root) if loaded.users_in_main && root.child("users").is_none() => Some(format!(
+            "no users config found: no users.xml or users.yaml beside {main}, and it has no <users> \
+             (ClickHouse then reads users from the main config); the user and profile rules see no users",
+            main = main.display()
+        )),
+        Some(_) => None,
     }
 }

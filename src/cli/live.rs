@@ -42,8 +42,8 @@ pub struct ConnectArgs {
     /// Queries chaudit sends at once to a server (each takes one of its query slots).
     #[arg(long, default_value_t = 1)]
     pub in_flight: usize,
-    /// Server host (like clickhouse-client; env CLICKHOUSE_HOST).
-    #[arg(long)]
+    /// Server host (like clickhouse-client; env CLICKHOUSE_HOST: set, it audits that server).
+    #[arg(long, env = "CLICKHOUSE_HOST")]
     pub host: Option<String>,
     /// HTTP(S) port (default 8123, or 8443 with --secure).
     #[arg(long)]
@@ -196,6 +196,10 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     };
     let endpoints: Vec<Endpoint> =
         args.dsn.iter().map(|d| args.endpoint_of(Some(d.clone()))).collect::<Result<_, _>>().map_err(usage)?;
+    if let Some(e) = endpoints.iter().enumerate().find_map(|(i, e)| endpoints[..i].iter().find(|o| o.url() == e.url()))
+    {
+        return Err(usage(format!("{} is given twice with --dsn: each --dsn names another node", e.url())));
+    }
     if args.cluster.is_some() && endpoints.len() != 1 {
         return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
     }
@@ -234,7 +238,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             eprint!("\rchaudit: collecting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
-    let warn = |message: String| eprintln!("chaudit: warning: {message}");
+    let warn = |message: String| super::warn(&message);
     let told = |endpoints: &[(String, Endpoint)]| {
         if let Some((_, first)) = endpoints.first() {
             let with = if first.password.expose().is_empty() { "" } else { " and its password" };

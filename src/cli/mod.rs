@@ -7,11 +7,12 @@ mod rules;
 mod upgrade;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use chaudit::rules::Severity;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
 pub mod exit {
@@ -37,6 +38,12 @@ pub mod exit {
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
+    /// Color in text output: auto (a terminal, and NO_COLOR unset), always or never.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
+    color: ColorChoice,
+    /// No warnings or progress on stderr (errors still print).
+    #[arg(long, short = 'q', global = true)]
+    quiet: bool,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -45,8 +52,8 @@ struct Cli {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The main server config (config.xml or config.yaml); config.d/, conf.d/ and the users config are read too.
-    #[arg(long, value_name = "MAIN")]
+    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/, conf.d/ and the users config are read too.
+    #[arg(long, value_name = "MAIN", value_parser = main_config)]
     pub config: Option<PathBuf>,
     /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
     /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
@@ -74,6 +81,9 @@ pub struct AuditArgs {
     pub params: Vec<(String, String)>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Write the report to this file (whole or not at all) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,
@@ -115,6 +125,19 @@ pub enum Format {
     Junit,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 pub enum FailOn {
     Critical,
@@ -151,9 +174,9 @@ enum Command {
     Collect {
         #[command(flatten)]
         connect: live::ConnectArgs,
-        /// Where to write the snapshot (JSON).
+        /// Where to write the snapshot (JSON, whole or not at all); stdout when absent or `-`.
         #[arg(short = 'o', long, value_name = "FILE")]
-        output: PathBuf,
+        output: Option<PathBuf>,
     },
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
@@ -166,6 +189,10 @@ enum Command {
         #[command(flatten)]
         audit: Box<AuditArgs>,
     },
+    /// Print a shell completion script (e.g. `chaudit completions bash > /etc/bash_completion.d/chaudit`).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (roff), e.g. `chaudit man | man -l -`.
+    Man,
 }
 
 #[derive(Subcommand)]
@@ -177,6 +204,7 @@ enum ConfigCommand {
     /// Warnings ClickHouse starts with (an unset from_env, a missing incl) go to stderr and the
     /// tree is printed (exit 0); a tree ClickHouse refuses prints nothing (exit 2). The server
     /// and users configs are independent: an error in one does not stop showing the other.
+    /// The values of secrets (passwords, keys) are masked unless --show-secrets.
     Show(config_show::ShowArgs),
 }
 
@@ -186,6 +214,8 @@ enum RulesCommand {
     List {
         #[command(flatten)]
         rules: RuleArgs,
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
     },
     /// A rule's documentation.
     Explain {
@@ -202,15 +232,33 @@ enum RulesCommand {
 
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet });
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
-        Some(Command::Rules(RulesCommand::List { rules })) => rules::list(&rules),
+        Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
-        Some(Command::Collect { connect, output }) => audit::collect(&connect, &output),
+        Some(Command::Collect { connect, output }) => {
+            audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
+        }
         Some(Command::Upgrade(args)) => upgrade::run(&args),
         Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
+        Some(Command::Completions { shell }) => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "chaudit", &mut out);
+            write_stdout(&String::from_utf8_lossy(&out), exit::OK)
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                Ok(()) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
+                Err(e) => {
+                    eprintln!("chaudit: cannot render the manual page: {e}");
+                    ExitCode::from(exit::RUNTIME)
+                }
+            }
+        }
         None => audit::run(&cli.audit, None),
     }
 }
@@ -220,6 +268,40 @@ fn parse_budget(s: &str) -> Result<f64, String> {
         .ok()
         .filter(|seconds| *seconds > 0.0 && *seconds <= 86_400.0)
         .ok_or_else(|| "seconds, more than 0".into())
+}
+
+/// `--color` and `--quiet`, for every subcommand.
+struct OutputOptions {
+    color: ColorChoice,
+    quiet: bool,
+}
+
+static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
+
+/// `--quiet`: no warnings or progress.
+pub fn quiet() -> bool {
+    OUTPUT.get().is_some_and(|o| o.quiet)
+}
+
+/// A warning on stderr, unless `--quiet`.
+pub fn warn(message: &str) {
+    if !quiet() {
+        eprintln!("chaudit: warning: {message}");
+    }
+}
+
+/// `--config`: a main config file, or a directory holding config.xml (or config.yaml, config.yml)
+/// as /etc/clickhouse-server does.
+pub fn main_config(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    if !path.is_dir() {
+        return Ok(path);
+    }
+    ["config.xml", "config.yaml", "config.yml"]
+        .iter()
+        .map(|name| path.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{s} is a directory without config.xml, config.yaml or config.yml"))
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {
@@ -241,13 +323,42 @@ pub fn write_stdout(text: &str, code: u8) -> ExitCode {
     }
 }
 
-/// Prints diagnostics (miette) to stderr.
+/// Prints diagnostics (miette) to stderr; the source lines they quote have their secrets
+/// masked, as in the reports.
 pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
     for e in errors {
-        eprintln!("{:?}", miette::Report::new(e));
+        let rendered = format!("{:?}", miette::Report::new(e));
+        let masked: Vec<String> = rendered
+            .split('\n')
+            .map(|line| {
+                // a quoted source line: ` 12 │ <password>...</password>`
+                let (gutter, source) = line.find("│ ").map_or(("", line), |i| line.split_at(i + "│ ".len()));
+                chaudit::report::mask::mask_line(source).map_or_else(|| line.to_string(), |m| format!("{gutter}{m}"))
+            })
+            .collect();
+        eprintln!("{}", masked.join("\n"));
     }
 }
 
+/// Writes a report or snapshot to `path` whole or not at all (a temporary file beside it,
+/// renamed over it), or to stdout when there is no path.
+pub fn write_output(path: Option<&Path>, text: &str, code: u8) -> ExitCode {
+    let Some(path) = path else { return write_stdout(text, code) };
+    // whole or not at all, and never renamed over a device, a FIFO, a link or a directory
+    match chaudit::regular_file::replace(path, text.as_bytes()) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("chaudit: {e}");
+            exit::of_write_error(&e)
+        }
+    }
+}
+
+/// Color on stdout: `--color`, else a terminal without NO_COLOR.
 pub fn color_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    match OUTPUT.get().map_or(ColorChoice::Auto, |o| o.color) {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
 }

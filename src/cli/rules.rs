@@ -8,9 +8,9 @@ use chaudit::rules::RulePack;
 use chaudit::ruletest;
 
 use super::audit::load_pack;
-use super::{RuleArgs, exit, report_all, write_stdout};
+use super::{ListFormat, RuleArgs, exit, report_all, write_stdout};
 
-pub fn list(args: &RuleArgs) -> ExitCode {
+pub fn list(args: &RuleArgs, format: ListFormat) -> ExitCode {
     let pack = match load_pack(args) {
         Ok(pack) => pack,
         Err(code) => return code,
@@ -18,6 +18,20 @@ pub fn list(args: &RuleArgs) -> ExitCode {
     let mut out = String::new();
     let mut rules: Vec<_> = pack.rules.iter().collect();
     rules.sort_by(|a, b| a.id.cmp(&b.id));
+    if let ListFormat::Json = format {
+        let list: Vec<serde_json::Value> = rules
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "id": r.id, "title": r.title, "severity": r.severity.name(), "category": r.category,
+                    "sources": r.sources.iter().map(|s| s.name()).collect::<Vec<_>>(), "tags": r.tags,
+                    "versions": r.versions.as_ref().map(ToString::to_string), "opt_in": r.opt_in,
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&list).unwrap_or_default() + "\n";
+        return write_stdout(&text, exit::OK);
+    }
     for r in rules {
         let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
         let opt_in = if r.opt_in { " (opt-in)" } else { "" };
@@ -64,7 +78,18 @@ pub fn explain(id: &str, args: &RuleArgs) -> ExitCode {
 }
 
 pub fn test(dir: Option<PathBuf>) -> ExitCode {
+    let given = dir.is_some();
     let dir = dir.unwrap_or_else(|| PathBuf::from("rules"));
+    if !dir.is_dir() {
+        let what =
+            if given { format!("{} is not a directory", dir.display()) } else { "no ./rules directory here".into() };
+        eprintln!(
+            "chaudit: {what}: give the directory of your rules (`chaudit rules test path/to/rules`, \
+             one YAML file per rule with its fixtures beside it); the built-in rules are tested with \
+             `chaudit rules test rules` in chaudit's source tree"
+        );
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
     let pack = match RulePack::load(false, &[dir]) {
         Ok(pack) => pack,
         Err(errors) => {

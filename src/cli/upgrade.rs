@@ -23,7 +23,7 @@ pub struct UpgradeArgs {
     #[arg(long, value_name = "VERSION")]
     pub from: Option<String>,
     /// The main server config: profiles and <merge_tree> settings it sets.
-    #[arg(long, value_name = "MAIN")]
+    #[arg(long, value_name = "MAIN", value_parser = super::main_config)]
     pub config: Option<PathBuf>,
     #[command(flatten)]
     pub connect: live::ConnectArgs,

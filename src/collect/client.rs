@@ -357,6 +357,12 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
                 text.push_str(&format!(": {cause}"));
                 source = cause.source();
             }
+            if text.contains("InvalidContentType") {
+                text.push_str(
+                    " (the server answered in plain HTTP, not TLS: this is its http_port; use http:// \
+                     and no --secure, or the server's https_port, 8443 by default)",
+                );
+            }
             text
         }
         // the server repeats the whole query after "In scope"; the purpose already names it;

@@ -9,6 +9,13 @@ use super::tree::{Element, Node};
 pub struct RenderOptions {
     /// Adds `<!-- file:line -->` before every element, with the files it overrode.
     pub provenance: bool,
+    /// Leaves whose value is not printed (passwords, keys), and what is printed instead.
+    pub masking: Option<Masking>,
+}
+
+pub struct Masking {
+    pub is_secret: fn(&str) -> bool,
+    pub shown: &'static str,
 }
 
 pub fn render(tree: &ConfigTree, sources: &SourceMap, options: &RenderOptions) -> String {
@@ -16,7 +23,13 @@ pub fn render(tree: &ConfigTree, sources: &SourceMap, options: &RenderOptions) -
     for id in &tree.files {
         let _ = write!(out, "\n       {}", sources.file(*id).path.display());
     }
-    out.push_str("      -->\n\n");
+    out.push_str("      -->\n");
+    if options.masking.is_some() {
+        out.push_str(
+            "<!-- The values of passwords, keys and other secrets are masked (--show-secrets prints them). -->\n",
+        );
+    }
+    out.push('\n');
     Renderer { sources, options, out }.element(&tree.root, 0)
 }
 
@@ -60,7 +73,10 @@ impl Renderer<'_> {
         }
         if content().all(|n| matches!(n, Node::Text(_))) {
             self.out.push('>');
-            self.text_of(content());
+            match &self.options.masking {
+                Some(m) if (m.is_secret)(&e.name) => self.out.push_str(m.shown),
+                _ => self.text_of(content()),
+            }
             self.out.push_str("</");
             self.out.push_str(name);
             self.out.push_str(">\n");

@@ -236,6 +236,12 @@ pub fn evaluate_rule_with(
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
     if let Some((source, fact, why)) =
+        rule.facts.iter().find_map(|(source, f)| facts.absent(*source, f).map(|why| (source, f, why)))
+    {
+        let reason = format!("needs `{}.{fact}`: {why}", source.name());
+        return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
+    }
+    if let Some((source, fact, why)) =
         rule.facts.iter().find_map(|(source, f)| facts.unavailable(*source, f).map(|why| (source, f, why)))
     {
         let reason = format!("fact `{}.{fact}` could not be read: {why}", source.name());

@@ -47,6 +47,9 @@ const SERVER_SECTIONS: &[&str] = &[
     "named_collections",
 ];
 
+/// The facts read from the users config.
+const USERS_FACTS: &[&str] = &["users", "profiles", "profile_settings", "users_file_sections"];
+
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
@@ -79,6 +82,16 @@ pub struct ConfigFacts<'a> {
 impl<'a> ConfigFacts<'a> {
     pub fn new(loaded: &'a LoadedConfig) -> Self {
         ConfigFacts { loaded, wanted: None }
+    }
+
+    /// The users facts when there is no users config: rules about users are not
+    /// applicable (a CI lint of server XML alone), not passed.
+    fn absent(&self) -> Map<String, Value> {
+        if self.loaded.users_root().is_some() || self.loaded.users_error.is_some() {
+            return Map::new();
+        }
+        let why = json!("no users config was found (users.xml beside the main config, or <users_config>)");
+        USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
     /// The users facts when the users config cannot be processed (ClickHouse refuses it):
@@ -150,12 +163,13 @@ impl<'a> ConfigFacts<'a> {
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.logs(),
             "problems": self.problems(),
+            "absent": self.absent(),
             "unavailable": self.unavailable(),
             "users_file_sections": self.users_file_sections(),
         })
         .as_object_mut()
         .map(|document| {
-            document.retain(|name, _| name == "unavailable" || self.wants(name));
+            document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
             Value::Object(std::mem::take(document))
         })
         .unwrap_or_default()

@@ -149,6 +149,13 @@ impl Facts {
         Ok(facts)
     }
 
+    /// Why a fact of a source is absent by nature (no users config, a table the server's
+    /// version lacks), if it is: the rules that need it do not apply.
+    pub fn absent(&self, source: Source, fact: &str) -> Option<String> {
+        let why = self.document.get(source.name())?.get("absent")?.get(fact)?;
+        Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
+    }
+
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
         let document = self.document.get(source.name())?;

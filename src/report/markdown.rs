@@ -9,7 +9,7 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "# ClickHouse configuration audit\n");
     let _ = writeln!(out, "Target: `{}` · chaudit {}\n", report.target, report.chaudit_version);
     let s = &report.summary;
-    let counts: Vec<String> = s.by_severity.iter().rev().map(|(k, v)| format!("{v} {k}")).collect();
+    let counts = s.severity_counts();
     let _ = writeln!(
         out,
         "**{} finding(s)**{}; {} at or above `{}`.\n",
@@ -29,7 +29,7 @@ pub fn render(report: &Report) -> String {
                 f.severity.name(),
                 f.rule_id,
                 at,
-                f.message.replace('|', "\\|")
+                cell(&f.message)
             );
         }
         out.push('\n');
@@ -38,7 +38,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "## {}. {}\n", f.rank, f.title);
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" at `{}:{}:{}`", l.file, l.line, l.column));
         let _ = writeln!(out, "`{}` · {}{}\n", f.rule_id, f.severity.name(), at);
-        let _ = writeln!(out, "{}\n", f.message);
+        let _ = writeln!(out, "{}\n", text(&f.message));
         if !f.hosts.is_empty() {
             let _ = writeln!(out, "On {} replica(s):\n", f.hosts.len());
             for h in &f.hosts {
@@ -73,8 +73,33 @@ pub fn render(report: &Report) -> String {
     }
     let _ = writeln!(out, "## Rules\n\n| rule | outcome | reason |\n|---|---|---|");
     for o in &report.outcomes {
-        let _ =
-            writeln!(out, "| `{}` | {} | {} |", o.rule_id, outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            o.rule_id,
+            outcome_name(o.outcome),
+            cell(o.reason.as_deref().unwrap_or(""))
+        );
     }
     out
+}
+
+/// Prose with `<`, `>` and `&` escaped: GitHub would take `<password>` for a tag and hide it.
+fn text(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// A table cell: escaped prose on one line, `|` escaped.
+fn cell(s: &str) -> String {
+    text(s).replace('|', "\\|").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_tags_and_pipes() {
+        assert_eq!(cell("plain text (<password>) a|b\nc"), "plain text (&lt;password&gt;) a\\|b c");
+    }
 }

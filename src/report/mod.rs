@@ -4,6 +4,7 @@
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod mask;
 pub mod sarif;
 pub mod text;
 pub mod upgrade;
@@ -68,8 +69,24 @@ pub struct RuleInfo {
     pub help_uri: Option<String>,
 }
 
+impl Summary {
+    /// "2 high, 1 low": the findings per severity, the most severe first.
+    pub fn severity_counts(&self) -> Vec<String> {
+        Severity::NAMES
+            .split(", ")
+            .filter_map(|name| self.by_severity.get(name).map(|n| format!("{n} {name}")))
+            .collect()
+    }
+}
+
 impl Report {
-    pub fn new(target: String, evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
+    /// The report of an evaluation; every value it shows has its secrets masked and is bounded
+    /// (see [`mask`]), whatever the format.
+    pub fn new(target: String, mut evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
+        evaluation.findings.iter_mut().for_each(present_finding);
+        for o in &mut evaluation.outcomes {
+            o.reason = o.reason.as_deref().map(mask::shown);
+        }
         let mut by_severity = BTreeMap::new();
         for f in &evaluation.findings {
             *by_severity.entry(f.severity.name()).or_insert(0) += 1;
@@ -104,6 +121,39 @@ impl Report {
             findings: evaluation.findings,
             outcomes: evaluation.outcomes,
         }
+    }
+}
+
+/// A finding as every format shows it: secrets masked, values bounded, the score rounded.
+fn present_finding(f: &mut Finding) {
+    // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
+    f.score = (f.score * 1000.0).round() / 1000.0;
+    f.message = mask::shown(&f.message);
+    mask_evidence(&mut f.evidence);
+    for h in &mut f.hosts {
+        mask_evidence(&mut h.evidence);
+    }
+    for text in [&mut f.remediation.config, &mut f.remediation.sql].into_iter().flatten() {
+        *text = mask::mask_text(text).into_owned();
+    }
+}
+
+fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>) {
+    for (key, value) in evidence.iter_mut() {
+        if mask::is_secret_name(key) && !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(_)) {
+            *value = serde_json::Value::String(mask::MASK.into());
+        } else {
+            mask_value(value);
+        }
+    }
+}
+
+fn mask_value(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::String(s) => *s = mask::shown(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(mask_value),
+        serde_json::Value::Object(map) => mask_evidence(map),
+        _ => {}
     }
 }
 

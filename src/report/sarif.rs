@@ -124,7 +124,8 @@ fn result(report: &Report, f: &Finding) -> Value {
         "message": {"text": f.message},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
-        "rank": (f.score * 20.0).clamp(0.0, 100.0),
+        // one decimal: 25.2, not 25.199999999999996
+        "rank": ((f.score * 20.0).clamp(0.0, 100.0) * 10.0).round() / 10.0,
         "baselineState": if f.baselined { "unchanged" } else { "new" },
     });
     if let Some(i) = rule_index {

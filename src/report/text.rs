@@ -1,11 +1,15 @@
 //! Human output: ranked findings, each with the config snippet and the offending line
-//! labelled, then a summary.
+//! labelled, then a summary. Prose wraps at the terminal's width; the fix (config snippets
+//! and SQL) is never wrapped, so it can be pasted as printed.
 
 use std::fmt::Write;
-use std::sync::Arc;
 
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError, MietteSpanContents, SourceCode,
+    SourceSpan, SpanContents,
+};
 
+use super::mask;
 use super::{Report, outcome_name};
 use crate::config::{Location, SourceMap};
 use crate::eval::{Finding, OutcomeKind};
@@ -13,24 +17,52 @@ use crate::rules::Severity;
 
 pub struct TextOptions {
     pub color: bool,
+    /// Where prose wraps (the fix is never wrapped).
+    pub width: usize,
 }
+
+impl TextOptions {
+    /// For stdout: the width of `COLUMNS`, else of the terminal, else 100.
+    pub fn new(color: bool) -> TextOptions {
+        TextOptions { color, width: terminal_width() }
+    }
+}
+
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+        .unwrap_or(100)
+        .max(40)
+}
+
+/// Lines of source shown before and after the labelled one.
+const CONTEXT_LINES: usize = 1;
 
 pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOptions) -> String {
     let theme = if options.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-    let handler = GraphicalReportHandler::new_themed(theme).with_width(100);
+    // a path or a tag in prose is moved to the next line whole, never split at a hyphen
+    let handler = GraphicalReportHandler::new_themed(theme)
+        .with_width(options.width)
+        .with_context_lines(CONTEXT_LINES)
+        .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .with_break_words(false);
     let mut out = String::new();
     for f in &report.findings {
         let diagnostic = FindingDiagnostic::new(f, sources);
         if handler.render_report(&mut out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
+        write_fix(&mut out, f);
         out.push('\n');
     }
     for o in report.outcomes.iter().filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive)) {
         let _ = writeln!(out, "{} {}: {}", outcome_name(o.outcome), o.rule_id, o.reason.as_deref().unwrap_or(""));
     }
     let s = &report.summary;
-    let counts: Vec<String> = s.by_severity.iter().rev().map(|(k, v)| format!("{v} {k}")).collect();
+    let counts = s.severity_counts();
     let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
     let _ = writeln!(
         out,
@@ -50,7 +82,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
 struct FindingDiagnostic {
     headline: String,
     severity: miette::Severity,
-    source: Option<NamedSource<Arc<String>>>,
+    source: Option<Excerpt>,
     span: Option<SourceSpan>,
     label: String,
     help: String,
@@ -69,7 +101,9 @@ impl FindingDiagnostic {
         };
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({}:{}:{})", l.file, l.line, l.column));
         let mut help = String::new();
-        let shown = |v: &serde_json::Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
+        let shown = |v: &serde_json::Value| {
+            mask::excerpt(v.as_str().map_or_else(|| v.to_string(), str::to_string).trim_end()).into_owned()
+        };
         if f.hosts.is_empty() {
             for (k, v) in &f.evidence {
                 let _ = writeln!(help, "evidence: {k} = {}", shown(v));
@@ -86,13 +120,6 @@ impl FindingDiagnostic {
                 if !evidence.is_empty() {
                     let _ = writeln!(help, "evidence on {}: {}", h.host, evidence.join(", "));
                 }
-            }
-        }
-        let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
-        let _ = write!(help, "fix ({restart}):");
-        for snippet in [&f.remediation.config, &f.remediation.sql].into_iter().flatten() {
-            for line in snippet.trim_end().lines() {
-                let _ = write!(help, "\n    {line}");
             }
         }
         FindingDiagnostic {
@@ -124,7 +151,8 @@ impl Diagnostic for FindingDiagnostic {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
-        Some(Box::new(&self.help))
+        let help = self.help.trim_end();
+        (!help.is_empty()).then(|| Box::new(help) as Box<dyn std::fmt::Display + 'a>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
@@ -137,14 +165,83 @@ impl Diagnostic for FindingDiagnostic {
     }
 }
 
-/// The file text and the span of the element at `l`, when the file is one of `sources`.
-fn snippet(sources: &SourceMap, l: &Location) -> Option<(NamedSource<Arc<String>>, SourceSpan)> {
+/// The fix, after miette's rendering: its snippets as written, never wrapped.
+fn write_fix(out: &mut String, f: &Finding) {
+    let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
+    let _ = writeln!(out, "  fix ({restart}):");
+    for snippet in [&f.remediation.config, &f.remediation.sql].into_iter().flatten() {
+        for line in snippet.trim_end().lines() {
+            let _ = writeln!(out, "      {line}");
+        }
+    }
+}
+
+/// The lines of a file around a finding, secrets masked and each line bounded, numbered as
+/// in the file: a finding never echoes a password or a whole huge value.
+#[derive(Debug)]
+struct Excerpt {
+    name: String,
+    text: String,
+    /// The file's line number (0-based) of the excerpt's first line.
+    first_line: usize,
+}
+
+impl SourceCode for Excerpt {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.read_span(span, before, after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line() + self.first_line,
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// The excerpt around the element at `l` and the span of its start tag (or YAML key) in
+/// it, when the file is one of `sources`.
+fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
     let (_, file) = sources.files().find(|(_, f)| f.display == l.file)?;
-    let line_start: usize = file.text.split_inclusive('\n').take(l.line.saturating_sub(1) as usize).map(str::len).sum();
-    let line = file.text[line_start..].lines().next().unwrap_or_default();
-    let start = line_start + line.char_indices().nth(l.column.saturating_sub(1) as usize).map_or(0, |(i, _)| i);
-    // label the element's start tag (or the YAML key)
-    let rest = &file.text[start..];
-    let len = rest.find('>').map_or_else(|| rest.find('\n').unwrap_or(rest.len()), |i| i + 1);
-    Some((file.named_source(), SourceSpan::new(start.into(), len.min(line.len().max(1)))))
+    let target = (l.line.max(1) - 1) as usize;
+    let first_line = target.saturating_sub(CONTEXT_LINES);
+    let mut text = String::new();
+    let mut span = None;
+    for (n, line) in file.text.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if n != target {
+            text.push_str(&mask::excerpt(&masked(line)));
+            text.push('\n');
+            continue;
+        }
+        let column = line.char_indices().nth(l.column.saturating_sub(1) as usize).map_or(0, |(i, _)| i);
+        let (before, element) = (masked(&line[..column]), masked(&line[column..]));
+        // a line longer than the bound is cut so that the element shows
+        let start = if before.len() + element.len() > mask::EXCERPT_CHARS && before.len() > mask::EXCERPT_CHARS / 2 {
+            text.push('…');
+            let start = text.len();
+            text.push_str(&mask::excerpt(&element));
+            start
+        } else {
+            let start = text.len() + before.len();
+            text.push_str(&mask::excerpt(&(before.into_owned() + element.as_ref())));
+            start
+        };
+        // the element's start tag, or the rest of its (YAML) line
+        let shown = &text[start..];
+        let len = shown.find('>').map_or(shown.len(), |i| i + 1).max(1);
+        span = Some(SourceSpan::new(start.into(), len));
+        text.push('\n');
+    }
+    Some((Excerpt { name: file.display.clone(), text, first_line }, span?))
+}
+
+fn masked(line: &str) -> std::borrow::Cow<'_, str> {
+    mask::mask_line(line).map_or(std::borrow::Cow::Borrowed(line), std::borrow::Cow::Owned)
 }

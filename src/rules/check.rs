@@ -15,7 +15,8 @@ use crate::facts::catalog as settings;
 use crate::facts::schema::{self, Type};
 
 /// Fields of a source document that describe the collection, not a fact of the server.
-const META: &[&str] = &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "window_seconds"];
+const META: &[&str] =
+    &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "absent", "window_seconds"];
 
 /// A problem in one expression: where in its text (byte offset) and what.
 pub struct Problem {

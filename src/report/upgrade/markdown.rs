@@ -27,7 +27,12 @@ pub fn render(review: &Review) -> String {
     }
     let _ = writeln!(out, "| chaudit | {} |\n", review.chaudit_version);
     let s = &review.summary;
-    let verdict = if s.blocking { "**Review needed before upgrading.**" } else { "Nothing blocks this upgrade." };
+    let same_release = review.from.status.release == review.to.status.release && s.default_changes == 0;
+    let verdict = match (s.blocking, same_release) {
+        (true, _) => "**Review needed before upgrading.**",
+        (false, true) => "Nothing to upgrade: the target is the release this server runs.",
+        (false, false) => "Nothing blocks this upgrade.",
+    };
     let _ = writeln!(
         out,
         "{verdict} {} breaking setting(s), {} known issue(s) this server shows that the target does not fix, {} known issue(s) fixed by the target; {} default change(s): {} used by this workload, {} left at default, {} set explicitly.\n",

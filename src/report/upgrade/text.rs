@@ -97,9 +97,15 @@ pub fn render(review: &Review) -> String {
         }
     }
     let verdict = if s.blocking {
-        "review needed before upgrading: breaking settings or known issues above"
+        "review needed before upgrading: breaking settings or known issues above".to_string()
+    } else if from.status.release == to.status.release && s.default_changes == 0 {
+        format!("nothing to upgrade: {} is already the {} release", from.version, to.status.release)
+    } else if s.used_by_workload > 0 {
+        "nothing blocks this upgrade; read the default changes used by this workload".to_string()
+    } else if s.default_changes > 0 {
+        "nothing blocks this upgrade; read the default changes above".to_string()
     } else {
-        "nothing blocks this upgrade; read the default changes used by this workload"
+        "nothing blocks this upgrade".to_string()
     };
     let _ = writeln!(out, "\n{verdict}");
     out
