@@ -57,7 +57,7 @@ pub fn read_to_string(path: &Path) -> io::Result<String> {
 #[derive(Debug, Error)]
 pub enum WriteError {
     /// The target exists and is not a regular file: nothing is written (a usage error).
-    #[error("{}: refusing to replace it: it is {kind}", path.display())]
+    #[error("{}: refusing to replace it: it is {kind}, not a regular file", path.display())]
     NotRegular { path: PathBuf, kind: &'static str },
     #[error("cannot write {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
