@@ -112,7 +112,8 @@ fn huge_values_are_cut() {
     for format in ["text", "json", "markdown", "sarif", "junit"] {
         let out = chaudit(&["--config", config.to_str().unwrap(), "--format", format, "--fail-on", "never"], &[]);
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
-        assert!(out.stdout.len() + out.stderr.len() < 200_000, "{format}: {} bytes of output", out.stdout.len());
+        // the input holds 8 MB of values; SARIF alone lists every rule with its documentation
+        assert!(out.stdout.len() + out.stderr.len() < 1_000_000, "{format}: {} bytes of output", out.stdout.len());
     }
 }
 

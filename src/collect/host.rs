@@ -1,5 +1,6 @@
 //! Facts of the machine chaudit runs on (`--host-facts`, for audits run on the server
-//! node): the TCP settings that decide whether an idle connection restarts slow.
+//! node): the TCP settings that decide whether an idle connection restarts slow, and the
+//! kernel settings ClickHouse's own start-up warnings check (memory, clock, limits).
 
 use serde_json::{Map, Value, json};
 
@@ -25,7 +26,155 @@ pub fn collect() -> Value {
             json!([])
         }
     };
-    json!({"tcp_slow_start_after_idle": slow_start, "routes": routes, "unavailable": unavailable})
+    let mut host = json!({"tcp_slow_start_after_idle": slow_start, "routes": routes});
+    for (name, read) in KERNEL_FACTS {
+        match read() {
+            Ok(value) => host[*name] = value,
+            Err(why) => {
+                unavailable.insert((*name).into(), json!(why));
+            }
+        }
+    }
+    host["unavailable"] = Value::Object(unavailable);
+    host
+}
+
+type Reader = fn() -> Result<Value, String>;
+
+/// Kernel facts by name (the keys of the `host` document). Strings as the kernel writes
+/// them; for THP the selected `[mode]`; numbers where rules compare them.
+const KERNEL_FACTS: &[(&str, Reader)] = &[
+    ("thp_enabled", || selected(&read("/sys/kernel/mm/transparent_hugepage/enabled")?)),
+    ("thp_defrag", || selected(&read("/sys/kernel/mm/transparent_hugepage/defrag")?)),
+    ("overcommit_memory", || number(&read("/proc/sys/vm/overcommit_memory")?)),
+    ("zone_reclaim_mode", || number(&read("/proc/sys/vm/zone_reclaim_mode")?)),
+    ("clock_source", || Ok(json!(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
+    ("cpu_governor", cpu_governor),
+    ("pid_max", || number(&read("/proc/sys/kernel/pid_max")?)),
+    ("threads_max", || number(&read("/proc/sys/kernel/threads-max")?)),
+    ("file_max", || number(&read("/proc/sys/fs/file-max")?)),
+    ("task_delayacct", || number(&read("/proc/sys/kernel/task_delayacct")?)),
+    ("swap_total_kb", || swap_total_kb(&read("/proc/meminfo")?)),
+    ("data_path_filesystem", || Ok(json!(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
+    ("server_max_processes", server_max_processes),
+    ("mem_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:")),
+    ("kernel_release", || Ok(json!(read("/proc/sys/kernel/osrelease")?))),
+    ("kernel_version_number", || kernel_version_number(&read("/proc/sys/kernel/osrelease")?)),
+    ("block_devices", block_devices),
+    ("thermal_throttle_events", || Ok(sum_of_files("/sys/devices/system/cpu", "thermal_throttle/core_throttle_count"))),
+    ("ecc_corrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ce_count"))),
+    ("ecc_uncorrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ue_count"))),
+];
+
+/// The data path of a packaged install; the filesystem of its nearest mount point counts.
+const DATA_PATH: &str = "/var/lib/clickhouse/";
+
+fn read(path: &str) -> Result<String, String> {
+    std::fs::read_to_string(path).map(|t| t.trim().to_string()).map_err(|e| format!("{path}: {e}"))
+}
+
+fn number(text: &str) -> Result<Value, String> {
+    text.parse::<u64>().map(|n| json!(n)).map_err(|e| format!("`{text}`: {e}"))
+}
+
+/// `always [madvise] never` -> `madvise`.
+fn selected(text: &str) -> Result<Value, String> {
+    let start = text.find('[').ok_or_else(|| format!("no [selected] mode in `{text}`"))?;
+    let end = text[start..].find(']').ok_or_else(|| format!("no [selected] mode in `{text}`"))?;
+    Ok(json!(&text[start + 1..start + end]))
+}
+
+fn swap_total_kb(meminfo: &str) -> Result<Value, String> {
+    meminfo_kb(meminfo, "SwapTotal:")
+}
+
+fn meminfo_kb(meminfo: &str, key: &str) -> Result<Value, String> {
+    let line = meminfo.lines().find(|l| l.starts_with(key)).ok_or_else(|| format!("no {key} in /proc/meminfo"))?;
+    number(line.split_whitespace().nth(1).unwrap_or_default())
+}
+
+/// `5.6.12-arch1` -> 5006012 (major * 1,000,000 + minor * 1,000 + patch), so rules compare ranges.
+fn kernel_version_number(release: &str) -> Result<Value, String> {
+    let numeric: String = release.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    let mut parts = numeric.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
+    let (major, minor, patch) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if major == 0 {
+        return Err(format!("no kernel version in `{release}`"));
+    }
+    Ok(json!(major * 1_000_000 + minor * 1_000 + patch))
+}
+
+/// Block devices (loop, ram and zram left out): {name, rotational, read_ahead_kb}.
+fn block_devices() -> Result<Value, String> {
+    let entries = std::fs::read_dir("/sys/block").map_err(|e| format!("/sys/block: {e}"))?;
+    let mut devices: Vec<Value> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
+                return None;
+            }
+            let queue =
+                |f: &str| std::fs::read_to_string(e.path().join("queue").join(f)).ok()?.trim().parse::<u64>().ok();
+            Some(
+                json!({"name": name, "rotational": queue("rotational")? == 1, "read_ahead_kb": queue("read_ahead_kb")}),
+            )
+        })
+        .collect();
+    devices.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    Ok(json!(devices))
+}
+
+/// The sum of `<dir>/*/<file>` (per-CPU or per-controller counters); null where none exists.
+fn sum_of_files(dir: &str, file: &str) -> Value {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Value::Null };
+    let counts: Vec<u64> = entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join(file)).ok()?.trim().parse().ok())
+        .collect();
+    if counts.is_empty() { Value::Null } else { json!(counts.iter().sum::<u64>()) }
+}
+
+/// The filesystem type of the longest mount point `path` lies under (/proc/mounts lines:
+/// device, mount point, type, ...).
+fn filesystem_of(path: &str, mounts: &str) -> Option<String> {
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            Some((fields.get(1)?.replace("\\040", " "), fields.get(2)?.to_string()))
+        })
+        .filter(|(mount, _)| path.starts_with(mount.as_str()) && (mount == "/" || path[mount.len()..].starts_with('/')))
+        .max_by_key(|(mount, _)| mount.len())
+        .map(|(_, kind)| kind)
+}
+
+/// cpu0's frequency governor; null where the kernel has no frequency scaling (most VMs).
+fn cpu_governor() -> Result<Value, String> {
+    let path = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(json!(text.trim())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+        Err(e) => Err(format!("{path}: {e}")),
+    }
+}
+
+/// RLIMIT_NPROC (soft) of the running clickhouse-server process, found by its name.
+fn server_max_processes() -> Result<Value, String> {
+    let entries = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
+    let server = entries
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p.join("comm")).is_ok_and(|c| c.trim().starts_with("clickhouse-serv")));
+    let server = server.ok_or("no clickhouse-server process on this host")?;
+    let limits = std::fs::read_to_string(server.join("limits")).map_err(|e| format!("{}: {e}", server.display()))?;
+    let soft = limits
+        .lines()
+        .find(|l| l.starts_with("Max processes"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .ok_or("no Max processes in limits")?;
+    // `unlimited` is no limit at all
+    Ok(soft.parse::<u64>().map_or(json!(u64::MAX), |n| json!(n)))
 }
 
 /// `default via 10.0.0.1 dev eth0 initcwnd 4` -> {destination, device, initcwnd}.
@@ -56,5 +205,19 @@ mod tests {
         assert_eq!(routes[0]["initcwnd"], 4);
         assert_eq!(routes[0]["device"], "eth0");
         assert!(routes[1]["initcwnd"].is_null());
+    }
+
+    #[test]
+    fn kernel_values_parse_as_the_kernel_writes_them() {
+        assert_eq!(selected("always [madvise] never").unwrap(), "madvise");
+        assert!(selected("madvise").is_err());
+        assert_eq!(swap_total_kb("MemTotal: 1 kB\nSwapTotal:     2097148 kB\n").unwrap(), 2097148);
+        let mounts =
+            "overlay / overlay rw 0 0\n/dev/sda1 /var/lib/clickhouse ext4 rw 0 0\n/dev/sdb /var/lib/c xfs rw 0 0\n";
+        assert_eq!(filesystem_of("/var/lib/clickhouse/", mounts).as_deref(), Some("ext4"));
+        assert_eq!(filesystem_of("/var/lib/clickhouse/", "overlay / overlay rw 0 0\n").as_deref(), Some("overlay"));
+        assert_eq!(kernel_version_number("5.6.12-arch1").unwrap(), 5_006_012);
+        assert_eq!(kernel_version_number("6.18.44-fc-v669").unwrap(), 6_018_044);
+        assert!(kernel_version_number("unknown").is_err());
     }
 }

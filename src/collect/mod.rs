@@ -214,7 +214,7 @@ pub fn unread(document: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Settings and errors are looked up by name; the rest stay lists of rows.
+/// Settings, errors, metrics and events are looked up by name; the rest stay lists of rows.
 fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
     match name {
         "settings" | "server_settings" | "merge_tree_settings" => {
@@ -230,10 +230,15 @@ fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
                 .collect();
             Value::Object(map)
         }
-        "errors" => {
+        "errors" | "metrics" | "events" => {
+            let key = match name {
+                "metrics" => "metric",
+                "events" => "event",
+                _ => "name",
+            };
             let map: Map<String, Value> = rows
                 .into_iter()
-                .filter_map(|r| Some((r.get("name")?.as_str()?.to_string(), r["value"].clone())))
+                .filter_map(|r| Some((r.get(key)?.as_str()?.to_string(), r["value"].clone())))
                 .collect();
             Value::Object(map)
         }

@@ -39,8 +39,8 @@ pub const FACTS: &[FactQuery] = &[
     },
     FactQuery {
         name: "log_tables",
-        purpose: "which system log tables exist (query_log, metric_log, ...)",
-        sql: "SELECT name FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')",
+        purpose: "which system log tables exist (query_log, metric_log, ...) and their engine (its TTL)",
+        sql: "SELECT name, engine_full FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')",
         since: None,
     },
     FactQuery {
@@ -82,10 +82,97 @@ pub const FACTS: &[FactQuery] = &[
     },
     FactQuery {
         name: "parts",
-        purpose: "active parts per table (count, rows, median and largest part)",
+        purpose: "active parts per table (count, rows, median and largest part, largest on disk)",
         sql: "SELECT database, table, count() AS parts, sum(rows) AS total_rows, median(rows) AS median_part_rows, \
-              max(rows) AS max_part_rows, \
+              max(rows) AS max_part_rows, max(bytes_on_disk) AS max_part_bytes, \
               arraySlice(groupArray(rows), 1, 1000) AS part_rows FROM system.parts WHERE active GROUP BY database, table",
+        since: None,
+    },
+    // rows: {database, table, partition_id, parts, rows}, the 100 partitions with the most active parts
+    FactQuery {
+        name: "partitions",
+        purpose: "the partitions with the most active parts (too many parts)",
+        sql: "SELECT database, table, partition_id, count() AS parts, sum(rows) AS rows FROM system.parts WHERE active \
+              GROUP BY database, table, partition_id ORDER BY parts DESC LIMIT 100",
+        since: None,
+    },
+    // rows: {database, table, reason ('' = detached by a user), parts}
+    FactQuery {
+        name: "detached_parts",
+        purpose: "detached parts per table and reason",
+        sql: "SELECT database, table, ifNull(reason, '') AS reason, count() AS parts FROM system.detached_parts \
+              GROUP BY database, table, reason",
+        since: None,
+    },
+    // rows: {database, table, mutation_id, command, created, age_seconds, parts_to_do, latest_fail_reason}
+    FactQuery {
+        name: "mutations",
+        purpose: "mutations not done (age, parts to do, latest failure)",
+        sql: "SELECT database, table, mutation_id, substring(command, 1, 300) AS command, toString(create_time) AS created, \
+              dateDiff('second', create_time, now()) AS age_seconds, parts_to_do, latest_fail_reason \
+              FROM system.mutations WHERE NOT is_done ORDER BY create_time LIMIT 1000",
+        since: None,
+    },
+    // rows: {database, table, is_readonly, is_session_expired, absolute_delay, queue_size, ...}
+    FactQuery {
+        name: "replicas",
+        purpose: "replicated tables: read-only, delay, queue",
+        sql: "SELECT database, table, is_readonly, is_session_expired, absolute_delay, queue_size, inserts_in_queue, \
+              merges_in_queue, active_replicas, total_replicas FROM system.replicas",
+        since: None,
+    },
+    // rows: {database, table, type, entries, failing, max_tries, exception (one failing entry's)}
+    FactQuery {
+        name: "replication_queue",
+        purpose: "replication queue entries per table and type, and those failing",
+        sql: "SELECT database, table, type, count() AS entries, countIf(last_exception != '') AS failing, \
+              max(num_tries) AS max_tries, anyIf(last_exception, last_exception != '') AS exception \
+              FROM system.replication_queue GROUP BY database, table, type",
+        since: None,
+    },
+    // rows: {name, engine}
+    FactQuery {
+        name: "databases",
+        purpose: "databases and their engines (Ordinary is deprecated)",
+        sql: "SELECT name, engine FROM system.databases",
+        since: None,
+    },
+    // rows: {database, table, data_files, data_compressed_bytes, error_count, last_exception, is_blocked}
+    FactQuery {
+        name: "distribution_queue",
+        purpose: "Distributed tables' pending sends (backlog, errors)",
+        sql: "SELECT database, table, data_files, data_compressed_bytes, error_count, last_exception, is_blocked \
+              FROM system.distribution_queue WHERE data_files > 0",
+        since: None,
+    },
+    // keyed by metric name: value (AttachedTable, Query, MemoryTracking, BackgroundFetchesPoolTask, ...)
+    FactQuery {
+        name: "metrics",
+        purpose: "current metrics: attached objects, active parts, running queries, connections, Keeper sessions, \
+                  memory tracked, background pools' tasks and sizes",
+        sql: "SELECT metric, value FROM system.metrics WHERE metric LIKE 'Attached%' OR metric LIKE 'Background%Pool%' \
+              OR metric IN ('PartsActive', 'Query', 'TCPConnection', 'HTTPConnection', 'MySQLConnection', \
+              'PostgreSQLConnection', 'ZooKeeperSession', 'MemoryTracking')",
+        since: None,
+    },
+    // keyed by event name: count since the server started (only the events rules read)
+    FactQuery {
+        name: "events",
+        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors",
+        sql: "SELECT event, value FROM system.events WHERE event IN ('DelayedInserts', 'RejectedInserts', \
+              'ReplicatedPartFailedFetches', 'ReplicatedPartChecksFailed', 'ReplicatedDataLoss', \
+              'DataAfterMergeDiffersFromReplica', 'DistributedConnectionFailAtAll', 'DistributedSyncInsertionTimeoutExceeded', \
+              'StorageBufferErrorOnFlush', 'ReadBufferFromFileDescriptorReadFailed', 'WriteBufferFromFileDescriptorWriteFailed', \
+              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions')",
+        since: None,
+    },
+    // one row: {age_days}: days since the first day of the release month the version names
+    // (YY.M), by the server's clock
+    FactQuery {
+        name: "release",
+        purpose: "the age of the running release (its version names its month)",
+        sql: "SELECT dateDiff('day', makeDate(2000 + toUInt16OrZero(splitByChar('.', version())[1]), \
+              toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days FROM system.one",
         since: None,
     },
     FactQuery {
@@ -111,6 +198,40 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
              groupUniqArrayArray(projections) AS projections_used, \
              max(toFloat64OrZero(Settings['max_execution_time'])) AS max_execution_time, \
              max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes,              countIf(exception_code = 202) AS refused              FROM system.query_log WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing')              GROUP BY normalized_query_hash ORDER BY sum(query_duration_ms) DESC LIMIT 50"
+            ),
+        ),
+        // rows: {target (the tables), inserts, rows, avg_rows}: synchronous INSERTs per target
+        (
+            "inserts",
+            "query_log: synchronous INSERTs per target table, with rows per INSERT (top 50 by count)",
+            format!(
+                "SELECT arrayStringConcat(arrayFilter(t -> NOT startsWith(t, '_table_function.'), tables), ',') AS target, count() AS inserts, sum(written_rows) AS rows, \
+                 round(avg(written_rows), 1) AS avg_rows FROM system.query_log WHERE {window} AND type = 'QueryFinish' \
+                 AND query_kind = 'Insert' AND ProfileEvents['AsyncInsertQuery'] = 0 GROUP BY target ORDER BY inserts DESC LIMIT 50"
+            ),
+        ),
+        // rows: {code, name, errors, peak_per_hour, example}: failed queries per error code
+        (
+            "query_errors",
+            "query_log: failed queries per error code, with the busiest hour (top 50)",
+            format!(
+                "SELECT exception_code AS code, errorCodeToName(exception_code) AS name, count() AS errors, \
+                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour, \
+                 substring(any(exception), 1, 300) AS example FROM system.query_log WHERE {window} \
+                 AND type IN ('ExceptionBeforeStart', 'ExceptionWhileProcessing') GROUP BY exception_code \
+                 ORDER BY errors DESC LIMIT 50"
+            ),
+        ),
+        // rows: {database, table, event_type, error, events, peak_per_hour}
+        (
+            "part_events",
+            "part_log: new parts, merges, mutations, fetches and moves per table and error code, with the busiest hour",
+            format!(
+                "SELECT database, table, toString(event_type) AS event_type, error, count() AS events, \
+                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour \
+                 FROM system.part_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND \
+                 AND toString(event_type) IN ('NewPart', 'MergeParts', 'MutatePart', 'DownloadPart', 'MovePart') \
+                 GROUP BY database, table, event_type, error ORDER BY events DESC LIMIT 1000"
             ),
         ),
         (
@@ -339,7 +460,7 @@ mod tests {
     fn log_queries_name_their_table_and_tag_apart_from_facts() {
         let logs: Vec<_> = log_queries(60).into_iter().chain(usage_queries(60)).collect();
         let tables: Vec<&str> = logs.iter().map(|(_, _, sql)| log_table(sql)).collect();
-        assert_eq!(tables, ["query_log", "metric_log", "query_log"]);
+        assert_eq!(tables, ["query_log", "query_log", "query_log", "part_log", "metric_log", "query_log"]);
         let facts: Vec<&FactQuery> = FACTS.iter().collect();
         let parts = parts(&facts, &logs);
         let mut tags: Vec<&str> = parts.iter().map(|p| p.tag.as_str()).collect();

@@ -79,13 +79,17 @@ impl Catalog {
 
     /// The closest session setting name, for "did you mean ...?".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        self.session
-            .keys()
-            .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-            .filter(|(score, _)| *score > 0.85)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-            .map(|(_, candidate)| candidate.as_str())
+        closest(name, self.session.keys().map(String::as_str))
     }
+}
+
+/// The candidate closest to `name` (Jaro-Winkler above 0.85), for "did you mean ...?".
+pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
+        .filter(|(score, _)| *score > 0.85)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, candidate)| candidate)
 }
 
 /// The two kinds of settings system.settings_changes tracks.

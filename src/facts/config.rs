@@ -50,6 +50,154 @@ const SERVER_SECTIONS: &[&str] = &[
 /// The facts read from the users config.
 const USERS_FACTS: &[&str] = &["users", "profiles", "profile_settings", "users_file_sections"];
 
+/// Root elements ClickHouse reads that are not in system.server_settings (ports, paths,
+/// access-control switches, sections): a name neither here, in SERVER_SECTIONS, among the
+/// server settings nor ending in `_log` is unknown to the server.
+const OTHER_ROOT_ELEMENTS: &[&str] = &[
+    "access_control_improvements",
+    "access_control_path",
+    "allow_implicit_no_password",
+    "allow_no_password",
+    "allow_plaintext_password",
+    "auxiliary_zookeepers",
+    "backups",
+    "bcrypt_workfactor",
+    "builtin_dictionaries_reload_interval",
+    "core_dump",
+    "custom_cached_disks_base_directory",
+    "custom_settings_prefixes",
+    "default_password_type",
+    "default_profile",
+    "default_session_timeout",
+    "dictionaries_config",
+    "encryption",
+    "format_schema_path",
+    "graphite_rollup",
+    "grpc",
+    "grpc_port",
+    "hdfs",
+    "http_options_response",
+    "http_server_default_response",
+    "interserver_http_credentials",
+    "interserver_http_host",
+    "interserver_https_host",
+    "interserver_https_port",
+    "interserver_listen_host",
+    "jdbc_bridge",
+    "kafka",
+    "ldap_servers",
+    "listen_backlog",
+    "listen_reuse_port",
+    "listen_try",
+    "local_disk_check_period_ms",
+    "max_session_timeout",
+    "mlock_executable",
+    "mysql",
+    "odbc_bridge",
+    "placement",
+    "postgresql",
+    "profiles",
+    "query_cache",
+    "quotas",
+    "rabbitmq",
+    "remap_executable",
+    "roles",
+    "s3",
+    "send_crash_reports",
+    "skip_check_for_incorrect_settings",
+    "ssh_server",
+    "tcp_with_proxy_port",
+    "top_level_domains_lists",
+    "top_level_domains_path",
+    "url_scheme_mappers",
+    "user_defined_executable_functions_config",
+    "user_defined_path",
+    "user_defined_zookeeper_path",
+    "user_files_path",
+    "user_scripts_path",
+    "users",
+    "workload_path",
+    "workload_zookeeper_path",
+    "zookeeper_log",
+];
+
+/// Elements of a disk definition by disk type (ClickHouse's storage docs), for spotting a
+/// misspelled one, which ClickHouse ignores. Object-storage disks take the S3, Azure and
+/// web keys alike (`type` object_storage names the kind in another element).
+const DISK_COMMON: &[&str] =
+    &["type", "object_storage_type", "metadata_type", "metadata_path", "skip_access_check", "readonly"];
+const DISK_KEYS: &[(&str, &[&str])] = &[
+    ("local", &["path", "keep_free_space_bytes", "keep_free_space_ratio"]),
+    (
+        "cache",
+        &[
+            "disk",
+            "path",
+            "max_size",
+            "cache_on_write_operations",
+            "max_file_segment_size",
+            "cache_hits_threshold",
+            "boundary_alignment",
+            "background_download_threads",
+            "background_download_queue_size_limit",
+            "cache_policy",
+            "slru_size_ratio",
+            "enable_bypass_cache_with_threshold",
+            "bypass_cache_threshold",
+            "max_elements",
+            "load_metadata_threads",
+            "load_metadata_asynchronously",
+            "enable_filesystem_query_cache_limit",
+            "write_cache_per_user_id_directory",
+            "max_size_ratio_to_total_space",
+            "keep_free_space_size_ratio",
+            "keep_free_space_elements_ratio",
+            "keep_free_space_remove_batch",
+            "allow_dynamic_cache_resize",
+        ],
+    ),
+    ("encrypted", &["disk", "path", "key", "key_hex", "current_key_id", "algorithm"]),
+    (
+        "object",
+        &[
+            "endpoint",
+            "access_key_id",
+            "secret_access_key",
+            "region",
+            "use_environment_credentials",
+            "use_insecure_imds_request",
+            "expiration_window_seconds",
+            "no_sign_request",
+            "role_arn",
+            "session_token",
+            "server_side_encryption_customer_key_base64",
+            "server_side_encryption_kms_key_id",
+            "support_batch_delete",
+            "connect_timeout_ms",
+            "request_timeout_ms",
+            "retry_attempts",
+            "max_single_read_retries",
+            "min_bytes_for_seek",
+            "min_upload_part_size",
+            "max_single_part_upload_size",
+            "max_connections",
+            "send_metadata",
+            "thread_pool_size",
+            "list_object_keys_size",
+            "objects_chunk_size_to_delete",
+            "header",
+            "storage_account_url",
+            "connection_string",
+            "container_name",
+            "account_name",
+            "account_key",
+            "container_already_exists",
+            "max_single_download_retries",
+            "endpoint_subpath",
+        ],
+    ),
+];
+
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
@@ -166,6 +314,13 @@ impl<'a> ConfigFacts<'a> {
             "absent": self.absent(),
             "unavailable": self.unavailable(),
             "users_file_sections": self.users_file_sections(),
+            // users come from config.xml itself (no separate users_config file)
+            "users_in_main": self.loaded.users_in_main,
+            // <logger><level>: {level, at}; null without a <logger> section
+            "logger": root.child("logger").map(|l| {
+                let level = l.child("level");
+                json!({"level": level.map(Element::value), "at": self.at(level.map_or(l.origin, |e| e.origin))})
+            }),
         })
         .as_object_mut()
         .map(|document| {
@@ -184,14 +339,27 @@ impl<'a> ConfigFacts<'a> {
     }
 
     fn root_elements(&self) -> Vec<Value> {
+        let catalog = catalog::builtin();
         self.loaded
             .server
             .root
             .elements()
             .map(|e| {
+                let name = e.name.as_str();
+                // `known`: ClickHouse reads it (a server setting, section or other element);
+                // `suggestion`: the closest such name when it is not
+                let known = SERVER_SECTIONS.contains(&name)
+                    || OTHER_ROOT_ELEMENTS.contains(&name)
+                    || name.ends_with("_log")
+                    || catalog.is_server(name)
+                    || catalog.is_session(name);
+                let suggestion = (!known).then(|| {
+                    let names = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
+                    catalog::closest(name, catalog.server.keys().map(String::as_str).chain(names))
+                });
                 json!({
-                    "name": e.name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
-                    "server_section": SERVER_SECTIONS.contains(&e.name.as_str()),
+                    "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
+                    "server_section": SERVER_SECTIONS.contains(&name), "known": known, "suggestion": suggestion.flatten(),
                 })
             })
             .collect()
@@ -271,10 +439,32 @@ impl<'a> ConfigFacts<'a> {
 
     // disks and policies on every core: a config can declare thousands
     fn disks(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(
-            &model::disks(&self.loaded.server.root),
-            |d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}),
-        )
+        crate::parallel::on_every_core(&model::disks(&self.loaded.server.root), |d| {
+            json!({
+                "name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin),
+                "misspelled": self.misspelled_disk_elements(d),
+            })
+        })
+    }
+
+    /// `misspelled`: elements of a disk that are no element of its type but a typo of one (at
+    /// most two letters off: {name, suggestion, at}); any other unknown name is left alone, it
+    /// may be an option newer than this list.
+    fn misspelled_disk_elements(&self, disk: &model::Disk) -> Vec<Value> {
+        let kind = match disk.kind.as_str() {
+            "local" | "cache" | "encrypted" => disk.kind.as_str(),
+            _ => "object",
+        };
+        let own = DISK_KEYS.iter().find(|(k, _)| *k == kind).map_or(&[][..], |(_, keys)| *keys);
+        disk.element
+            .elements()
+            .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
+            .filter_map(|e| {
+                let typo_of = |known: &&&str| strsim::levenshtein(&e.name, known) <= 2;
+                let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
+                Some(json!({"name": e.name, "suggestion": suggestion, "at": self.at(e.origin)}))
+            })
+            .collect()
     }
 
     /// The cache disks, as `disks` gives them (rules about caches iterate over these, not
