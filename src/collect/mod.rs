@@ -161,8 +161,9 @@ pub(crate) fn skipped(fact: &plan::FactQuery, version: Option<crate::version::Ve
         .then(|| format!("{}: not in ClickHouse {v} (from {major}.{minor})", Unread::Missing.label()))
 }
 
-/// A node's `live` document from the answers to the fact plan (an error makes the fact
-/// unavailable, and the rules that need it inconclusive).
+/// A node's `live` document from the answers to the fact plan: an error makes the fact
+/// unavailable (the rules that need it inconclusive); a table the server does not have
+/// makes it absent (the rules that need it do not apply there).
 pub(crate) fn live_document(
     endpoint: &str,
     version: &str,
@@ -172,16 +173,19 @@ pub(crate) fn live_document(
 ) -> Value {
     let mut live = Map::new();
     let mut unavailable = Map::new();
+    let mut absent = Map::new();
     live.insert("endpoint".into(), json!(endpoint));
     live.insert("version".into(), json!(version));
     live.insert("readonly".into(), json!(readonly));
     for (name, answer) in answers {
         match answer {
             Ok(rows) => live.insert(name.into(), keyed_by_name(name, rows)),
+            Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => absent.insert(name.into(), json!(why)),
             Err(why) => unavailable.insert(name.into(), json!(why)),
         };
     }
     live.insert("unavailable".into(), Value::Object(unavailable));
+    live.insert("absent".into(), Value::Object(absent));
     live.insert("query_id_prefix".into(), json!(query_id_prefix));
     Value::Object(live)
 }
