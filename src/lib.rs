@@ -19,6 +19,7 @@ pub mod report;
 pub mod rules;
 pub mod ruletest;
 pub mod spanned_yaml;
+pub mod suggest;
 pub mod suppress;
 pub mod upgrade;
 pub mod version;

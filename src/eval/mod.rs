@@ -16,6 +16,7 @@ use crate::config::Location;
 use crate::facts::Facts;
 use crate::rules::expr::{self, display};
 use crate::rules::{Rule, RulePack};
+use crate::suggest::closest;
 
 /// Which rules run: `--select` and `--ignore` terms (ids, tags or categories), and the
 /// overrides of their params. Built with [`Selection::new`], which checks every term and
@@ -132,15 +133,6 @@ impl Selection {
         let by_default = self.select.is_empty() && !rule.opt_in;
         (selected || by_default) && !self.ignore.iter().any(|t| rule.matches(t))
     }
-}
-
-/// The most similar of `names`, if any is close enough to be a likely typo.
-pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    names
-        .map(|n| (strsim::jaro_winkler(word, n), n))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| n)
 }
 
 #[derive(Debug, Clone)]

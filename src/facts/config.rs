@@ -485,7 +485,7 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
             .filter_map(|e| {
-                let typo_of = |known: &&&str| strsim::levenshtein(&e.name, known) <= 2;
+                let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
                 let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
                 Some(json!({"name": e.name, "suggestion": suggestion, "at": self.at(e.origin)}))
             })

@@ -56,7 +56,8 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
         if let Yaml::Mapping(pairs, _) = entry {
             for (key, _) in pairs {
                 let Some(k) = key.as_str().filter(|k| !ENTRY_KEYS.contains(k)) else { continue };
-                let help = crate::eval::closest(k, ENTRY_KEYS.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+                let help =
+                    crate::suggest::closest(k, ENTRY_KEYS.iter().copied()).map(|s| format!("did you mean `{s}`?"));
                 errors.push(error(key.origin(), format!("unknown key `{k}` in a suppression"), help.as_deref()));
             }
         }
