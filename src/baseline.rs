@@ -41,19 +41,17 @@ impl Baseline {
     }
 
     pub fn read(path: &Path) -> Result<Baseline, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
+        let text = crate::regular_file::read_to_string(path)
+            .map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
         serde_json::from_str(&text)
             .map_err(|e| format!("{}:{}:{}: not a chaudit baseline: {e}", path.display(), e.line(), e.column()))
     }
 
     /// Writes to a temporary file beside `path`, then renames: never a partial baseline.
-    pub fn write(&self, path: &Path) -> Result<(), String> {
-        let text = serde_json::to_string_pretty(self).map_err(|e| e.to_string())? + "\n";
-        let tmp = path.with_extension("chaudit-tmp");
-        std::fs::write(&tmp, text)
-            .and_then(|()| std::fs::rename(&tmp, path))
-            .map_err(|e| format!("cannot write baseline {}: {e}", path.display()))
+    /// Only an absent path or a regular file is replaced.
+    pub fn write(&self, path: &Path) -> Result<(), crate::regular_file::WriteError> {
+        let text = serde_json::to_string_pretty(self).expect("a baseline is plain JSON") + "\n";
+        crate::regular_file::replace(path, text.as_bytes())
     }
 
     /// Marks the findings this baseline already knows.

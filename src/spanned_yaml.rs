@@ -41,6 +41,28 @@ impl Yaml {
 /// A parse failure: where, and what.
 pub type Failure = (Origin, String);
 
+/// What aliases may add to a document, all together: nodes, and bytes of scalar text. Each
+/// alias is a copy of its anchor's tree, so nine lines of nested aliases can ask for
+/// billions of nodes; real configs and rules reuse a few small blocks.
+pub const MAX_ALIAS_NODES: u64 = 200_000;
+pub const MAX_ALIAS_BYTES: u64 = 32 << 20;
+
+/// A tree's size: (nodes, bytes of scalar text). Without recursion: a tree may be deep.
+fn weight(node: &Yaml) -> (u64, u64) {
+    let (mut nodes, mut bytes) = (0, 0);
+    let mut pending = vec![node];
+    while let Some(node) = pending.pop() {
+        nodes += 1;
+        match node {
+            Yaml::Null(_) => {}
+            Yaml::Scalar(text, _) => bytes += text.len() as u64,
+            Yaml::Sequence(items, _) => pending.extend(items),
+            Yaml::Mapping(pairs, _) => pending.extend(pairs.iter().flat_map(|(k, v)| [k, v])),
+        }
+    }
+    (nodes, bytes)
+}
+
 /// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
 pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
     enum Open {
@@ -51,7 +73,8 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
     let origin_of = |line: usize, col: usize| Origin { file, offset: lines.offset(text, line, col) };
     let at = |span: &Span| origin_of(span.start.line(), span.start.col());
     let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: HashMap<usize, Yaml> = HashMap::new();
+    let mut anchors: HashMap<usize, (Yaml, (u64, u64))> = HashMap::new();
+    let (mut alias_nodes, mut alias_bytes) = (0u64, 0u64);
     let mut document: Option<Yaml> = None;
 
     for item in Parser::new_from_str(text) {
@@ -64,8 +87,19 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
                 (node, anchor)
             }
             Event::Alias(id) => {
-                let node = anchors.get(&id).cloned().ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
-                (node, 0)
+                let (node, (nodes, bytes)) =
+                    anchors.get(&id).ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
+                alias_nodes += nodes;
+                alias_bytes += bytes;
+                if alias_nodes > MAX_ALIAS_NODES || alias_bytes > MAX_ALIAS_BYTES {
+                    let message = format!(
+                        "aliases expand to more than {MAX_ALIAS_NODES} nodes or {} MiB of text in all (an alias bomb?): \
+                         this alias is refused",
+                        MAX_ALIAS_BYTES >> 20
+                    );
+                    return Err((at(&span), message));
+                }
+                (node.clone(), 0)
             }
             Event::SequenceStart(anchor, _) => {
                 stack.push(Open::Sequence(Vec::new(), anchor, at(&span)));
@@ -89,7 +123,8 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
             _ => continue,
         };
         if anchor > 0 {
-            anchors.insert(anchor, value.clone());
+            let size = weight(&value);
+            anchors.insert(anchor, (value.clone(), size));
         }
         match stack.last_mut() {
             Some(Open::Sequence(items, _, _)) => items.push(value),
@@ -126,5 +161,51 @@ impl LineIndex {
         let start = self.0.get(line.saturating_sub(1)).copied().unwrap_or(text.len());
         let within = text[start..].char_indices().nth(col).map_or(text.len() - start, |(i, _)| i);
         (start + within) as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Yaml, Failure> {
+        read_document(text, FileId(0))
+    }
+
+    fn line(text: &str, origin: Origin) -> usize {
+        text[..origin.offset as usize].matches('\n').count() + 1
+    }
+
+    #[test]
+    fn an_alias_bomb_is_refused_at_its_line() {
+        // each level doubles nine times: 9^9 copies of `lol` (was 4 to 6.6 GB)
+        let mut bomb = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (name, previous) in
+            ["b", "c", "d", "e", "f", "g", "h", "i"].iter().zip(["a", "b", "c", "d", "e", "f", "g", "h"])
+        {
+            let aliases = vec![format!("*{previous}"); 9].join(", ");
+            bomb.push_str(&format!("{name}: &{name} [{aliases}]\n"));
+        }
+        let (origin, message) = read(&bomb).unwrap_err();
+        assert!(message.contains("alias bomb"), "{message}");
+        assert_eq!(line(&bomb, origin), 6, "{message}");
+    }
+
+    #[test]
+    fn one_big_anchor_aliased_many_times_is_refused() {
+        // 4 MB aliased 400 times (was 6.9 GB)
+        let mut text = format!("big: &big \"{}\"\nuses:\n", "x".repeat(4 << 20));
+        for _ in 0..400 {
+            text.push_str("  - *big\n");
+        }
+        let (origin, message) = read(&text).unwrap_err();
+        assert!(message.contains("MiB"), "{message}");
+        assert_eq!(line(&text, origin), 3 + (MAX_ALIAS_BYTES / (4 << 20)) as usize);
+    }
+
+    #[test]
+    fn ordinary_aliases_still_resolve() {
+        let doc = read("base: &base {a: 1, b: [x, y]}\none: *base\ntwo: *base\n").unwrap();
+        assert_eq!(doc.get("two").and_then(|t| t.get("a")).and_then(Yaml::as_str), Some("1"));
     }
 }

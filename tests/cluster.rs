@@ -128,6 +128,40 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(b).as_str()).unwrap();
     assert_eq!(on_b["outcome"], "inconclusive", "{shapes}");
 
+    // --cluster over direct connections (the path of a readonly user): without the replicas'
+    // HTTP ports it is an error (it read the seed three times); with them every replica is read
+    let dir = tempfile::tempdir().unwrap();
+    let direct = ["--dsn", &dsn(a), "--cluster", "c3", "--fan-out", "direct"];
+    let (code, _, err) = chaudit(dir.path(), &direct);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--replica-port") && err.contains(&node(b)), "{err}");
+    let seed_port = a.http_port.to_string();
+    let (code, _, err) = chaudit(dir.path(), &[&direct[..], &["--replica-port", &seed_port]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("both resolve to"), "{err}");
+    let each: Vec<String> = [a, b, c].iter().map(|n| format!("{}=http://127.0.0.1:{}", node(n), n.http_port)).collect();
+    let mut args = direct.to_vec();
+    for e in &each {
+        args.extend(["--replica-dsn", e]);
+    }
+    let (code, out, err) = chaudit(
+        dir.path(),
+        &[&args[..], &["--format", "json", "--fail-on", "never", "--since", "1h", "--allow-inconclusive"]].concat(),
+    );
+    assert_eq!(code, 0, "{err}");
+    let ports: Vec<String> = [a, b, c].iter().map(|n| format!("http://127.0.0.1:{}", n.http_port)).collect();
+    assert!(err.contains(&format!("user `default` sent to {}", ports.join(", "))), "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(report["target"].as_str().unwrap().contains("direct connections"), "{}", report["target"]);
+    let setting = message(&report, "cluster-server-setting-divergence");
+    assert!(
+        setting.contains(&format!("{} = 1000", node(b))) && setting.contains(&format!("{} = 50000000000", node(a))),
+        "{setting}"
+    );
+    let storage = message(&report, "cluster-storage-divergence");
+    assert!(storage.contains(&format!("storage policy archive exists on {} but not on", node(b))), "{storage}");
+    assert_eq!(findings(&report, "live-query-condition-cache-off")[0]["hosts"].as_array().unwrap().len(), 3);
+
     // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
     c.stop();
     let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
@@ -148,7 +182,9 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         dir.path(),
         &["collect", "--dsn", &dsn(a), "--cluster", "c3", "--since", "1h", "-o", snapshot.to_str().unwrap()],
     );
-    assert_eq!(code, 0, "{err}");
+    // written, and exit 3: the stopped replica could not be read
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("not collected: {}", node(c))), "{err}");
     let offline = audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
     let rules = |r: &Value| {
         r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>()

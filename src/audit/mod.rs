@@ -103,9 +103,9 @@ pub enum AuditError {
     #[error("{0}")]
     #[diagnostic(code(chaudit::baseline::read))]
     Baseline(String),
-    #[error("{0}")]
+    #[error("baseline: {0}")]
     #[diagnostic(code(chaudit::baseline::write))]
-    WriteBaseline(String),
+    WriteBaseline(crate::regular_file::WriteError),
     /// The live collection failed; the collector has told the user why.
     #[error("the server could not be read")]
     #[diagnostic(code(chaudit::collect::failed))]
@@ -123,6 +123,8 @@ pub enum ErrorClass {
 impl AuditError {
     pub fn class(&self) -> ErrorClass {
         match self {
+            // a target that is not a regular file is the user's mistake
+            AuditError::WriteBaseline(crate::regular_file::WriteError::NotRegular { .. }) => ErrorClass::Usage,
             AuditError::WriteBaseline(_) => ErrorClass::Runtime,
             AuditError::Collection(class) => *class,
             _ => ErrorClass::Usage,
@@ -297,7 +299,8 @@ fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String 
 fn project_file(suppressions: &ProjectSuppressions) -> Result<Option<PathBuf>, AuditError> {
     match suppressions {
         ProjectSuppressions::Default => Ok(Some(PathBuf::from(".chaudit.yaml")).filter(|p| p.is_file())),
-        ProjectSuppressions::File(path) if path.is_file() => Ok(Some(path.clone())),
+        // not a regular file (a FIFO): the reader refuses it and says what it is
+        ProjectSuppressions::File(path) if path.exists() => Ok(Some(path.clone())),
         ProjectSuppressions::File(path) => Err(AuditError::Suppressions(vec![SuppressionError::Read {
             path: path.display().to_string(),
             message: "no such file (named with --suppressions)".into(),

@@ -16,6 +16,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
     }
+    if let Some(Err(e)) = args.write_baseline.as_deref().map(chaudit::regular_file::ensure_replaceable) {
+        eprintln!("chaudit: baseline: {e}");
+        return exit::of_write_error(&e);
+    }
+    chaudit::eval::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
     let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
         Ok(v) => v,
         Err(message) => {
@@ -165,12 +170,23 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
     if connect.dry_run {
         return live::print_plan(connect, false);
     }
+    if let Some(Err(e)) = output.map(chaudit::regular_file::ensure_replaceable) {
+        eprintln!("chaudit: {e}");
+        return exit::of_write_error(&e);
+    }
+    // what could not be read: the snapshot is written, and the exit says it is incomplete
+    let mut unread = Vec::new();
     let facts = if connect.is_cluster() {
         let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet())
         {
             Ok(collected) => collected,
             Err(code) => return code,
         };
+        for node in &collected.nodes {
+            let failed =
+                node.error.iter().cloned().chain(node.live.iter().chain(&node.log).flat_map(chaudit::collect::unread));
+            unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
+        }
         let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
         facts.add_cluster(chaudit::cluster::document::document(name.as_deref(), &collected));
         facts.document.insert("nodes".into(), collected.to_json());
@@ -180,6 +196,8 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             Ok((node, _)) => (node.live, node.log),
             Err(code) => return code,
         };
+        unread.extend(chaudit::collect::unread(&live));
+        unread.extend(log.iter().flat_map(chaudit::collect::unread));
         let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
         facts.add_live(live);
         if let Some(log) = log {
@@ -194,7 +212,13 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    write_output(output, &text, exit::OK)
+    for why in &unread {
+        eprintln!("chaudit: not collected: {why}");
+    }
+    if !unread.is_empty() {
+        eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());
+    }
+    write_output(output, &text, if unread.is_empty() { exit::OK } else { exit::RUNTIME })
 }
 
 pub fn load_pack(args: &super::RuleArgs) -> Result<RulePack, ExitCode> {

@@ -22,9 +22,20 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
     /// How replicas are read: ClickHouse's clusterAllReplicas through the --dsn node, direct
-    /// connections to each (same port and credentials), or auto (fan-out when the user may).
+    /// connections to each (the --dsn credentials; ports from --replica-port or
+    /// --replica-dsn), or auto (fan-out when the user may).
     #[arg(long, value_enum, default_value_t = FanOut::Auto)]
     pub fan_out: FanOut,
+    /// The replicas' HTTP(S) port, for --cluster over direct connections (system.clusters
+    /// lists native ports only).
+    #[arg(long, value_name = "PORT")]
+    pub replica_port: Option<u16>,
+    /// Where the replicas' HTTP interfaces are, for --cluster over direct connections: a
+    /// template, `http://{host}:8123` ({host} and {port}, the native port, from
+    /// system.clusters), or one replica as `HOST:PORT=DSN` (its system.clusters name);
+    /// repeatable. The --dsn credentials are sent to each.
+    #[arg(long, value_name = "DSN")]
+    pub replica_dsn: Vec<String>,
     /// Replicas read at once over direct connections.
     #[arg(long, default_value_t = 8)]
     pub parallel: usize,
@@ -52,9 +63,13 @@ pub struct ConnectArgs {
     /// Also trust the CA certificates in this PEM file (a private CA or a self-signed server).
     #[arg(long, value_name = "FILE", env = "CLICKHOUSE_CA_CERT")]
     pub ca_cert: Option<PathBuf>,
-    /// Seconds to wait for each query.
-    #[arg(long, default_value_t = 30)]
+    /// Seconds to wait for each query (at least 1).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
+    /// Seconds the whole collection may take, every server and query included (default: 3 x
+    /// --timeout). A query not answered by then is not waited on: its facts are unavailable.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub deadline: Option<u64>,
     /// Print every query chaudit would send, with its purpose, and send nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -76,6 +91,9 @@ pub enum FanOut {
     Direct,
 }
 
+/// The longest `--since` window: ten years.
+const MAX_WINDOW_SECONDS: u64 = 3650 * 86_400;
+
 /// `24h`, `90m`, `7d`, `3600s` (or plain seconds) -> seconds.
 fn parse_window(s: &str) -> Result<u64, String> {
     let s = s.trim();
@@ -88,7 +106,9 @@ fn parse_window(s: &str) -> Result<u64, String> {
         "d" => 86_400,
         _ => return Err(format!("`{s}`: the unit is s, m, h or d")),
     };
-    Ok(n * factor)
+    n.checked_mul(factor)
+        .filter(|seconds| *seconds <= MAX_WINDOW_SECONDS)
+        .ok_or_else(|| format!("`{s}`: a window is at most 3650d"))
 }
 
 impl ConnectArgs {
@@ -101,6 +121,12 @@ impl ConnectArgs {
         self.cluster.is_some() || self.dsn.len() > 1
     }
 
+    /// The per-query timeout and the whole collection's deadline, from now.
+    pub fn limits(&self) -> collect::Limits {
+        let total = self.deadline.unwrap_or(self.timeout.saturating_mul(3));
+        collect::Limits::new(Duration::from_secs(self.timeout), Duration::from_secs(total))
+    }
+
     pub fn endpoint(&self) -> Result<Endpoint, String> {
         self.endpoint_of(self.dsn.first().cloned())
     }
@@ -108,7 +134,7 @@ impl ConnectArgs {
     fn endpoint_of(&self, dsn: Option<String>) -> Result<Endpoint, String> {
         let password = match &self.password_file {
             Some(path) => Some(Secret::new(
-                std::fs::read_to_string(path)
+                chaudit::regular_file::read_to_string(path)
                     .map_err(|e| format!("--password-file {}: {e}", path.display()))?
                     .lines()
                     .next()
@@ -146,12 +172,13 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
     runtime.block_on(async {
         let fail = |e: collect::CollectError| {
             eprintln!("chaudit: {e}");
-            ExitCode::from(exit::RUNTIME)
+            ExitCode::from(if matches!(e, collect::CollectError::CaCert(_)) {
+                exit::USAGE_OR_CONFIG
+            } else {
+                exit::RUNTIME
+            })
         };
-        let session = Session::connect(endpoint, Duration::from_secs(args.timeout.max(1)))
-            .await
-            .map_err(fail)?
-            .with_in_flight(args.in_flight);
+        let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
         let log_window = Some(args.since).filter(|s| *s > 0);
         let node = collect::node(&session, log_window, review_history).await.map_err(fail)?;
@@ -176,6 +203,19 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     if args.cluster.is_some() && endpoints.len() != 1 {
         return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
     }
+    let mut replicas = cluster::ReplicaAddresses { port: args.replica_port, ..Default::default() };
+    for given in &args.replica_dsn {
+        match given.split_once('=').filter(|(name, _)| !name.contains("://")) {
+            Some((name, dsn)) => replicas.by_name.push((name.to_string(), dsn.to_string())),
+            None if given.contains("{host}") && replicas.template.is_none() => replicas.template = Some(given.clone()),
+            None => {
+                let shown = collect::dsn::redact(given);
+                return Err(usage(format!(
+                    "--replica-dsn `{shown}`: one template with {{host}}, or HOST:PORT=DSN for one replica"
+                )));
+            }
+        }
+    }
     let runtime = runtime()?;
     let plan = cluster::Plan {
         cluster: args.cluster.clone(),
@@ -187,10 +227,11 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         },
         parallel: args.parallel,
         node: cluster::NodeOptions {
-            timeout: Duration::from_secs(args.timeout.max(1)),
+            limits: args.limits(),
             log_window: Some(args.since).filter(|s| *s > 0),
             in_flight: args.in_flight,
         },
+        replicas,
     };
     let show = move |done: usize, total: usize| {
         if progress {
@@ -198,9 +239,20 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         }
     };
     let warn = |message: String| super::warn(&message);
-    match runtime.block_on(cluster::collect(plan, &show, &warn)) {
+    let told = |endpoints: &[(String, Endpoint)]| {
+        if let Some((_, first)) = endpoints.first() {
+            let with = if first.password.expose().is_empty() { "" } else { " and its password" };
+            let urls: Vec<String> = endpoints.iter().map(|(_, e)| e.url()).collect();
+            eprintln!("chaudit: note: user `{}`{with} sent to {}", first.user, urls.join(", "));
+        }
+    };
+    match runtime.block_on(cluster::collect(plan, &show, &warn, &told)) {
         Ok(collected) => Ok((args.cluster.clone(), collected)),
-        Err(e @ collect::CollectError::UnknownCluster { .. }) => Err(usage(e.to_string())),
+        Err(
+            e @ (collect::CollectError::UnknownCluster { .. }
+            | collect::CollectError::CaCert(_)
+            | collect::CollectError::Replicas(_)),
+        ) => Err(usage(e.to_string())),
         Err(e) => {
             eprintln!("chaudit: {e}");
             Err(ExitCode::from(exit::RUNTIME))

@@ -20,6 +20,14 @@ pub mod exit {
     pub const FINDINGS: u8 = 1;
     pub const USAGE_OR_CONFIG: u8 = 2;
     pub const RUNTIME: u8 = 3;
+
+    /// A target that is not a regular file is the user's mistake; anything else is the system's.
+    pub fn of_write_error(e: &chaudit::regular_file::WriteError) -> std::process::ExitCode {
+        match e {
+            chaudit::regular_file::WriteError::NotRegular { .. } => USAGE_OR_CONFIG.into(),
+            chaudit::regular_file::WriteError::Io { .. } => RUNTIME.into(),
+        }
+    }
 }
 
 #[derive(Parser)]
@@ -89,6 +97,9 @@ pub struct AuditArgs {
     /// Only findings not in this baseline count toward the exit code.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// Seconds one rule's evaluation may take; a rule still running then is stopped and errored.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_budget)]
+    pub rule_budget: f64,
     /// Record the current findings as the baseline (this run then passes).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
@@ -252,6 +263,13 @@ pub fn run() -> ExitCode {
     }
 }
 
+fn parse_budget(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|seconds| *seconds > 0.0 && *seconds <= 86_400.0)
+        .ok_or_else(|| "seconds, more than 0".into())
+}
+
 /// `--color` and `--quiet`, for every subcommand.
 struct OutputOptions {
     color: ColorChoice,
@@ -326,18 +344,12 @@ pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>)
 /// renamed over it), or to stdout when there is no path.
 pub fn write_output(path: Option<&Path>, text: &str, code: u8) -> ExitCode {
     let Some(path) = path else { return write_stdout(text, code) };
-    // never rename over a device, a FIFO or a directory
-    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_file()) {
-        eprintln!("chaudit: cannot write {}: not a regular file", path.display());
-        return ExitCode::from(exit::USAGE_OR_CONFIG);
-    }
-    let tmp = path.with_extension("chaudit-tmp");
-    match std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
+    // whole or not at all, and never renamed over a device, a FIFO, a link or a directory
+    match chaudit::regular_file::replace(path, text.as_bytes()) {
         Ok(()) => ExitCode::from(code),
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            eprintln!("chaudit: cannot write {}: {e}", path.display());
-            ExitCode::from(exit::RUNTIME)
+            eprintln!("chaudit: {e}");
+            exit::of_write_error(&e)
         }
     }
 }

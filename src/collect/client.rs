@@ -4,7 +4,7 @@
 //! A `readonly=1` user gets no setting at all: it would refuse the query (error 164).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::Value;
@@ -22,8 +22,102 @@ pub enum CollectError {
     Query { purpose: String, message: String, code: Option<u32> },
     #[error("{purpose}: no answer within {seconds} s")]
     Timeout { purpose: String, seconds: u64 },
+    #[error("{purpose}: not sent: the audit's deadline ({seconds} s, --deadline) has passed")]
+    Deadline { purpose: String, seconds: u64 },
+    #[error("{purpose}: the server's answer is not JSON rows: {message}")]
+    BadResponse { purpose: String, message: String },
+    /// The replicas' addresses for direct connections are missing or repeat (a usage error).
+    #[error("{0}")]
+    Replicas(String),
+    /// The --ca-cert file is not a PEM file of certificates (a usage error).
+    #[error("--ca-cert {0}")]
+    CaCert(String),
     #[error("{endpoint} has no cluster `{cluster}` in system.clusters")]
     UnknownCluster { endpoint: String, cluster: String },
+}
+
+impl CollectError {
+    /// Why a fact could not be read, as the reports say it: what really happened first.
+    pub fn reason(&self) -> String {
+        format!("{}: {self}", self.kind().label())
+    }
+
+    pub fn kind(&self) -> Unread {
+        match self {
+            // ACCESS_DENIED, NOT_ENOUGH_PRIVILEGES, READONLY
+            CollectError::Query { code: Some(497 | 241 | 164), .. } => Unread::PermissionDenied,
+            // UNKNOWN_TABLE, UNKNOWN_DATABASE
+            CollectError::Query { code: Some(60 | 81), .. } => Unread::Missing,
+            CollectError::Timeout { .. } | CollectError::Deadline { .. } => Unread::Timeout,
+            CollectError::BadResponse { .. } => Unread::BadResponse,
+            CollectError::Unreachable { .. } | CollectError::Authentication { .. } | CollectError::CaCert(_) => {
+                Unread::Unreachable
+            }
+            CollectError::Query { code: None, .. } => Unread::Unreachable,
+            CollectError::Query { .. } | CollectError::UnknownCluster { .. } | CollectError::Replicas(_) => {
+                Unread::QueryFailed
+            }
+        }
+    }
+}
+
+/// What kept a fact from being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    PermissionDenied,
+    /// The table does not exist (on this server or in its version): no evidence, no failure.
+    Missing,
+    Timeout,
+    BadResponse,
+    Unreachable,
+    QueryFailed,
+}
+
+impl Unread {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unread::PermissionDenied => "permission denied",
+            Unread::Missing => "missing table",
+            Unread::Timeout => "timeout",
+            Unread::BadResponse => "bad response",
+            Unread::Unreachable => "server unreachable",
+            Unread::QueryFailed => "query failed",
+        }
+    }
+
+    /// The kind of a reason written by [`CollectError::reason`] (a snapshot keeps reasons as text).
+    pub fn of_reason(reason: &str) -> Option<Unread> {
+        [
+            Unread::PermissionDenied,
+            Unread::Missing,
+            Unread::Timeout,
+            Unread::BadResponse,
+            Unread::Unreachable,
+            Unread::QueryFailed,
+        ]
+        .into_iter()
+        .find(|kind| reason.strip_prefix(kind.label()).is_some_and(|rest| rest.starts_with(':')))
+    }
+}
+
+/// How long a session waits: for each query, and for the whole audit.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub per_query: Duration,
+    /// No query is sent, or waited on, after this.
+    pub deadline: Instant,
+    /// The whole budget (for messages).
+    pub total: Duration,
+}
+
+impl Limits {
+    /// From now: `per_query` for each query, `total` for all of them.
+    pub fn new(per_query: Duration, total: Duration) -> Limits {
+        // a deadline past what the clock can count is none at all: a year will do
+        let now = Instant::now();
+        let deadline = now.checked_add(total).unwrap_or(now + Duration::from_secs(365 * 86_400));
+        Limits { per_query, deadline, total }
+    }
 }
 
 pub struct Session {
@@ -38,14 +132,14 @@ pub struct Session {
     /// Rows the server read for this session's queries (from X-ClickHouse-Summary, which
     /// needs wait_end_of_query: not available to a readonly=1 user).
     rows_read: AtomicU64,
-    timeout: Duration,
+    limits: Limits,
     /// Queries sent at once (1: one after the other, the least a busy server notices).
     pub in_flight: usize,
 }
 
 impl Session {
     /// Connects and reads the version and the user's readonly level (one round trip).
-    pub async fn connect(endpoint: Endpoint, timeout: Duration) -> Result<Session, CollectError> {
+    pub async fn connect(endpoint: Endpoint, limits: Limits) -> Result<Session, CollectError> {
         let mut client = base_client(&endpoint)?
             .with_url(endpoint.url())
             .with_user(endpoint.user.clone())
@@ -62,7 +156,7 @@ impl Session {
             sequence: AtomicU32::new(0),
             round_trips: AtomicU32::new(0),
             rows_read: AtomicU64::new(0),
-            timeout,
+            limits,
             in_flight: 1,
         };
         let (purpose, sql) = super::plan::CONNECT_PROBE;
@@ -117,9 +211,19 @@ impl Session {
         if self.readonly != 1 {
             query = query
                 .with_setting("log_comment", format!("chaudit: {purpose}"))
-                .with_setting("max_execution_time", self.timeout.as_secs().max(1).to_string())
+                .with_setting("max_execution_time", self.limits.per_query.as_secs().max(1).to_string())
                 .with_setting("wait_end_of_query", "1");
         }
+        let left = self.limits.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(CollectError::Deadline { purpose: purpose.to_string(), seconds: self.limits.total.as_secs() });
+        }
+        let (wait, limit) = if left < self.limits.per_query {
+            (left, CollectError::Deadline { purpose: purpose.to_string(), seconds: self.limits.total.as_secs() })
+        } else {
+            let seconds = self.limits.per_query.as_secs();
+            (self.limits.per_query, CollectError::Timeout { purpose: purpose.to_string(), seconds })
+        };
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let fetch = async {
             let mut cursor = query.fetch_bytes("JSONEachRow")?;
@@ -127,20 +231,15 @@ impl Session {
             let read = cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0);
             Ok::<_, clickhouse::error::Error>((bytes, read))
         };
-        let (bytes, read) = tokio::time::timeout(self.timeout, fetch)
-            .await
-            .map_err(|_| CollectError::Timeout { purpose: purpose.to_string(), seconds: self.timeout.as_secs() })?
-            .map_err(|e| query_error(purpose, e))?;
+        let (bytes, read) =
+            tokio::time::timeout(wait, fetch).await.map_err(|_| limit)?.map_err(|e| query_error(purpose, e))?;
         self.rows_read.fetch_add(read, Ordering::Relaxed);
         let text = String::from_utf8_lossy(&bytes);
         text.lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| {
-                serde_json::from_str(l).map_err(|e| CollectError::Query {
-                    purpose: purpose.into(),
-                    message: e.to_string(),
-                    code: None,
-                })
+                serde_json::from_str(l)
+                    .map_err(|e| CollectError::BadResponse { purpose: purpose.into(), message: e.to_string() })
             })
             .collect()
     }
@@ -155,6 +254,10 @@ impl Session {
             CollectError::Timeout { seconds, .. } => {
                 CollectError::Unreachable { endpoint, message: format!("no answer within {seconds} s") }
             }
+            CollectError::Deadline { seconds, .. } => CollectError::Unreachable {
+                endpoint,
+                message: format!("no answer before the audit's deadline ({seconds} s, --deadline)"),
+            },
             other => other,
         }
     }
@@ -163,19 +266,25 @@ impl Session {
 /// A client over HTTP(S) with rustls: the public web PKI roots, plus the CA file given with
 /// `--ca-cert` (a private CA, a self-signed server).
 fn base_client(endpoint: &Endpoint) -> Result<clickhouse::Client, CollectError> {
-    use rustls::pki_types::{CertificateDer, pem::PemObject};
     let failed = |message: String| CollectError::Unreachable { endpoint: endpoint.to_string(), message };
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(path) = &endpoint.ca_cert {
-        let certs = CertificateDer::pem_file_iter(path)
-            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| failed(format!("--ca-cert {}: {e}", path.display())))?;
+        let shown = path.display();
+        let text = crate::regular_file::read(path).map_err(|e| CollectError::CaCert(format!("{shown}: {e}")))?;
+        let certs =
+            pem_certificates(&text).map_err(|(line, e)| CollectError::CaCert(format!("{shown}:{line}: {e}")))?;
         if certs.is_empty() {
-            return Err(failed(format!("--ca-cert {}: no PEM certificate in it", path.display())));
+            return Err(CollectError::CaCert(format!(
+                "{shown}: no PEM certificate in it (-----BEGIN CERTIFICATE-----)"
+            )));
         }
-        for cert in certs {
-            roots.add(cert).map_err(|e| failed(format!("--ca-cert {}: {e}", path.display())))?;
+        for (line, cert) in certs {
+            roots.add(cert).map_err(|e| {
+                CollectError::CaCert(format!(
+                    "{shown}:{line}: the certificate begun here is not a valid CA certificate: {e}"
+                ))
+            })?;
         }
     }
     let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
@@ -197,6 +306,41 @@ fn base_client(endpoint: &Endpoint) -> Result<clickhouse::Client, CollectError> 
             .pool_idle_timeout(Duration::from_millis(2_500))
             .build(connector),
     ))
+}
+
+/// The certificates of a PEM file, each with the line its section begins on; else the
+/// line and what is wrong there (a section not closed, not base64, not a certificate).
+fn pem_certificates(text: &[u8]) -> Result<Vec<(usize, rustls::pki_types::CertificateDer<'static>)>, (usize, String)> {
+    use rustls::pki_types::{CertificateDer, pem::PemObject};
+    let mut certs = Vec::new();
+    let mut open: Option<(usize, usize, &[u8])> = None; // line, byte offset, label
+    let mut offset = 0;
+    for (n, line) in text.split_inclusive(|b| *b == b'\n').enumerate() {
+        let number = n + 1;
+        let trimmed = line.trim_ascii();
+        if let Some(label) = trimmed.strip_prefix(b"-----BEGIN ").and_then(|l| l.strip_suffix(b"-----")) {
+            if let Some((begun, _, _)) = open {
+                return Err((number, format!("a BEGIN line inside the section begun at line {begun}")));
+            }
+            open = Some((number, offset, label));
+        } else if trimmed.starts_with(b"-----END ") {
+            let Some((begun, start, label)) = open.take() else {
+                return Err((number, "an END line without its BEGIN".into()));
+            };
+            if label != b"CERTIFICATE" {
+                let label = String::from_utf8_lossy(label);
+                return Err((begun, format!("a {label}, not a CERTIFICATE")));
+            }
+            let cert = CertificateDer::from_pem_slice(&text[start..offset + line.len()])
+                .map_err(|e| (begun, format!("the certificate begun here is malformed: {e}")))?;
+            certs.push((begun, cert));
+        }
+        offset += line.len();
+    }
+    match open {
+        Some((begun, _, _)) => Err((begun, "the section begun here has no END line".into())),
+        None => Ok(certs),
+    }
 }
 
 fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
@@ -221,12 +365,32 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
             }
             text
         }
-        // the server repeats the whole query after "In scope"; the purpose already names it
-        _ => message.split(". In scope").next().unwrap_or(&message).trim().to_string(),
+        // the server repeats the whole query after "In scope"; the purpose already names it;
+        // the server's own words start at "Code: "
+        _ => {
+            let server = message.find("Code: ").map_or(message.as_str(), |at| &message[at..]);
+            server.split(". In scope").next().unwrap_or(server).trim().to_string()
+        }
     };
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }
 
 fn unique_suffix() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_pem_says_what_and_where() {
+        let at = |text: &str| pem_certificates(text.as_bytes()).map(|c| c.len());
+        assert_eq!(at("# CA\n-----BEGIN CERTIFICATE-----\nMIIB!!\n-----END CERTIFICATE-----\n").unwrap_err().0, 2);
+        let (line, why) = at("x\n\n-----BEGIN CERTIFICATE-----\nMIIB\n").unwrap_err();
+        assert_eq!((line, why.as_str()), (3, "the section begun here has no END line"));
+        let (line, why) = at("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").unwrap_err();
+        assert_eq!((line, why.as_str()), (1, "a PRIVATE KEY, not a CERTIFICATE"));
+        assert_eq!(at("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), Ok(1));
+    }
 }

@@ -9,13 +9,12 @@
 //! inconclusive for it, and the rest of the cluster is still audited.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
-use super::{Answer, CollectError, Session, facts_for, live_document, log_document, plan};
+use super::{Answer, CollectError, Limits, Session, Unread, facts_for, live_document, log_document, plan};
 use crate::facts::uint;
 use crate::version::Version;
 
@@ -175,7 +174,10 @@ pub async fn fan_out(
                         let table =
                             logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
                         if !has_log_table(&live, table) {
-                            *answer = Err(format!("system.{table} does not exist on this replica"));
+                            *answer = Err(format!(
+                                "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
+                                Unread::Missing.label()
+                            ));
                         }
                     }
                     let log = log_window.map(|w| {
@@ -260,7 +262,7 @@ async fn per_query<'a>(
     stream::iter(queries)
         .map(|(name, purpose, sql)| async move {
             let result =
-                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.to_string());
+                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.reason());
             (name, result)
         })
         .buffered(seed.in_flight)
@@ -302,8 +304,7 @@ fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
 /// How each node is read over a direct connection.
 #[derive(Debug, Clone, Copy)]
 pub struct NodeOptions {
-    /// Per query.
-    pub timeout: Duration,
+    pub limits: Limits,
     pub log_window: Option<u64>,
     /// Queries at once on one node.
     pub in_flight: usize,
@@ -316,23 +317,14 @@ pub async fn direct(
     parallel: usize,
     progress: Progress<'_>,
 ) -> Collected {
-    let NodeOptions { timeout, .. } = options;
     let total = nodes.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
     let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
         .map(|(i, (name, endpoint))| {
             let finished = &finished;
             async move {
-                // a replica that answers each query just in time must not hold the report forever
-                let deadline = timeout * 3;
-                let (node, trips) =
-                    match tokio::time::timeout(deadline, one_node(name.clone(), endpoint, options)).await {
-                        Ok(done) => done,
-                        Err(_) => {
-                            let error = format!("did not finish within {} s", deadline.as_secs());
-                            (NodeFacts { name, live: None, log: None, error: Some(error) }, 0)
-                        }
-                    };
+                // the session's deadline bounds a replica that answers each query just in time
+                let (node, trips) = one_node(name, endpoint, options).await;
                 progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
                 (i, node, trips)
             }
@@ -346,8 +338,8 @@ pub async fn direct(
 }
 
 async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (NodeFacts, u32) {
-    let NodeOptions { timeout, log_window, in_flight } = options;
-    let session = match Session::connect(endpoint, timeout).await {
+    let NodeOptions { limits, log_window, in_flight } = options;
+    let session = match Session::connect(endpoint, limits).await {
         Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
@@ -358,17 +350,74 @@ async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (No
     (node, session.round_trips())
 }
 
-/// The endpoints of a cluster's replicas for direct connections: each replica's host with
-/// the seed's scheme, HTTP port and credentials (system.clusters knows native ports only).
-pub fn direct_endpoints(seed: &Endpoint, members: &[Member]) -> Vec<(String, Endpoint)> {
-    members
-        .iter()
-        .map(|m| {
-            let endpoint =
-                if m.is_local { seed.clone() } else { Endpoint { host: m.host_name.clone(), ..seed.clone() } };
-            (m.name(), endpoint)
-        })
-        .collect()
+/// Where the replicas' HTTP interfaces are, for direct connections: system.clusters lists
+/// native ports only, so the user says (the seed's credentials go to each).
+#[derive(Debug, Clone, Default)]
+pub struct ReplicaAddresses {
+    /// `--replica-port`: every replica's HTTP(S) port, with the seed's scheme.
+    pub port: Option<u16>,
+    /// `--replica-dsn TEMPLATE`: a DSN with `{host}` (and `{port}`, the native port).
+    pub template: Option<String>,
+    /// `--replica-dsn HOST:PORT=DSN`: one replica, by its system.clusters name.
+    pub by_name: Vec<(String, String)>,
+}
+
+impl ReplicaAddresses {
+    fn is_empty(&self) -> bool {
+        self.port.is_none() && self.template.is_none() && self.by_name.is_empty()
+    }
+}
+
+/// The endpoints of a cluster's replicas for direct connections, each with the seed's
+/// credentials: the seed itself for its own entry, else as `addresses` say. Two replicas
+/// at one endpoint are an error (the same server would be read for both).
+pub fn direct_endpoints(
+    seed: &Endpoint,
+    members: &[Member],
+    addresses: &ReplicaAddresses,
+) -> Result<Vec<(String, Endpoint)>, CollectError> {
+    let mut endpoints: Vec<(String, Endpoint)> = Vec::new();
+    for m in members {
+        let name = m.name();
+        let dsn = match addresses.by_name.iter().find(|(n, _)| *n == name) {
+            Some((_, dsn)) => Some(dsn.clone()),
+            None => addresses
+                .template
+                .as_ref()
+                .map(|t| t.replace("{host}", &m.host_name).replace("{port}", &m.port.to_string())),
+        };
+        let endpoint = match (dsn, addresses.port) {
+            (Some(dsn), _) => {
+                let given = super::dsn::resolve(&super::dsn::ConnectOptions { dsn: Some(dsn), ..Default::default() })
+                    .map_err(|e| CollectError::Replicas(format!("replica {name}: {e}")))?;
+                Endpoint {
+                    secure: given.secure,
+                    host: given.host,
+                    port: given.port,
+                    database: given.database,
+                    ..seed.clone()
+                }
+            }
+            (None, _) if m.is_local => seed.clone(),
+            (None, Some(port)) => Endpoint { host: m.host_name.clone(), port, ..seed.clone() },
+            (None, None) => {
+                let why =
+                    if addresses.is_empty() { "no HTTP port is known for it" } else { "no --replica-dsn names it" };
+                return Err(CollectError::Replicas(format!(
+                    "replica {name}: {why} (system.clusters lists native ports): give --replica-port PORT, \
+                     --replica-dsn 'http://{{host}}:8123' or --replica-dsn '{name}=http://HOST:PORT'"
+                )));
+            }
+        };
+        if let Some((other, _)) = endpoints.iter().find(|(_, e)| e.url() == endpoint.url()) {
+            return Err(CollectError::Replicas(format!(
+                "replicas {other} and {name} both resolve to {}: the same server would be read twice",
+                endpoint.url()
+            )));
+        }
+        endpoints.push((name, endpoint));
+    }
+    Ok(endpoints)
 }
 
 /// The nodes as the cluster document lists them (for reports of unreachable replicas).
@@ -433,20 +482,34 @@ pub struct Plan {
     pub fan_out: FanOut,
     pub parallel: usize,
     pub node: NodeOptions,
+    pub replicas: ReplicaAddresses,
 }
 
 /// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
-/// connections.
-pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) -> Result<Collected, CollectError> {
-    let Plan { cluster, endpoints, fan_out, parallel, node } = plan;
+/// connections; `told` which endpoints receive the credentials over direct connections.
+pub async fn collect(
+    plan: Plan,
+    progress: Progress<'_>,
+    warn: &dyn Fn(String),
+    told: &dyn Fn(&[(String, Endpoint)]),
+) -> Result<Collected, CollectError> {
+    let Plan { cluster, endpoints, fan_out, parallel, node, replicas } = plan;
     let Some(name) = cluster else {
-        let nodes = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+        let nodes: Vec<(String, Endpoint)> = endpoints.into_iter().map(|e| (e.to_string(), e)).collect();
+        for (i, (_, endpoint)) in nodes.iter().enumerate() {
+            if nodes[..i].iter().any(|(_, other)| other.url() == endpoint.url()) {
+                let url = endpoint.url();
+                return Err(CollectError::Replicas(format!(
+                    "{url} is given twice: the same server would be read twice"
+                )));
+            }
+        }
         return Ok(direct(nodes, node, parallel, progress).await);
     };
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
         return Err(CollectError::UnknownCluster { endpoint: "(no --dsn)".into(), cluster: name });
     };
-    let seed = Session::connect(seed_endpoint.clone(), node.timeout).await?.with_in_flight(node.in_flight);
+    let seed = Session::connect(seed_endpoint.clone(), node.limits).await?.with_in_flight(node.in_flight);
     let members = members(&seed, &name).await?;
     if members.is_empty() {
         return Err(CollectError::UnknownCluster { endpoint: seed.endpoint().to_string(), cluster: name });
@@ -466,5 +529,45 @@ pub async fn collect(plan: Plan, progress: Progress<'_>, warn: &dyn Fn(String)) 
             Err(e) => return Err(e),
         }
     }
-    Ok(direct(direct_endpoints(&seed_endpoint, &members), node, parallel, progress).await)
+    let endpoints = direct_endpoints(&seed_endpoint, &members, &replicas)?;
+    told(&endpoints);
+    Ok(direct(endpoints, node, parallel, progress).await)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(host: &str, port: u64, is_local: bool) -> Member {
+        Member { host_name: host.into(), port, is_local }
+    }
+
+    #[test]
+    fn replicas_get_the_addresses_the_user_gives() {
+        let options =
+            super::super::dsn::ConnectOptions { dsn: Some("http://auditor:pw@ch1:18123".into()), ..Default::default() };
+        let seed = super::super::dsn::resolve(&options).unwrap();
+        let members = [member("ch1", 9000, true), member("ch2", 9000, false), member("ch3", 9001, false)];
+        // no address: an error naming the first replica that needs one (it was the seed's port)
+        let err = direct_endpoints(&seed, &members, &ReplicaAddresses::default()).unwrap_err().to_string();
+        assert!(err.contains("replica ch2:9000") && err.contains("--replica-port"), "{err}");
+        let template = ReplicaAddresses { template: Some("https://{host}:8443".into()), ..Default::default() };
+        let urls: Vec<String> =
+            direct_endpoints(&seed, &members, &template).unwrap().iter().map(|(_, e)| e.to_string()).collect();
+        assert_eq!(urls, ["auditor@https://ch1:8443", "auditor@https://ch2:8443", "auditor@https://ch3:8443"]);
+        // the seed is kept for its own entry; one replica given by name
+        let mixed = ReplicaAddresses {
+            port: Some(8123),
+            by_name: vec![("ch3:9001".into(), "http://ch3:28123".into())],
+            ..Default::default()
+        };
+        let urls: Vec<String> =
+            direct_endpoints(&seed, &members, &mixed).unwrap().iter().map(|(_, e)| e.url()).collect();
+        assert_eq!(urls, ["http://ch1:18123", "http://ch2:8123", "http://ch3:28123"]);
+        let clash = ReplicaAddresses { port: Some(18123), template: None, by_name: Vec::new() };
+        let err = direct_endpoints(&seed, &[member("ch1", 9000, true), member("ch1", 9001, false)], &clash)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("both resolve to http://ch1:18123"), "{err}");
+    }
 }

@@ -112,78 +112,56 @@ pub fn resolve(options: &ConnectOptions) -> Result<Endpoint, String> {
     Ok(endpoint)
 }
 
-/// `scheme://[user[:password]@]host[:port][/database]`.
+/// `scheme://[user[:password]@]host[:port][/database]`, parsed by the `url` crate (percent
+/// escapes, IPv6 literals). No message shows the credentials: they are cut out of the DSN
+/// before it is echoed.
 fn parse_dsn(dsn: &str) -> Result<Endpoint, String> {
-    let (scheme, rest) =
-        dsn.split_once("://").ok_or_else(|| format!("`{}`: a DSN looks like http://user@host:8123/db", redact(dsn)))?;
+    let shown = redact(dsn);
+    let (scheme, _) =
+        dsn.split_once("://").ok_or_else(|| format!("`{shown}`: a DSN looks like http://user@host:8123/db"))?;
     let secure = match scheme {
         "http" | "clickhouse" => false,
         "https" | "clickhouses" => true,
         other => return Err(format!("unknown DSN scheme `{other}` (http, https, clickhouse)")),
     };
-    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    let path = path.split(['?', '#']).next().unwrap_or_default();
-    let (credentials, address) = match authority.rsplit_once('@') {
-        Some((c, a)) => (Some(c), a),
-        None => (None, authority),
+    let url = url::Url::parse(dsn).map_err(|e| {
+        let hint = if dsn.contains('@')
+            && matches!(e, url::ParseError::InvalidPort | url::ParseError::InvalidDomainCharacter)
+        {
+            " (a `/`, `?`, `#` or `@` in the user or password must be percent-encoded: %2F, %3F, %23, %40)"
+        } else {
+            ""
+        };
+        format!("`{shown}`: {e}{hint}")
+    })?;
+    let host = match url.host() {
+        Some(url::Host::Ipv6(address)) => address.to_string(),
+        Some(url::Host::Ipv4(address)) => address.to_string(),
+        Some(url::Host::Domain(name)) if !name.is_empty() => decoded(name, "host", &shown)?,
+        _ => return Err(format!("`{shown}`: no host")),
     };
-    let (user, password) = match credentials {
-        Some(c) => match c.split_once(':') {
-            Some((u, p)) => (percent_decode(u), Secret::new(percent_decode(p))),
-            None => (percent_decode(c), Secret::default()),
-        },
-        None => (String::new(), Secret::default()),
-    };
-    let (host, port) = split_host_port(address)?;
-    let port = port.unwrap_or(if secure { 8443 } else { 8123 });
-    if host.is_empty() {
-        return Err(format!("`{}`: no host", redact(dsn)));
-    }
-    let database = Some(path.to_string()).filter(|d| !d.is_empty());
+    let port = url.port().unwrap_or(if secure { 8443 } else { 8123 });
+    let user = decoded(url.username(), "user", &shown)?;
+    let password = Secret::new(decoded(url.password().unwrap_or_default(), "password", &shown)?);
+    let database = decoded(url.path().trim_start_matches('/'), "database", &shown)?;
+    let database = Some(database).filter(|d| !d.is_empty());
     Ok(Endpoint { secure, host, port, user, password, database, ca_cert: None })
 }
 
-fn split_host_port(address: &str) -> Result<(String, Option<u16>), String> {
-    if let Some(rest) = address.strip_prefix('[') {
-        let (host, after) = rest.split_once(']').ok_or("unclosed [ in the host")?;
-        let port = after.strip_prefix(':').map(|p| p.parse().map_err(|_| format!("bad port `{p}`"))).transpose()?;
-        return Ok((host.to_string(), port));
-    }
-    match address.rsplit_once(':') {
-        Some((host, port)) => Ok((host.to_string(), Some(port.parse().map_err(|_| format!("bad port `{port}`"))?))),
-        None => Ok((address.to_string(), None)),
-    }
+/// A DSN part with its percent escapes decoded; its text is never in the error.
+fn decoded(part: &str, what: &str, shown: &str) -> Result<String, String> {
+    percent_encoding::percent_decode_str(part)
+        .decode_utf8()
+        .map(|text| text.into_owned())
+        .map_err(|_| format!("`{shown}`: the {what} is not UTF-8 once its %-escapes are decoded"))
 }
 
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// A DSN with its password replaced, for messages.
+/// A DSN with everything between `://` and the last `@` (user and password) replaced, for
+/// messages: the DSN may be malformed, so no guess is made about where the password ends.
 pub fn redact(dsn: &str) -> String {
-    match (dsn.find("://"), dsn.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let credentials = &dsn[s + 3..at];
-            match credentials.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &dsn[..s + 3], &dsn[at..]),
-                None => dsn.to_string(),
-            }
-        }
+    let start = dsn.find("://").map_or(0, |s| s + 3);
+    match dsn.rfind('@') {
+        Some(at) if at >= start => format!("{}***{}", &dsn[..start], &dsn[at..]),
         _ => dsn.to_string(),
     }
 }
@@ -218,6 +196,29 @@ mod tests {
     fn passwords_never_print() {
         let e = dsn("http://bob:hunter2@h:8123").unwrap();
         assert!(!format!("{e} {e:?}").contains("hunter2"));
-        assert_eq!(redact("http://bob:hunter2@h:8123"), "http://bob:***@h:8123");
+        assert_eq!(redact("http://bob:hunter2@h:8123"), "http://***@h:8123");
+        assert_eq!(redact("bob:hunter2@h:8123"), "***@h:8123");
+    }
+
+    #[test]
+    fn malformed_credentials_are_errors_that_hide_them() {
+        // a lone `%a` and a non-ASCII byte: was a panic (UTF-8 slicing) showing the password
+        let e = dsn("http://bob:%aé@h").unwrap();
+        assert_eq!(e.password.expose(), "%aé");
+        // an unescaped `/` in the password: was "bad port `hunter`"
+        let err = dsn("http://bob:hunter/2@h:8123").unwrap_err();
+        assert!(!err.contains("hunter") && err.contains("percent-encoded"), "{err}");
+        let err = dsn("http://bob:%ff%fe@h").unwrap_err();
+        assert!(err.contains("password is not UTF-8") && !err.contains("%ff"), "{err}");
+    }
+
+    #[test]
+    fn ipv6_and_escapes() {
+        let e = dsn("https://al%69ce:p%2Fw@[2001:db8::1]:9443/my%20db").unwrap();
+        assert_eq!((e.host.as_str(), e.port, e.user.as_str()), ("2001:db8::1", 9443, "alice"));
+        assert_eq!((e.password.expose(), e.database.as_deref()), ("p/w", Some("my db")));
+        assert_eq!(e.url(), "https://[2001:db8::1]:9443");
+        assert!(dsn("http://bob@[::1:8123").unwrap_err().contains("invalid IPv6"));
+        assert!(dsn("http://h:99999").unwrap_err().contains("invalid port"));
     }
 }

@@ -13,7 +13,7 @@ pub mod scopes;
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Map, Value, json};
 
-pub use client::{CollectError, Session};
+pub use client::{CollectError, Limits, Session, Unread};
 
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
@@ -114,28 +114,17 @@ async fn ask<'a>(
         Ok(rows) => split_combined(&rows, fact_parts, &[0], |_| 0).remove(&0).unwrap_or_default(),
         Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
     };
-    // a log query of a table the server lacks (a fresh server has no query_log until its
-    // first flush) is not sent: its answer says why
-    let log_tables = fact_answers.iter().find(|(name, _)| *name == "log_tables").map(|(_, answer)| answer);
-    let exists = |table: &str| match log_tables {
-        Some(Ok(rows)) => lists_table(rows, table),
-        _ => true,
-    };
-    let (sent, absent): (Vec<&LogQuery>, Vec<&LogQuery>) =
-        logs.iter().partition(|(_, _, sql)| exists(plan::log_table(sql)));
-    let mut log_answers = each_alone(session, sent.into_iter().cloned().collect()).await;
-    log_answers.extend(
-        absent
-            .into_iter()
-            .map(|(name, _, sql)| (*name, Err(format!("system.{} does not exist", plan::log_table(sql))))),
-    );
+    // each log query is sent even when system.tables does not list its table: a user denied
+    // the table does not see it there either, and only the server's error tells which
+    // (a fresh server has no query_log until its first flush: "missing table")
+    let log_answers = each_alone(session, logs.to_vec()).await;
     (fact_answers, log_answers)
 }
 
 /// Queries sent one by one (overlapping as the session allows): each name's rows or error.
 async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, String)>) -> Vec<Answer<'a>> {
     stream::iter(queries)
-        .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.to_string())) })
+        .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.reason())) })
         .buffered(session.in_flight)
         .collect()
         .await
@@ -167,7 +156,7 @@ pub(crate) fn split_combined<'a>(
         if let Ok(parsed) = entry {
             match serde_json::from_str(line) {
                 Ok(value) => parsed.push(value),
-                Err(e) => *entry = Err(e.to_string()),
+                Err(e) => *entry = Err(format!("{}: a row is not JSON: {e}", Unread::BadResponse.label())),
             }
         }
     }
@@ -186,11 +175,13 @@ pub(crate) fn split_combined<'a>(
 /// Why a fact is not asked of a server of `version` (its table is newer), if so.
 pub(crate) fn skipped(fact: &plan::FactQuery, version: Option<crate::version::Version>) -> Option<String> {
     let ((major, minor), v) = (fact.since?, version?);
-    ((v.major, v.minor) < (major, minor)).then(|| format!("not in ClickHouse {v} (from {major}.{minor})"))
+    ((v.major, v.minor) < (major, minor))
+        .then(|| format!("{}: not in ClickHouse {v} (from {major}.{minor})", Unread::Missing.label()))
 }
 
-/// A node's `live` document from the answers to the fact plan (an error makes the fact
-/// unavailable, and the rules that need it inconclusive).
+/// A node's `live` document from the answers to the fact plan: an error makes the fact
+/// unavailable (the rules that need it inconclusive); a table the server does not have
+/// makes it absent (the rules that need it do not apply there).
 pub(crate) fn live_document(
     endpoint: &str,
     version: &str,
@@ -200,16 +191,19 @@ pub(crate) fn live_document(
 ) -> Value {
     let mut live = Map::new();
     let mut unavailable = Map::new();
+    let mut absent = Map::new();
     live.insert("endpoint".into(), json!(endpoint));
     live.insert("version".into(), json!(version));
     live.insert("readonly".into(), json!(readonly));
     for (name, answer) in answers {
         match answer {
             Ok(rows) => live.insert(name.into(), keyed_by_name(name, rows)),
+            Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => absent.insert(name.into(), json!(why)),
             Err(why) => unavailable.insert(name.into(), json!(why)),
         };
     }
     live.insert("unavailable".into(), Value::Object(unavailable));
+    live.insert("absent".into(), Value::Object(absent));
     live.insert("query_id_prefix".into(), json!(query_id_prefix));
     Value::Object(live)
 }
@@ -227,6 +221,19 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
     }
     log.insert("unavailable".into(), Value::Object(unavailable));
     Value::Object(log)
+}
+
+/// What a `live` or `log` document asked for and could not read, as `name: reason`: every
+/// unavailable fact but those whose table is missing (absent, or too new for the server).
+pub fn unread(document: &Value) -> Vec<String> {
+    let Some(unavailable) = document["unavailable"].as_object() else { return Vec::new() };
+    unavailable
+        .iter()
+        .filter_map(|(name, why)| {
+            let why = why.as_str().unwrap_or_default();
+            (Unread::of_reason(why) != Some(Unread::Missing)).then(|| format!("{name}: {why}"))
+        })
+        .collect()
 }
 
 /// Settings, errors, metrics and events are looked up by name; the rest stay lists of rows.

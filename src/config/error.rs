@@ -26,7 +26,8 @@ impl Pointer {
     pub fn in_file(file: &SourceFile, offset: u32, len: usize) -> Self {
         let loc = file.locate(offset);
         let at = format!("{}:{}:{}", loc.file, loc.line, loc.column);
-        let start = (offset as usize).min(file.text.len());
+        // an offset inside a multi-byte character (a parser's error position) points at it
+        let start = floor_char_boundary(&file.text, (offset as usize).min(file.text.len()));
         let len = len.min(file.text.len() - start);
         let text = &file.text;
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);

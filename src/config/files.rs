@@ -82,7 +82,7 @@ pub fn read_file(path: &Path, base_dir: &Path) -> Result<SourceFile> {
 
 /// A file's text, which must be UTF-8.
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|source| match source.kind() {
+    let bytes = crate::regular_file::read(path).map_err(|source| match source.kind() {
         ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
         _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop { path: path.to_path_buf() },
         _ => ConfigError::Read { path: path.to_path_buf(), source },

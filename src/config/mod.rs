@@ -296,7 +296,7 @@ fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems:
     };
     if let Some(element) = named {
         let path = base_dir.join(element.value());
-        if !path.is_file() {
+        if !path.exists() {
             let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
             problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
             return UsersSource::None;

@@ -1,5 +1,6 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
+pub mod budget;
 pub mod finding;
 
 use std::collections::{BTreeMap, HashMap};
@@ -15,6 +16,7 @@ use crate::config::Location;
 use crate::facts::Facts;
 use crate::rules::expr::{self, display};
 use crate::rules::{Rule, RulePack};
+use crate::suggest::closest;
 
 /// Which rules run: `--select` and `--ignore` terms (ids, tags or categories), and the
 /// overrides of their params. Built with [`Selection::new`], which checks every term and
@@ -133,15 +135,6 @@ impl Selection {
     }
 }
 
-/// The most similar of `names`, if any is close enough to be a likely typo.
-pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    names
-        .map(|n| (strsim::jaro_winkler(word, n), n))
-        .filter(|(score, _)| *score > 0.8)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, n)| n)
-}
-
 #[derive(Debug, Clone)]
 pub struct Evaluation {
     pub outcomes: Vec<Outcome>,
@@ -178,6 +171,7 @@ pub struct Variables<'f>(cel::Context<'f, 'f>);
 impl<'f> Variables<'f> {
     pub fn of(facts: &'f Facts) -> Variables<'f> {
         let mut context = expr::context();
+        context.set_variable_resolver(&budget::WATCH);
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), cel_value(value));
         }
@@ -260,7 +254,7 @@ pub fn evaluate_rule_with(
             Some(_) => {}
         }
     }
-    match findings_of(rule, variables, overrides) {
+    match budget::within(|| findings_of(rule, variables, overrides)) {
         Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
         Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
         Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),

@@ -83,13 +83,10 @@ impl Catalog {
     }
 }
 
-/// The candidate closest to `name` (Jaro-Winkler above 0.85), for "did you mean ...?".
+/// The setting closest to `name` (Jaro-Winkler above 0.85: settings names share long
+/// prefixes), for "did you mean ...?".
 pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    candidates
-        .map(|candidate| (strsim::jaro_winkler(name, candidate), candidate))
-        .filter(|(score, _)| *score > 0.85)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, candidate)| candidate)
+    crate::suggest::closest_above(name, candidates, 0.85)
 }
 
 /// The two kinds of settings system.settings_changes tracks.

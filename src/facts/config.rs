@@ -225,11 +225,14 @@ pub struct ConfigFacts<'a> {
     loaded: &'a LoadedConfig,
     /// The facts to build (the rules' reads); `None`: all of them.
     wanted: Option<&'a BTreeSet<String>>,
+    /// The disks and policies as ClickHouse reads them, read once for every fact about them.
+    disks: std::sync::OnceLock<Vec<model::Disk<'a>>>,
+    policies: std::sync::OnceLock<Vec<model::Policy<'a>>>,
 }
 
 impl<'a> ConfigFacts<'a> {
     pub fn new(loaded: &'a LoadedConfig) -> Self {
-        ConfigFacts { loaded, wanted: None }
+        ConfigFacts { loaded, wanted: None, disks: Default::default(), policies: Default::default() }
     }
 
     /// The users facts when there is no users config: rules about users are not
@@ -256,7 +259,15 @@ impl<'a> ConfigFacts<'a> {
     /// Only the facts named: a tree with 16,000 disks costs nothing for them when no rule
     /// reads `config.disks`.
     pub fn only(loaded: &'a LoadedConfig, wanted: &'a BTreeSet<String>) -> Self {
-        ConfigFacts { loaded, wanted: Some(wanted) }
+        ConfigFacts { loaded, wanted: Some(wanted), disks: Default::default(), policies: Default::default() }
+    }
+
+    fn model_disks(&self) -> &[model::Disk<'a>] {
+        self.disks.get_or_init(|| model::disks(&self.loaded.server.root))
+    }
+
+    fn model_policies(&self) -> &[model::Policy<'a>] {
+        self.policies.get_or_init(|| model::storage_policies(&self.loaded.server.root))
     }
 
     fn wants(&self, fact: &str) -> bool {
@@ -304,6 +315,7 @@ impl<'a> ConfigFacts<'a> {
             "profile_settings": profile_settings(&profiles),
             "profiles": profiles.values().cloned().collect::<Vec<_>>(),
             "disks": self.gated("disks", || self.disks()),
+            "misspelled_disks": self.gated("misspelled_disks", || self.misspelled_disks()),
             "cache_disks": self.gated("cache_disks", || self.cache_disks()),
             "disk_policies": self.gated("disk_policies", || self.disk_policies()),
             "policy_names": self.gated("policy_names", || self.policy_names()),
@@ -439,12 +451,25 @@ impl<'a> ConfigFacts<'a> {
 
     // disks and policies on every core: a config can declare thousands
     fn disks(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(&model::disks(&self.loaded.server.root), |d| {
+        crate::parallel::on_every_core(self.model_disks(), |d| {
             json!({
                 "name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin),
                 "misspelled": self.misspelled_disk_elements(d),
             })
         })
+    }
+
+    /// The disks with a misspelled element (rules look at these, not at every disk).
+    fn misspelled_disks(&self) -> Vec<Value> {
+        self.model_disks()
+            .iter()
+            .filter_map(|d| {
+                let misspelled = self.misspelled_disk_elements(d);
+                (!misspelled.is_empty()).then(|| {
+                    json!({"name": d.name, "type": d.kind, "at": self.at(d.element.origin), "misspelled": misspelled})
+                })
+            })
+            .collect()
     }
 
     /// `misspelled`: elements of a disk that are no element of its type but a typo of one (at
@@ -460,7 +485,7 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
             .filter_map(|e| {
-                let typo_of = |known: &&&str| strsim::levenshtein(&e.name, known) <= 2;
+                let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
                 let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
                 Some(json!({"name": e.name, "suggestion": suggestion, "at": self.at(e.origin)}))
             })
@@ -470,7 +495,7 @@ impl<'a> ConfigFacts<'a> {
     /// The cache disks, as `disks` gives them (rules about caches iterate over these, not
     /// over every disk).
     fn cache_disks(&self) -> Vec<Value> {
-        model::disks(&self.loaded.server.root)
+        self.model_disks()
             .iter()
             .filter(|d| d.kind == "cache")
             .map(|d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}))
@@ -481,9 +506,8 @@ impl<'a> ConfigFacts<'a> {
     /// config.disk_policies` and `config.disk_policies[name]` are lookups, not a scan of
     /// every policy.
     fn disk_policies(&self) -> Map<String, Value> {
-        let root = &self.loaded.server.root;
-        let mut out: Map<String, Value> = model::disks(root).iter().map(|d| (d.name.clone(), json!([]))).collect();
-        for p in model::storage_policies(root) {
+        let mut out: Map<String, Value> = self.model_disks().iter().map(|d| (d.name.clone(), json!([]))).collect();
+        for p in self.model_policies() {
             for disk in p.volumes.iter().flat_map(|v| &v.disks) {
                 if let Value::Array(listed) = out.entry(disk.clone()).or_insert_with(|| json!([])) {
                     if !listed.iter().any(|n| n == p.name.as_str()) {
@@ -496,11 +520,11 @@ impl<'a> ConfigFacts<'a> {
     }
 
     fn policy_names(&self) -> Vec<String> {
-        model::storage_policies(&self.loaded.server.root).into_iter().map(|p| p.name.clone()).collect()
+        self.model_policies().iter().map(|p| p.name.clone()).collect()
     }
 
     fn policies(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(&model::storage_policies(&self.loaded.server.root), |p| {
+        crate::parallel::on_every_core(self.model_policies(), |p| {
             let volumes: Vec<Value> = p
                 .volumes
                 .iter()

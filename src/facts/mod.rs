@@ -124,7 +124,8 @@ impl Facts {
     /// documented shape.
     pub fn read_snapshot(path: &std::path::Path) -> Result<Facts, String> {
         let shown = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read snapshot {shown}: {e}"))?;
+        let text =
+            crate::regular_file::read_to_string(path).map_err(|e| format!("cannot read snapshot {shown}: {e}"))?;
         let mut value: serde_json::Value = serde_json::from_str(&text)
             .map_err(|e| format!("{shown}:{}:{}: not a chaudit snapshot: {e}", e.line(), e.column()))?;
         match value.get("chaudit_snapshot").and_then(serde_json::Value::as_u64) {

@@ -64,12 +64,18 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     let s = &report.summary;
     let counts = s.severity_counts();
     let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let set_aside: Vec<String> = [(s.suppressed, "suppressed"), (s.baselined, "in baseline")]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
     let _ = writeln!(
         out,
-        "{}: {} finding(s){}; rules: {}; {} at or above {}",
+        "{}: {} finding(s){}{}; rules: {}; {} at or above {}",
         report.target,
         s.findings,
         if counts.is_empty() { String::new() } else { format!(" ({})", counts.join(", ")) },
+        if set_aside.is_empty() { String::new() } else { format!(", of them {} (not counted)", set_aside.join(", ")) },
         outcomes.join(", "),
         s.failing,
         s.fail_on.map_or("never", Severity::name)
@@ -122,8 +128,14 @@ impl FindingDiagnostic {
                 }
             }
         }
+        // suppressed and baselined findings stay visible, marked: they do not count
+        let state = match (&f.suppressed, f.baselined) {
+            (Some(s), _) => format!(" [suppressed at {}: {}]", s.at, s.reason),
+            (None, true) => " [in baseline]".to_string(),
+            (None, false) => String::new(),
+        };
         FindingDiagnostic {
-            headline: format!("#{} [{}] {}: {}{at}", f.rank, f.severity.name(), f.rule_id, f.title),
+            headline: format!("#{} [{}] {}: {}{at}{state}", f.rank, f.severity.name(), f.rule_id, f.title),
             severity,
             source,
             span,

@@ -124,7 +124,7 @@ impl<'a> Checker<'a> {
                             .iter()
                             .map(|(n, _)| n.as_str())
                             .chain(["config", "live", "log", "host", "cluster", "version", "params"]);
-                        let help = crate::eval::closest(name, known).map(|s| format!("did you mean `{s}`?"));
+                        let help = crate::suggest::closest(name, known).map(|s| format!("did you mean `{s}`?"));
                         self.problem(e, info, format!("unknown variable `{name}`"), help);
                         Type::Any
                     }
@@ -237,7 +237,7 @@ impl<'a> Checker<'a> {
                 Some(t) => t.clone(),
                 None => {
                     let path = spelled(operand_expr).map_or_else(|| field.to_string(), |p| format!("{p}.{field}"));
-                    let help = crate::eval::closest(field, fields.keys().map(String::as_str))
+                    let help = crate::suggest::closest(field, fields.keys().map(String::as_str))
                         .map(|s| format!("did you mean `{s}`?"))
                         .or_else(|| {
                             Some(format!("its fields: {}", fields.keys().cloned().collect::<Vec<_>>().join(", ")))

@@ -84,12 +84,8 @@ impl Parser<'_> {
             if allowed.contains(&k) {
                 continue;
             }
-            let suggestion = allowed
-                .iter()
-                .map(|a| (strsim::jaro_winkler(k, a), a))
-                .max_by(|a, b| a.0.total_cmp(&b.0))
-                .filter(|(score, _)| *score > 0.7)
-                .map(|(_, s)| format!("did you mean `{s}`?"));
+            let suggestion =
+                crate::suggest::closest_above(k, allowed.iter().copied(), 0.7).map(|s| format!("did you mean `{s}`?"));
             let help = suggestion.or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
             self.error(key.origin(), format!("unknown key `{section}{k}`"), help);
         }

@@ -15,7 +15,7 @@ impl Date {
         let year = parts.next()?.parse().ok()?;
         let month = parts.next()?.parse().ok()?;
         let day = parts.next()?.parse().ok()?;
-        ((1..=12).contains(&month) && (1..=31).contains(&day)).then_some(Date { year, month, day })
+        ((1..=12).contains(&month) && (1..=days_in(year, month)).contains(&day)).then_some(Date { year, month, day })
     }
 
     /// Today in UTC.
@@ -39,6 +39,16 @@ impl Date {
     }
 }
 
+fn days_in(year: i32, month: u32) -> u32 {
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    match month {
+        2 if leap => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
@@ -55,5 +65,7 @@ mod tests {
         assert_eq!(Date::from_days(20_786).to_string(), "2026-11-29");
         assert!(Date::parse("2027-01-31").unwrap() > Date::parse("2026-12-31").unwrap());
         assert!(Date::parse("2027-13-01").is_none());
+        assert!(Date::parse("2027-02-29").is_none() && Date::parse("2028-02-29").is_some());
+        assert!(Date::parse("2027-04-31").is_none() && Date::parse("2027-12-45").is_none());
     }
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use super::date::Date;
 use super::{Ignore, SuppressionError, Target};
-use crate::config::error::FileProblem;
+use crate::config::error::{ConfigError, FileProblem};
 use crate::config::{Location, Origin, SourceMap, files};
 use crate::spanned_yaml::{Yaml, read_document};
 
@@ -26,8 +26,13 @@ const ENTRY_KEYS: &[&str] = &["rule", "rules", "file", "element", "host", "objec
 /// Reads the project file; `resolve` turns an element path into the locations that set it.
 pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<Ignore>, Vec<SuppressionError>> {
     let mut sources = SourceMap::new(path.parent().map(Path::to_path_buf).unwrap_or_default());
-    let id = files::read(&mut sources, path)
-        .map_err(|e| vec![SuppressionError::Read { path: path.display().to_string(), message: e.to_string() }])?;
+    let id = files::read(&mut sources, path).map_err(|e| {
+        let message = match e {
+            ConfigError::Read { source, .. } => source.to_string(),
+            other => other.to_string(),
+        };
+        vec![SuppressionError::Read { path: path.display().to_string(), message }]
+    })?;
     let file = sources.file(id);
     let error = |origin: Origin, message: String, help: Option<&str>| {
         SuppressionError::Invalid(FileProblem::new(
@@ -51,7 +56,8 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
         if let Yaml::Mapping(pairs, _) = entry {
             for (key, _) in pairs {
                 let Some(k) = key.as_str().filter(|k| !ENTRY_KEYS.contains(k)) else { continue };
-                let help = crate::eval::closest(k, ENTRY_KEYS.iter().copied()).map(|s| format!("did you mean `{s}`?"));
+                let help =
+                    crate::suggest::closest(k, ENTRY_KEYS.iter().copied()).map(|s| format!("did you mean `{s}`?"));
                 errors.push(error(key.origin(), format!("unknown key `{k}` in a suppression"), help.as_deref()));
             }
         }
@@ -74,12 +80,14 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
             errors.push(error(entry.origin(), format!("suppression of {} has no reason", rules.join(", ")), help));
             continue;
         };
-        let expires = match text("expires") {
+        let expires = match entry.get("expires") {
             None => None,
-            Some(d) => match Date::parse(&d) {
+            Some(node) => match node.as_str().and_then(Date::parse) {
                 Some(d) => Some(d),
                 None => {
-                    errors.push(error(entry.origin(), format!("`expires: {d}` is not a YYYY-MM-DD date"), None));
+                    let shown = node.as_str().unwrap_or("(not a scalar)");
+                    let message = format!("`expires: {shown}` is not a YYYY-MM-DD date");
+                    errors.push(error(node.origin(), message, None));
                     continue;
                 }
             },

@@ -1,0 +1,7 @@
+//! The `baseline` input of fuzz/harness.rs. Run: `RUSTC_BOOTSTRAP=1 cargo fuzz run baseline` (in fuzz/).
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::baseline(data));

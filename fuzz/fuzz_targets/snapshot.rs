@@ -1,0 +1,7 @@
+//! The `snapshot` input of fuzz/harness.rs. Run: `RUSTC_BOOTSTRAP=1 cargo fuzz run snapshot` (in fuzz/).
+#![no_main]
+
+#[path = "../harness.rs"]
+mod harness;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::snapshot(data));

@@ -1,0 +1,137 @@
+//! Input and output files are regular files. Opening a FIFO for reading blocks until a
+//! writer comes (forever, for an audit), and a device node renamed over by a temporary
+//! file is gone: both are refused with what the path really is.
+
+use std::fs::{File, Metadata, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+/// What a path is, when it is not a regular file.
+fn kind(meta: &Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    let kind = if t.is_file() {
+        return None;
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    };
+    Some(kind)
+}
+
+fn not_regular(kind: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, format!("it is {kind}, not a regular file"))
+}
+
+/// Reads a whole file (links followed) that must be a regular file. It is opened without
+/// blocking, so a FIFO is refused instead of waited on.
+pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    let mut file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let meta = file.metadata()?;
+    if let Some(kind) = kind(&meta) {
+        return Err(not_regular(kind));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// [`read`] as UTF-8 text.
+pub fn read_to_string(path: &Path) -> io::Result<String> {
+    String::from_utf8(read(path)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
+#[derive(Debug, Error)]
+pub enum WriteError {
+    /// The target exists and is not a regular file: nothing is written (a usage error).
+    #[error("{}: refusing to replace it: it is {kind}, not a regular file", path.display())]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error("cannot write {}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+}
+
+/// Whether [`replace`] may write `path` (checked before the work that produces its content).
+pub fn ensure_replaceable(path: &Path) -> Result<(), WriteError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => match kind(&meta) {
+            Some(kind) => Err(WriteError::NotRegular { path: path.to_path_buf(), kind }),
+            None => Ok(()),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(WriteError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a new temporary file beside it, then
+/// renamed over it. Only an absent path or a regular file is replaced (a link, a device or
+/// a FIFO is refused, and left as it is).
+pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    let io = |source| WriteError::Io { path: path.to_path_buf(), source };
+    ensure_replaceable(path)?;
+    let name = path.file_name().ok_or_else(|| io(io::Error::new(io::ErrorKind::InvalidInput, "no file name")))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".chaudit-{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    // create_new: never through a link or over anything left there
+    let written = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut file: File| file.write_all(bytes).and_then(|()| file.sync_all()));
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fifo(dir: &Path) -> PathBuf {
+        let path = dir.join("pipe");
+        let status = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
+        assert!(status.success());
+        path
+    }
+
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read(&fifo(dir.path())).unwrap_err();
+        assert!(err.to_string().contains("FIFO"), "{err}");
+        assert!(read(dir.path()).unwrap_err().to_string().contains("a directory"));
+    }
+
+    #[test]
+    fn only_regular_files_or_nothing_are_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = fifo(dir.path());
+        assert!(matches!(replace(&pipe, b"x"), Err(WriteError::NotRegular { kind: "a FIFO (named pipe)", .. })));
+        assert!(std::fs::symlink_metadata(&pipe).unwrap().file_type().is_fifo());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("/dev/null", &link).unwrap();
+        assert!(matches!(replace(&link, b"x"), Err(WriteError::NotRegular { kind: "a symbolic link", .. })));
+        assert!(matches!(replace(Path::new("/dev/null"), b"x"), Err(WriteError::NotRegular { .. })));
+        let file = dir.path().join("out.json");
+        replace(&file, b"one").unwrap();
+        replace(&file, b"two").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporary file left");
+    }
+}

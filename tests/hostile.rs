@@ -1,0 +1,156 @@
+//! Hostile input on the command line: files that are not regular files, write targets that
+//! must not be replaced. Every case ends in bounded time with a clear error and its exit
+//! code (a hang fails the test instead of holding it).
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod support;
+
+/// Runs chaudit in `dir`; (exit code, stderr). Killed, and the test failed, after 10 s.
+fn chaudit(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chaudit"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+            return (status.code().unwrap_or(-1), stderr);
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            child.kill().unwrap();
+            panic!("chaudit {args:?} did not finish within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn fifo(path: &Path) -> PathBuf {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+    path.to_path_buf()
+}
+
+/// A directory with the bundled example config under `ex/` and a FIFO `pipe`.
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let example = support::repo_root().join("examples/production");
+    assert!(Command::new("cp").arg("-r").arg(example).arg(dir.path().join("ex")).status().unwrap().success());
+    fifo(&dir.path().join("pipe"));
+    dir
+}
+
+#[test]
+fn inputs_that_are_fifos_are_refused_not_waited_on() {
+    let dir = workdir();
+    let d = dir.path();
+    let config = ["--config", "ex/config.xml"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--config", "pipe"],
+        vec!["config", "show", "--config", "pipe"],
+        vec!["check", "--snapshot", "pipe"],
+        [&config[..], &["--baseline", "pipe"]].concat(),
+        [&config[..], &["--suppressions", "pipe"]].concat(),
+        vec!["--dsn", "http://127.0.0.1:1", "--password-file", "pipe"],
+    ];
+    for args in cases {
+        let (code, stderr) = chaudit(d, &args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("FIFO (named pipe)"), "{args:?}: {stderr}");
+    }
+    // a FIFO as the users config, the include_from file and a rule file
+    std::fs::write(
+        d.join("ex/config.d/users-pipe.xml"),
+        "<clickhouse><user_directories><users_xml><path>../pipe</path></users_xml></user_directories></clickhouse>",
+    )
+    .unwrap();
+    let (code, stderr) = chaudit(d, &config);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
+    std::fs::write(
+        d.join("ex/config.d/users-pipe.xml"),
+        "<clickhouse><include_from>../pipe</include_from></clickhouse>",
+    )
+    .unwrap();
+    let (code, stderr) = chaudit(d, &config);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
+    std::fs::remove_file(d.join("ex/config.d/users-pipe.xml")).unwrap();
+    std::fs::create_dir(d.join("rules")).unwrap();
+    fifo(&d.join("rules/rule.yaml"));
+    let (code, stderr) = chaudit(d, &[&config[..], &["--rules", "rules"]].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
+}
+
+#[test]
+fn only_regular_files_are_replaced_by_writes() {
+    let dir = workdir();
+    let d = dir.path();
+    std::os::unix::fs::symlink("/dev/full", d.join("full")).unwrap();
+    for target in ["pipe", "/dev/full", "full", "ex"] {
+        let (code, stderr) = chaudit(d, &["--config", "ex/config.xml", "--write-baseline", target]);
+        assert_eq!(code, 2, "{target}: {stderr}");
+        assert!(stderr.contains("refusing to replace it"), "{target}: {stderr}");
+        // checked before anything is collected: no server is needed to see it
+        let (code, stderr) = chaudit(d, &["collect", "--dsn", "http://127.0.0.1:1", "-o", target]);
+        assert_eq!(code, 2, "{target}: {stderr}");
+        assert!(stderr.contains("refusing to replace it"), "{target}: {stderr}");
+    }
+    assert!(std::fs::metadata("/dev/full").unwrap().file_type().is_char_device());
+    assert!(std::fs::symlink_metadata(d.join("full")).unwrap().file_type().is_symlink());
+    let (code, stderr) = chaudit(d, &["--config", "ex/config.xml", "--write-baseline", "baseline.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(d.join("baseline.json").is_file());
+}
+
+#[test]
+fn a_rule_too_costly_for_its_facts_is_stopped_and_errored() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 300 users; four nested exists() over them: 8.1e9 steps (ran for hours)
+    let users: String =
+        (0..300).map(|i| format!("<u{i}><password_sha256_hex>00</password_sha256_hex></u{i}>")).collect();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
+    std::fs::write(d.join("users.xml"), format!("<clickhouse><users>{users}</users></clickhouse>")).unwrap();
+    std::fs::create_dir(d.join("rules")).unwrap();
+    std::fs::write(
+        d.join("rules/quadruple-loop.yaml"),
+        r#"id: quadruple-loop
+title: Four nested loops over the users
+severity: low
+category: security
+tags: [test]
+confidence: high
+description: costs 300^4 steps
+applies:
+  sources: [config]
+when: >-
+  config.users.exists(a, config.users.exists(b, config.users.exists(c,
+  config.users.exists(e, a.name + b.name + c.name + e.name == "none"))))
+message: never
+remediation:
+  restart: false
+  config: ""
+references: []
+"#,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let args =
+        ["--config", "config.xml", "--no-builtin-rules", "--rules", "rules", "--rule-budget", "1", "--format", "json"];
+    let out = Command::new(env!("CARGO_BIN_EXE_chaudit")).args(args).current_dir(d).output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let outcome = &report["outcomes"][0];
+    assert_eq!(outcome["outcome"], "errored", "{report}");
+    assert!(outcome["reason"].as_str().unwrap().contains("evaluation budget"), "{outcome}");
+}

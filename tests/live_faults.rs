@@ -1,0 +1,220 @@
+//! Faults a live audit meets, against a real ClickHouse 26.9 server on loopback: a server
+//! that stops answering after the first query (bounded by the deadline), a user denied a
+//! log table (told so, not "does not exist"), and the password in no output of any format
+//! or error path.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const PASSWORD: &str = "pw-7Kq2-never-shown";
+
+/// `auditor` (readonly=1, the password above) may read every system table but query_log.
+fn users() -> String {
+    format!(
+        r#"<clickhouse>
+    <profiles><default/><readonly><readonly>1</readonly></readonly></profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <access_management>1</access_management>
+        </default>
+        <auditor>
+            <password>{PASSWORD}</password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>readonly</profile>
+            <grants>
+                <query>GRANT SELECT ON system.*</query>
+                <query>REVOKE SELECT ON system.query_log</query>
+            </grants>
+        </auditor>
+    </users>
+</clickhouse>
+"#
+    )
+}
+
+fn server() -> &'static support::LiveServer {
+    static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let users = users();
+        let server = support::LiveServer::start(|dir| {
+            std::fs::write(dir.join("users.xml"), &users).unwrap();
+            std::fs::create_dir_all(dir.join("config.d")).unwrap();
+            let users_config =
+                format!("<clickhouse><users_config>{}</users_config></clickhouse>", dir.join("users.xml").display());
+            std::fs::write(dir.join("config.d/users.xml"), users_config).unwrap();
+        });
+        server.query("SYSTEM FLUSH LOGS");
+        server
+    })
+}
+
+/// A proxy to `upstream` that passes the first request and then holds every later one
+/// unanswered: a server that stops answering after the connect probe.
+fn stalling_proxy(upstream: u16) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let requests = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(up) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+            let (mut client_read, mut up_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
+            let (mut up_read, mut client_write) = (up, client);
+            let requests = Arc::clone(&requests);
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let mut passing = true;
+                while let Ok(n) = client_read.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if buf[..n].starts_with(b"POST ") {
+                        passing = requests.fetch_add(1, Ordering::SeqCst) == 0;
+                    }
+                    if passing && up_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = up_read.read(&mut buf) {
+                    if n == 0 || client_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+fn reasons(document: &Value) -> Vec<String> {
+    document["unavailable"].as_object().map_or_else(Vec::new, |m| {
+        m.iter().map(|(name, why)| format!("{name}: {}", why.as_str().unwrap_or_default())).collect()
+    })
+}
+
+#[test]
+fn a_server_that_stops_answering_costs_at_most_the_deadline() {
+    let port = stalling_proxy(server().http_port);
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    // 17 facts and the log queries, each would wait its 2 s: the deadline stops at 4 s
+    let dsn = format!("http://127.0.0.1:{port}");
+    let (code, _, stderr) = support::chaudit(
+        dir.path(),
+        &["collect", "--dsn", &dsn, "--timeout", "2", "--deadline", "4", "-o", "snapshot.json"],
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(8), "took {took:?}: {stderr}");
+    assert_eq!(code, 3, "collect of facts it could not read must fail: {stderr}");
+    assert!(stderr.contains("incomplete"), "{stderr}");
+    let snapshot: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("snapshot.json")).unwrap()).unwrap();
+    let unread = reasons(&snapshot["document"]["live"]);
+    assert!(unread.iter().any(|r| r.starts_with("settings: timeout:")), "{unread:?}");
+    assert!(unread.iter().any(|r| r.contains("--deadline")), "{unread:?}");
+}
+
+#[test]
+fn a_user_denied_query_log_is_told_permission_denied() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://auditor:{PASSWORD}@127.0.0.1:{}", server.http_port);
+    let (code, _, stderr) = support::chaudit(dir.path(), &["collect", "--dsn", &dsn, "-o", "snapshot.json"]);
+    assert_eq!(code, 3, "{stderr}");
+    let snapshot: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("snapshot.json")).unwrap()).unwrap();
+    let unread = reasons(&snapshot["document"]["log"]);
+    let shapes = unread.iter().find(|r| r.starts_with("shapes:")).unwrap_or_else(|| panic!("{unread:?}"));
+    assert!(shapes.contains("permission denied") && !shapes.contains("does not exist"), "{shapes}");
+    // every other fact was read
+    assert_eq!(reasons(&snapshot["document"]["live"]), Vec::<String>::new());
+    // the audit's inconclusive rule gives the same reason
+    let (_, report, _) = support::chaudit(dir.path(), &["--dsn", &dsn, "--format", "json"]);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let outcome = support::report_entry(&report, "outcomes", "repeat-queries-miss-the-cache").unwrap();
+    assert_eq!(outcome["outcome"], "inconclusive", "{outcome}");
+    assert!(outcome["reason"].as_str().unwrap().contains("permission denied"), "{outcome}");
+}
+
+/// Every output of chaudit given the password each way it can be given: no format, no
+/// error, no snapshot shows it.
+#[test]
+fn the_password_is_in_no_output_of_any_format_or_error() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("pw"), format!("{PASSWORD}\n")).unwrap();
+    let port = server.http_port;
+    let good = format!("http://auditor:{PASSWORD}@127.0.0.1:{port}");
+    let mut runs: Vec<Vec<String>> = Vec::new();
+    let strings = |args: &[&str]| args.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    for format in ["text", "json", "markdown", "sarif", "junit"] {
+        runs.push(strings(&["--dsn", &good, "--format", format, "--stats"]));
+    }
+    runs.push(strings(&["--dsn", &good, "--dry-run"]));
+    runs.push(strings(&["collect", "--dsn", &good, "-o", "snapshot.json"]));
+    runs.push(strings(&[
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--user",
+        "auditor",
+        "--password-file",
+        "pw",
+    ]));
+    runs.push(strings(&[
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &port.to_string(),
+        "--user",
+        "auditor",
+        "--password",
+        PASSWORD,
+    ]));
+    runs.push(strings(&["upgrade", "--dsn", &good, "--to", "26.9", "--format", "json"]));
+    // error paths: a wrong port, a native port, a server that never answers, malformed DSNs,
+    // a cluster that does not exist, a bad CA file
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_port = silent.local_addr().unwrap().port();
+    let unused = support::free_port();
+    for dsn in [
+        format!("http://auditor:{PASSWORD}@127.0.0.1:{unused}"),
+        format!("http://auditor:{PASSWORD}@127.0.0.1:9000"),
+        format!("http://auditor:{PASSWORD}@127.0.0.1:{silent_port}"),
+        format!("http://auditor:{PASSWORD}/x@127.0.0.1:{port}"),
+        format!("http://auditor:{PASSWORD}%ff@127.0.0.1:{port}"),
+        format!("http://auditor:{PASSWORD}@[::1:{port}"),
+        format!("ftp://auditor:{PASSWORD}@127.0.0.1:{port}"),
+        format!("auditor:{PASSWORD}@127.0.0.1:{port}"),
+    ] {
+        runs.push(strings(&["--dsn", &dsn, "--timeout", "1"]));
+    }
+    runs.push(strings(&["--dsn", &format!("http://auditor:wrong-{PASSWORD}@127.0.0.1:{port}")]));
+    runs.push(strings(&["--dsn", &good, "--cluster", "nope", "--fan-out", "direct"]));
+    runs.push(strings(&["--dsn", &good.replace("http:", "https:"), "--ca-cert", "pw"]));
+    for args in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = support::chaudit(d, &args);
+        assert!(code != 101, "{args:?} panicked: {stderr}");
+        for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            assert!(!text.contains(PASSWORD), "{args:?}: the password is in {what}:\n{text}");
+        }
+    }
+    let snapshot = std::fs::read_to_string(d.join("snapshot.json")).unwrap();
+    assert!(!snapshot.contains(PASSWORD));
+    drop(silent);
+}
