@@ -160,7 +160,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     );
     let storage = message(&report, "cluster-storage-divergence");
     assert!(storage.contains(&format!("storage policy archive exists on {} but not on", node(b))), "{storage}");
-    assert_eq!(findings(&report, "live-query-condition-cache-off")[0]["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(findings(&report, "live-lazy-materialization-off")[0]["hosts"].as_array().unwrap().len(), 3);
 
     // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
     c.stop();
