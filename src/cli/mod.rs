@@ -173,7 +173,7 @@ enum Command {
     /// Record a server's facts to a snapshot file (re-checked offline with `check`).
     Collect {
         #[command(flatten)]
-        connect: live::ConnectArgs,
+        connect: Box<live::ConnectArgs>,
         /// Where to write the snapshot (JSON, whole or not at all); stdout when absent or `-`.
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,

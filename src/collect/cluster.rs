@@ -485,13 +485,16 @@ pub struct Plan {
     pub replicas: ReplicaAddresses,
 }
 
+/// Replicas by name and the endpoint each is reached at.
+pub type Endpoints = [(String, Endpoint)];
+
 /// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
 /// connections; `told` which endpoints receive the credentials over direct connections.
 pub async fn collect(
     plan: Plan,
     progress: Progress<'_>,
     warn: &dyn Fn(String),
-    told: &dyn Fn(&[(String, Endpoint)]),
+    told: &dyn Fn(&Endpoints),
 ) -> Result<Collected, CollectError> {
     let Plan { cluster, endpoints, fan_out, parallel, node, replicas } = plan;
     let Some(name) = cluster else {

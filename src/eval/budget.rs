@@ -49,7 +49,7 @@ impl VariableResolver for Watch {
         // the clock every 64 lookups: a lookup costs some nanoseconds, the clock about 20
         let n = LOOKUPS.get().wrapping_add(1);
         LOOKUPS.set(n);
-        if n % 64 == 0 && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline) {
+        if n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline) {
             EXHAUSTED.set(true);
             return Some(CowVal::owned(CelNull));
         }

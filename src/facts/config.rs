@@ -509,10 +509,10 @@ impl<'a> ConfigFacts<'a> {
         let mut out: Map<String, Value> = self.model_disks().iter().map(|d| (d.name.clone(), json!([]))).collect();
         for p in self.model_policies() {
             for disk in p.volumes.iter().flat_map(|v| &v.disks) {
-                if let Value::Array(listed) = out.entry(disk.clone()).or_insert_with(|| json!([])) {
-                    if !listed.iter().any(|n| n == p.name.as_str()) {
-                        listed.push(json!(p.name));
-                    }
+                if let Value::Array(listed) = out.entry(disk.clone()).or_insert_with(|| json!([]))
+                    && !listed.iter().any(|n| n == p.name.as_str())
+                {
+                    listed.push(json!(p.name));
                 }
             }
         }

@@ -12,7 +12,7 @@ use crate::spanned_yaml::{Yaml, read_document};
 use super::check::{self, Checker};
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
-use super::schema::{Confidence, Expectation, Param, ParamType, Remediation, Rule, RuleTest, Severity};
+use super::schema::{Confidence, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
 use crate::eval::OutcomeKind;
 use crate::facts::schema::Type;
 
@@ -309,7 +309,7 @@ impl Parser<'_> {
         [for_each, when, location, impact]: [&Option<Expr>; 4],
         evidence: &[(String, Expr)],
         templates: [Option<&Template>; 3],
-    ) -> (Vec<(Source, String)>, BTreeSet<(Source, String)>) {
+    ) -> (Vec<FactRef>, BTreeSet<FactRef>) {
         let mut checker = Checker::new(sources, optional, params);
         if let Some(e) = for_each {
             let t = self.check_one(&mut checker, e, None);

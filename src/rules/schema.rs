@@ -189,6 +189,9 @@ pub struct RuleTest {
     pub origin: Origin,
 }
 
+/// A top-level fact of a source (`live`, `settings`), as rules read it.
+pub type FactRef = (Source, String);
+
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub id: String,
@@ -204,10 +207,10 @@ pub struct Rule {
     pub optional_sources: Vec<Source>,
     /// The facts its expressions read of the sources it needs (derived when the pack loads):
     /// one that could not be read makes the rule inconclusive.
-    pub facts: Vec<(Source, String)>,
+    pub facts: Vec<FactRef>,
     /// Every top-level fact its expressions read (`config.disks`, ...): what an audit
     /// builds for it.
-    pub reads: std::collections::BTreeSet<(Source, String)>,
+    pub reads: std::collections::BTreeSet<FactRef>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,
