@@ -363,50 +363,23 @@ fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
 
 #[test]
 fn a_server_stopping_mid_audit_gives_a_partial_report_never_a_pass() {
-    use std::io::{Read, Write};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let server = Arc::new(start(100));
-    // a proxy that stops the server once the audit has sent its third query: the version
-    // probe and the facts pass, the query_log evidence does not
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let upstream = server.http_port;
+    // a proxy that stops the server as the audit sends its second query (the union of
+    // every fact): the version probe passes, the facts do not
     let requests = Arc::new(AtomicUsize::new(0));
-    {
+    let port = {
         let (server, requests) = (Arc::clone(&server), Arc::clone(&requests));
-        std::thread::spawn(move || {
-            for client in listener.incoming().flatten() {
-                let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                let (mut client_read, mut up_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
-                let (mut up_read, mut client_write) = (up, client);
-                let (server, requests) = (Arc::clone(&server), Arc::clone(&requests));
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 65536];
-                    while let Ok(n) = client_read.read(&mut buf) {
-                        if n == 0 {
-                            break;
-                        }
-                        if buf[..n].starts_with(b"POST ") && requests.fetch_add(1, Ordering::SeqCst) + 1 == 2 {
-                            server.stop();
-                        }
-                        if up_write.write_all(&buf[..n]).is_err() {
-                            break;
-                        }
-                    }
-                });
-                std::thread::spawn(move || {
-                    let mut buf = [0u8; 65536];
-                    while let Ok(n) = up_read.read(&mut buf) {
-                        if n == 0 || client_write.write_all(&buf[..n]).is_err() {
-                            break;
-                        }
-                    }
-                });
+        support::proxy(server.http_port, move |request| {
+            requests.store(request, Ordering::SeqCst);
+            if request == 2 {
+                server.stop();
             }
-        });
-    }
+            true
+        })
+    };
     let dir = tempfile::tempdir().unwrap();
     let (code, report, stderr) =
         json_audit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--timeout", "5", "--since", "1h"]);

@@ -5,10 +5,8 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::net::TcpListener;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -61,41 +59,7 @@ fn server() -> &'static support::LiveServer {
 /// A proxy to `upstream` that passes the first request and then holds every later one
 /// unanswered: a server that stops answering after the connect probe.
 fn stalling_proxy(upstream: u16) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let requests = Arc::new(AtomicUsize::new(0));
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let Ok(up) = TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-            let (mut client_read, mut up_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
-            let (mut up_read, mut client_write) = (up, client);
-            let requests = Arc::clone(&requests);
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                let mut passing = true;
-                while let Ok(n) = client_read.read(&mut buf) {
-                    if n == 0 {
-                        break;
-                    }
-                    if buf[..n].starts_with(b"POST ") {
-                        passing = requests.fetch_add(1, Ordering::SeqCst) == 0;
-                    }
-                    if passing && up_write.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65536];
-                while let Ok(n) = up_read.read(&mut buf) {
-                    if n == 0 || client_write.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    port
+    support::proxy(upstream, |request| request == 1)
 }
 
 fn reasons(document: &Value) -> Vec<String> {

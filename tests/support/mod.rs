@@ -220,3 +220,50 @@ pub fn corpus_files() -> Vec<PathBuf> {
         .filter(|p| p.file_name().is_some_and(|n| n != "SOURCES.md"))
         .collect()
 }
+
+/// A TCP proxy on a free loopback port in front of `upstream`. `on_request(n)` is called as
+/// the n-th HTTP request (1-based) starts to pass and says whether to forward it: a test
+/// stops the server there, or holds the request unanswered.
+#[allow(dead_code)] // not every test binary uses it
+pub fn proxy(upstream: u16, on_request: impl Fn(usize) -> bool + Send + Sync + 'static) -> u16 {
+    use std::io::{Read, Write};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let on_request = Arc::new(on_request);
+    let requests = Arc::new(AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(up) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+            let (mut client_read, mut up_write) = (client.try_clone().unwrap(), up.try_clone().unwrap());
+            let (mut up_read, mut client_write) = (up, client);
+            let (on_request, requests) = (Arc::clone(&on_request), Arc::clone(&requests));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                let mut passing = true;
+                while let Ok(n) = client_read.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    if buf[..n].starts_with(b"POST ") {
+                        passing = on_request(requests.fetch_add(1, Ordering::SeqCst) + 1);
+                    }
+                    if passing && up_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n) = up_read.read(&mut buf) {
+                    if n == 0 || client_write.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
