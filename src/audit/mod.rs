@@ -233,7 +233,7 @@ fn gather(
     collect: impl FnOnce() -> Result<Option<Live>, AuditError>,
 ) -> Result<(Option<LoadedConfig>, Facts, Option<Live>), AuditError> {
     let loaded = match &request.config {
-        Some(main) => Some(config::load(main, &request.load).map_err(|e| AuditError::Config(Box::new(e)))?),
+        Some(main) => Some(config::load_each(main, &request.load).map_err(|e| AuditError::Config(Box::new(e)))?),
         None => None,
     };
     // the config's facts are built once the rules are known (only what they read)

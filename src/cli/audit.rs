@@ -94,9 +94,16 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     };
     // A users config ClickHouse cannot load: the server config was audited, the users were not.
     let loaded = verdict.loaded.as_mut();
-    let code = match loaded.and_then(|l| l.users_error.take()) {
-        Some(err) => {
-            eprintln!("chaudit: error: the users config cannot be processed; only the server config was audited:");
+    let broken = loaded.and_then(|l| match (l.users_error.take(), l.server_error.take()) {
+        (Some(err), _) => Some(("users", "server", err)),
+        (None, Some(err)) => Some(("server", "users", err)),
+        (None, None) => None,
+    });
+    let code = match broken {
+        Some((broken, audited, err)) => {
+            eprintln!(
+                "chaudit: error: the {broken} config cannot be processed; only the {audited} config was audited:"
+            );
             report_all(vec![err]);
             // the config is broken: that decides the exit code (its rules are inconclusive)
             exit::USAGE_OR_CONFIG

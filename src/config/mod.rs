@@ -108,6 +108,9 @@ pub struct LoadedConfig {
     /// Why the users config could not be processed: ClickHouse then fails only the users
     /// (the server config is still written), so the server tree stands on its own.
     pub users_error: Option<ConfigError>,
+    /// Why the server config could not be processed, when the users config could (an audit
+    /// then checks the users alone; the server tree is an empty root).
+    pub server_error: Option<ConfigError>,
     /// The default include file used (the config names no `<include_from>`), if any.
     pub default_include: Option<PathBuf>,
     /// Problems ClickHouse starts with anyway (it logs a warning): an unset from_env, a
@@ -152,7 +155,39 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     // The <include_from> element is substituted twice (as ClickHouse does): report once.
     let mut seen = std::collections::HashSet::new();
     problems.retain(|p| seen.insert(p.to_string()));
-    Ok(LoadedConfig { sources, server, users, users_in_main, users_error, default_include, problems })
+    Ok(LoadedConfig {
+        sources,
+        server,
+        users,
+        users_in_main,
+        users_error,
+        server_error: None,
+        default_include,
+        problems,
+    })
+}
+
+/// Each tree as far as it loads, as ClickHouse preprocesses them apart: a server config it
+/// refuses leaves the users config standing (`server_error` says why, the server tree is
+/// empty). An error only when neither loads: the server config's.
+pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
+    let server_error = match load(main, options) {
+        Ok(loaded) => return Ok(loaded),
+        Err(e) => e,
+    };
+    let Ok((sources, users, problems)) = load_users(main, options) else { return Err(server_error) };
+    let server =
+        ConfigTree { root: Element::new("clickhouse", Origin { file: FileId(0), offset: 0 }), files: Vec::new() };
+    Ok(LoadedConfig {
+        sources,
+        server,
+        users: Some(users),
+        users_in_main: false,
+        users_error: None,
+        server_error: Some(server_error),
+        default_include: None,
+        problems,
+    })
 }
 
 /// The users config alone, for when the server config cannot be processed (ClickHouse

@@ -337,6 +337,18 @@ impl<'a> ConfigFacts<'a> {
         .as_object_mut()
         .map(|document| {
             document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
+            if let Some(error) = &self.loaded.server_error {
+                // the server tree is empty: its facts say nothing, their rules cannot judge
+                let why = json!(format!("the server config cannot be processed: {error}"));
+                let server_facts: Vec<String> = document
+                    .keys()
+                    .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
+                    .cloned()
+                    .collect();
+                if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
+                    unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
+                }
+            }
             Value::Object(std::mem::take(document))
         })
         .unwrap_or_default()
