@@ -9,31 +9,13 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// Users of the test servers: `default` (the launcher's own console needs it passwordless)
-/// and `auditor`, readonly=1 with a password.
-const USERS: &str = r#"<clickhouse>
-    <profiles>
-        <default/>
-        <readonly><readonly>1</readonly></readonly>
-    </profiles>
-    <users>
-        <default>
-            <password></password>
-            <networks><ip>127.0.0.1</ip></networks>
-            <profile>default</profile>
-            <access_management>1</access_management>
-        </default>
-        <auditor>
-            <password>s3cr3t-pw</password>
-            <networks><ip>127.0.0.1</ip></networks>
-            <profile>readonly</profile>
-        </auditor>
-    </users>
-</clickhouse>
-"#;
+/// The test servers' users: `default` and `auditor` (readonly=1, this password).
+fn users() -> String {
+    support::users_xml("s3cr3t-pw", "")
+}
 
 fn start(max_concurrent_queries: u32) -> support::LiveServer {
-    start_with_users(USERS, max_concurrent_queries)
+    start_with_users(&users(), max_concurrent_queries)
 }
 
 fn start_with_users(users: &str, max_concurrent_queries: u32) -> support::LiveServer {
@@ -340,7 +322,7 @@ fn a_server_that_never_answers_times_out_with_exit_3() {
 #[test]
 fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     // `restricted` may read system.one and system.settings but not system.errors
-    let users = USERS.replace(
+    let users = users().replace(
         "    </users>",
         "        <restricted>\n            <password>pw</password>\n            <networks><ip>127.0.0.1</ip></networks>\n            <profile>readonly</profile>\n            <grants>\n                <query>GRANT SELECT ON system.settings</query>\n                <query>GRANT SELECT ON system.server_settings</query>\n            </grants>\n        </restricted>\n    </users>",
     );

@@ -15,28 +15,10 @@ const PASSWORD: &str = "pw-7Kq2-never-shown";
 
 /// `auditor` (readonly=1, the password above) may read every system table but query_log.
 fn users() -> String {
-    format!(
-        r#"<clickhouse>
-    <profiles><default/><readonly><readonly>1</readonly></readonly></profiles>
-    <users>
-        <default>
-            <password></password>
-            <networks><ip>127.0.0.1</ip></networks>
-            <profile>default</profile>
-            <access_management>1</access_management>
-        </default>
-        <auditor>
-            <password>{PASSWORD}</password>
-            <networks><ip>127.0.0.1</ip></networks>
-            <profile>readonly</profile>
-            <grants>
-                <query>GRANT SELECT ON system.*</query>
-                <query>REVOKE SELECT ON system.query_log</query>
-            </grants>
-        </auditor>
-    </users>
-</clickhouse>
-"#
+    support::users_xml(
+        PASSWORD,
+        "\n            <grants>\n                <query>GRANT SELECT ON system.*</query>\n                \
+         <query>REVOKE SELECT ON system.query_log</query>\n            </grants>",
     )
 }
 

@@ -263,7 +263,10 @@ impl<'a> Checker<'a> {
     }
 
     fn call(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo, call: &cel::common::ast::CallExpr) -> Type {
-        let target = call.target.as_ref().map(|t| self.infer(t, info));
+        // a method's receiver is checked like any operand (its type decides nothing here)
+        if let Some(target) = &call.target {
+            self.infer(target, info);
+        }
         let args: Vec<Type> = call.args.iter().map(|a| self.infer(a, info)).collect();
         match call.func_name.as_str() {
             operators::LOGICAL_AND
@@ -311,10 +314,7 @@ impl<'a> Checker<'a> {
             "truthy" | "setting_known" | "session_setting" | "server_setting" | "setting_obsolete" => Type::Bool,
             "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
             "limit_of" => Type::Int,
-            _ => {
-                let _ = target;
-                Type::Any
-            }
+            _ => Type::Any,
         }
     }
 }
@@ -378,7 +378,6 @@ pub fn item_type(t: &Type) -> Type {
     match t.strict() {
         Type::List(item) => (**item).clone(),
         Type::Dict { value, .. } => (**value).clone(),
-        Type::Map { fields, .. } if fields.is_empty() => Type::Any,
         _ => Type::Any,
     }
 }

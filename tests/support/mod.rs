@@ -267,3 +267,32 @@ pub fn proxy(upstream: u16, on_request: impl Fn(usize) -> bool + Send + Sync + '
     });
     port
 }
+
+/// A users.xml for a test server: `default` (passwordless, local: the launcher's console and
+/// the test's own SQL need it) and `auditor`, readonly=1 with `password`, its `<auditor>`
+/// element ending with `auditor_extra` (grants, say).
+#[allow(dead_code)] // not every test binary uses it
+pub fn users_xml(password: &str, auditor_extra: &str) -> String {
+    format!(
+        r#"<clickhouse>
+    <profiles>
+        <default/>
+        <readonly><readonly>1</readonly></readonly>
+    </profiles>
+    <users>
+        <default>
+            <password></password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>default</profile>
+            <access_management>1</access_management>
+        </default>
+        <auditor>
+            <password>{password}</password>
+            <networks><ip>127.0.0.1</ip></networks>
+            <profile>readonly</profile>{auditor_extra}
+        </auditor>
+    </users>
+</clickhouse>
+"#
+    )
+}
