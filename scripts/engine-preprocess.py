@@ -3,6 +3,9 @@
 
 Usage: engine-preprocess.py TREE OUT [--timeout SECONDS]
        engine-preprocess.py --all CASES_DIR   (every CASES_DIR/*/tree -> CASES_DIR/*/expected)
+       engine-preprocess.py --start TREE [--timeout SECONDS]
+           does the server start on TREE? One JSON line on stdout:
+           {"started": bool, "exit_status": int|null, "errors": [first <Error> lines]}
 
 TREE holds config.xml (and config.d/, users.xml, users.d/, ...); an optional TREE/../env
 file (KEY=VALUE lines) is the only environment the engine sees. OUT receives config.xml and
@@ -19,17 +22,22 @@ the server is stopped as soon as they are there (or it has exited).
 import argparse
 import ctypes
 import glob
+import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VENV = os.path.join(ROOT, "target/clickhouse/venv-chdb--3.7.2")
+VENV = os.path.join(os.environ.get("CHAUDIT_CLICKHOUSE_DIR") or os.path.join(ROOT, "target/clickhouse"),
+                    "venv-chdb--3.7.2")
 ENTRY = "_Z25mainEntryClickHouseServeriPPc"
+QUIET_LEVELS = re.compile(r"<(Trace|Debug|Information|Warning)>")
 
 
 def library():
@@ -49,13 +57,13 @@ def read_env(path):
     return env
 
 
-def server(main):
+def server(main, extra=()):
     """Inside the namespace, as a child process: run clickhouse-server on MAIN (cwd = its tree)."""
     lib = ctypes.CDLL(library(), mode=os.RTLD_NOW | 0x8)  # RTLD_DEEPBIND, as chdb does
     entry = getattr(lib, ENTRY)
     entry.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
     entry.restype = ctypes.c_int
-    argv = [b"clickhouse-server", f"--config-file={main}".encode()]
+    argv = [b"clickhouse-server", f"--config-file={main}".encode()] + [a.encode() for a in extra]
     rc = entry(len(argv), (ctypes.c_char_p * (len(argv) + 1))(*argv, None))
     os._exit(rc if 0 <= rc < 256 else 1)
 
@@ -67,6 +75,80 @@ def preprocessed_dirs(tree):
         for d in glob.glob(os.path.join(base, "**/preprocessed_configs"), recursive=True):
             dirs.append(d)
     return dirs
+
+
+def ready(work, child, since):
+    """Whether the server is up: it said "Ready for connections" (console or log file), or a
+    port of its preprocessed config accepts connections and it is still alive 2 s later (a
+    failing second bind, "Address already in use", comes after the first port opened)."""
+    for log in [os.path.join(work, "server.out")] + glob.glob("/var/log/**/*.log", recursive=True):
+        try:
+            if "Ready for connections" in open(log, errors="replace").read():
+                return True
+        except OSError:
+            pass
+    ports = []
+    for d in preprocessed_dirs(work):
+        p = os.path.join(d, "config.xml")
+        if os.path.isfile(p):
+            text = open(p, errors="replace").read()
+            ports += re.findall(r"<(?:http_port|tcp_port|https_port|tcp_port_secure)>\s*(\d+)\s*<", text)
+    for port in ports:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
+        except OSError:
+            continue
+        return time.time() - since > 2 and child.poll() is None
+    return False
+
+
+def start(tree, timeout, env_file):
+    """In the namespace: run the server on TREE until it is ready or exits; print the verdict."""
+    for d in ("/var/lib", "/var/log"):
+        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
+    for d in ("/var/lib/clickhouse", "/var/log/clickhouse-server"):  # as the package installs them
+        os.makedirs(d)
+    work = tempfile.mkdtemp(prefix="tree-", dir="/var/lib")
+    shutil.copytree(tree, work, dirs_exist_ok=True)
+    main = os.path.join(work, "config.xml")
+    if not os.path.isfile(main):
+        main = next((os.path.join(work, f) for f in ("config.yaml", "config.yml")
+                     if os.path.isfile(os.path.join(work, f))), main)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLICKHOUSE_WATCHDOG_ENABLE": "0"}
+    env.update(read_env(env_file))
+    out = open(os.path.join(work, "server.out"), "w")
+    # the error log where the harness reads why it stopped (a tree without <logger> logs
+    # nothing it keeps); the tree's own logger settings stay as they are
+    errorlog = "--serve-arg=--errorlog-file=/var/log/harness.err.log"
+    child = subprocess.Popen([sys.executable, __file__, "--serve", main, errorlog], cwd=work, env=env,
+                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    since = time.time()
+    end = since + timeout
+    started = False
+    while time.time() < end and child.poll() is None:
+        if ready(work, child, since):
+            started = True
+            break
+        time.sleep(0.1)
+    status = child.poll()
+    if status is None:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    errors = []
+    for log in [os.path.join(work, "server.out")] + sorted(glob.glob("/var/log/**/*.log", recursive=True)):
+        try:
+            errors += [l.strip() for l in open(log, errors="replace")
+                       if not QUIET_LEVELS.search(l) and ("<Error>" in l or "<Fatal>" in l or "Code: " in l)]
+        except OSError:
+            pass
+    seen = []
+    for e in errors:
+        if e not in seen:
+            seen.append(e)
+    if not seen and not started:  # no error line: the last words it printed say why
+        seen = [l.strip() for l in open(os.path.join(work, "server.out"), errors="replace") if l.strip()][-5:]
+    print(json.dumps({"started": started, "exit_status": status, "errors": seen[:5]}))
 
 
 def inside(tree, out, timeout, env_file):
@@ -131,12 +213,22 @@ def main():
     ap.add_argument("out", nargs="?")
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--all", metavar="CASES_DIR")
+    ap.add_argument("--start", metavar="TREE", help="does the server start on TREE (JSON verdict)")
+    ap.add_argument("--start-inside", metavar="TREE", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
+    ap.add_argument("--serve-arg", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--env-file", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        server(args.serve)
+        server(args.serve, args.serve_arg)
+    elif args.start_inside:
+        start(args.start_inside, args.timeout, args.env_file)
+    elif args.start:
+        tree = os.path.abspath(args.start)
+        env_file = os.path.join(os.path.dirname(tree), "env")
+        sys.exit(subprocess.run(["unshare", "-rnm", sys.executable, __file__, "--start-inside", tree,
+                                 "--timeout", str(args.timeout), "--env-file", env_file]).returncode)
     elif args.inside:
         inside(args.tree, args.out, args.timeout, args.env_file)
     elif args.all:

@@ -13,15 +13,56 @@ pub fn repo_root() -> PathBuf {
 /// A test that cannot get the engine fails: it is never skipped.
 pub fn engine_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        let script = repo_root().join("tests/clickhouse/ensure-engine.sh");
-        let out = Command::new("bash").arg(&script).output().expect("run ensure-engine.sh");
-        assert!(
-            out.status.success(),
-            "cannot install the ClickHouse engine (PyPI chdb-core):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        PathBuf::from(String::from_utf8(out.stdout).expect("utf-8 path").trim())
+    PYTHON.get_or_init(|| install_engine(CLICKHOUSE_26_9))
+}
+
+/// The python of the venv holding the ClickHouse 25.8 server (chdb 3.7.2: its library
+/// exports clickhouse-server's entry point), installed on first use.
+pub fn server_engine_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| install_engine(CLICKHOUSE_25_8))
+}
+
+fn install_engine(package: &str) -> PathBuf {
+    let script = repo_root().join("tests/clickhouse/ensure-engine.sh");
+    let out = Command::new("bash").arg(&script).arg(package).output().expect("run ensure-engine.sh");
+    assert!(
+        out.status.success(),
+        "cannot install the ClickHouse engine (PyPI {package}):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).expect("utf-8 path").trim())
+}
+
+/// Whether the real clickhouse-server 25.8.2.1 starts on a config tree, and why not.
+#[derive(Debug, serde::Deserialize)]
+pub struct EngineStart {
+    pub started: bool,
+    /// The server's exit status when it stopped by itself (None: it was up, then stopped).
+    pub exit_status: Option<i32>,
+    /// The first error lines it logged (the reason for a refusal).
+    pub errors: Vec<String>,
+}
+
+/// Starts clickhouse-server 25.8 on `tree` (its config.xml; `tree/../env` is the only
+/// environment its from_env sees) in a private user, network and mount namespace, waits
+/// until it is ready for connections or has exited, and stops it
+/// (scripts/engine-preprocess.py --start). About a second per tree.
+pub fn engine_start(tree: &Path) -> EngineStart {
+    let out = Command::new(server_engine_python())
+        .arg(repo_root().join("scripts/engine-preprocess.py"))
+        .arg("--start")
+        .arg(tree)
+        .output()
+        .expect("run engine-preprocess.py --start");
+    assert!(
+        out.status.success(),
+        "engine-preprocess.py --start failed for {}:\n{}",
+        tree.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("engine start verdict is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
     })
 }
 
