@@ -37,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(os.environ.get("CHAUDIT_CLICKHOUSE_DIR") or os.path.join(ROOT, "target/clickhouse"),
                     "venv-chdb--3.7.2")
 ENTRY = "_Z25mainEntryClickHouseServeriPPc"
+STOCK_HTTP_PORT = 8123
 QUIET_LEVELS = re.compile(r"<(Trace|Debug|Information|Warning)>")
 
 
@@ -87,7 +88,7 @@ def ready(work, child, since):
                 return True
         except OSError:
             pass
-    ports = []
+    ports = [STOCK_HTTP_PORT] if not opens_a_port(work) else []
     for d in preprocessed_dirs(work):
         p = os.path.join(d, "config.xml")
         if os.path.isfile(p):
@@ -99,6 +100,18 @@ def ready(work, child, since):
         except OSError:
             continue
         return time.time() - since > 2 and child.poll() is None
+    return False
+
+
+def opens_a_port(tree):
+    """Whether any file of the tree names a port the server listens on."""
+    for root, _, files in os.walk(tree):
+        for f in files:
+            try:
+                if re.search(r"(http_port|tcp_port|https_port|tcp_port_secure)\b", open(os.path.join(root, f), errors="replace").read()):
+                    return True
+            except OSError:
+                pass
     return False
 
 
@@ -120,8 +133,13 @@ def start(tree, timeout, env_file):
     out = open(os.path.join(work, "server.out"), "w")
     # the error log where the harness reads why it stopped (a tree without <logger> logs
     # nothing it keeps); the tree's own logger settings stay as they are
-    errorlog = "--serve-arg=--errorlog-file=/var/log/harness.err.log"
-    child = subprocess.Popen([sys.executable, __file__, "--serve", main, errorlog], cwd=work, env=env,
+    serve = [sys.executable, __file__, "--serve", main, "--serve-arg=--errorlog-file=/var/log/harness.err.log"]
+    if not opens_a_port(work):
+        # a rule fixture is a fragment of a real config, and a real config listens: without a
+        # port the server stops with NO_ELEMENTS_IN_CONFIG, so give it the stock HTTP port
+        # (a command-line override: the tree's files stay as written)
+        serve += [f"--serve-override=http_port={STOCK_HTTP_PORT}"]
+    child = subprocess.Popen(serve, cwd=work, env=env,
                              stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     since = time.time()
     end = since + timeout
@@ -217,11 +235,13 @@ def main():
     ap.add_argument("--start-inside", metavar="TREE", help=argparse.SUPPRESS)
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--serve-arg", action="append", default=[], help=argparse.SUPPRESS)
+    ap.add_argument("--serve-override", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--env-file", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
-        server(args.serve, args.serve_arg)
+        overrides = ["--"] + [f"--{o}" for o in args.serve_override] if args.serve_override else []
+        server(args.serve, args.serve_arg + overrides)
     elif args.start_inside:
         start(args.start_inside, args.timeout, args.env_file)
     elif args.start:
