@@ -320,7 +320,7 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {
-        fingerprint: finding::fingerprint(&[&rule.id, file, &message]),
+        fingerprint: finding::identity(&rule.id, file, &message),
         rule_id: rule.id.clone(),
         severity: rule.severity,
         title: rule.title.clone(),

@@ -140,8 +140,10 @@ impl Facts {
         if let Some(object) = value.as_object_mut() {
             object.remove("chaudit_snapshot");
         }
-        let facts: Facts =
+        let mut facts: Facts =
             serde_json::from_value(value).map_err(|e| format!("{shown}: not a chaudit snapshot: {e}"))?;
+        // the sources are what the snapshot holds, whatever its `sources` list says
+        facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
         if let Err(problems) = schema::check_document(&facts.document) {
             let listed: Vec<String> = problems.iter().take(10).map(ToString::to_string).collect();
             return Err(format!("{shown}: facts of the wrong shape:\n  {}", listed.join("\n  ")));

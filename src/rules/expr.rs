@@ -15,6 +15,8 @@ pub struct Expr {
     pub source: String,
     pub origin: Origin,
     program: Arc<Program>,
+    /// The program's syntax tree with a budget check in every loop (see [`budget::guard`]).
+    guarded: Arc<cel::IdedExpr>,
 }
 
 impl std::fmt::Debug for Expr {
@@ -45,7 +47,8 @@ impl Expr {
                 column: first.map_or(0, |e| e.pos.1.max(0) as usize),
             }
         })?;
-        Ok(Expr { source: source.to_string(), origin, program: Arc::new(program) })
+        let guarded = Arc::new(crate::eval::budget::guard(program.expression()));
+        Ok(Expr { source: source.to_string(), origin, program: Arc::new(program), guarded })
     }
 
     /// The compiled program (its syntax tree is checked against the facts catalog).
@@ -54,7 +57,7 @@ impl Expr {
     }
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        self.program.execute(context).map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
     }
 }
 
@@ -71,6 +74,7 @@ pub fn context<'a>() -> Context<'a, 'a> {
     }
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [
+        context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check),
         context.add_function("setting_known", known),
         context.add_function("session_setting", |name: Arc<String>| catalog::builtin().is_session(&name)),
         context.add_function("server_setting", |name: Arc<String>| catalog::builtin().is_server(&name)),
