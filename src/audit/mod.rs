@@ -312,6 +312,10 @@ pub fn run(
         baseline.write(path).map_err(AuditError::WriteBaseline)?;
         baseline.apply(&mut evaluation.findings);
     }
+    // what ClickHouse would start with and log (a users_config naming no file, an `incl` with no substitution)
+    if let Some(loaded) = loaded.as_mut() {
+        warnings.extend(std::mem::take(&mut loaded.problems).iter().map(ToString::to_string));
+    }
     let unread = evaluation.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Inconclusive).count();
     if unread > 0 {
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
