@@ -32,13 +32,14 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
         "profile_settings": diverging(&reachable, "profile_settings", profile_values),
         "storage": storage(&reachable),
         "query_log": query_log(&collected.nodes),
-        "unavailable": unavailable(&collected.nodes),
+        "partial": partial(&collected.nodes),
     })
 }
 
 /// Each comparison with the replicas it could not include and why: a divergence rule that
-/// reads it is inconclusive, naming them, rather than comparing the others and passing.
-fn unavailable(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
+/// finds nothing in it is inconclusive, naming them, rather than comparing the others and
+/// passing.
+fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
     let inputs: [(&str, &[&str]); 6] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),

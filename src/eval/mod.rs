@@ -254,8 +254,17 @@ pub fn evaluate_rule_with(
             Some(_) => {}
         }
     }
+    // a fact that leaves part of its inputs out: what it shows is true, its silence is not
+    let partial =
+        rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
     match budget::within(|| findings_of(rule, variables, overrides)) {
-        Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
+        Ok(found) if found.is_empty() => match partial {
+            Some((source, fact, why)) => {
+                let reason = format!("fact `{}.{fact}` is partial: {why}", source.name());
+                (outcome(rule, OutcomeKind::Inconclusive, Some(reason)), found)
+            }
+            None => (outcome(rule, OutcomeKind::Passed, None), found),
+        },
         Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
         Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),
     }

@@ -158,12 +158,20 @@ impl Facts {
         Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
     }
 
+    /// What a fact leaves out, if it was built from part of its inputs (a cluster comparison
+    /// without a replica that could not be read): a rule that finds nothing in it is
+    /// inconclusive, one that finds something has found it.
+    pub fn partial(&self, source: Source, fact: &str) -> Option<String> {
+        let why = self.document.get(source.name())?.get("partial")?.get(fact)?;
+        Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
+    }
+
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
         let document = self.document.get(source.name())?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
         if (source, fact) == (Source::Live, "setting_scopes") {
-            if let Some(why) = crate::collect::scopes::unread_inputs(document, self.document.get("log")) {
+            if let Some(why) = crate::collect::scopes::unread_inputs(document) {
                 return Some(why);
             }
         }
