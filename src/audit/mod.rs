@@ -268,7 +268,7 @@ pub fn run(
             .filter(|r| selection.includes(r))
             .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
             .collect();
-        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), request.version);
+        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), facts.version);
         config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
         facts = config;
     }

@@ -170,7 +170,7 @@ mod tests {
     use crate::rules::expr::Expr;
 
     fn context_with_items<'a>() -> cel::Context<'a, 'a> {
-        let mut context = crate::rules::expr::context();
+        let mut context = crate::rules::expr::context(crate::facts::catalog::builtin());
         context.set_variable_resolver(&WATCH);
         context.add_variable_from_value("items", (0..300).collect::<Vec<i64>>());
         context

@@ -170,7 +170,7 @@ pub struct Variables<'f>(cel::Context<'f, 'f>);
 
 impl<'f> Variables<'f> {
     pub fn of(facts: &'f Facts) -> Variables<'f> {
-        let mut context = expr::context();
+        let mut context = expr::context(crate::facts::catalog::of(facts.version));
         context.set_variable_resolver(&budget::WATCH);
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), cel_value(value));

@@ -61,26 +61,24 @@ impl Expr {
     }
 }
 
-/// A new evaluation context with the functions rules may call.
-pub fn context<'a>() -> Context<'a, 'a> {
-    fn known(name: Arc<String>) -> bool {
-        let c = catalog::builtin();
-        c.is_session(&name) || c.is_server(&name)
-    }
-    fn default_of(name: Arc<String>) -> String {
-        let c = catalog::builtin();
+/// A new evaluation context with the functions rules may call; the setting helpers answer
+/// from `catalog` (the audited version's, see [`catalog::of`]).
+pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
+    let c = catalog;
+    let known = move |name: Arc<String>| c.is_session(&name) || c.is_server(&name);
+    let default_of = move |name: Arc<String>| {
         let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str()));
         setting.and_then(|s| s.default.clone()).unwrap_or_default()
-    }
+    };
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [
         context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check),
         context.add_function("setting_known", known),
-        context.add_function("session_setting", |name: Arc<String>| catalog::builtin().is_session(&name)),
-        context.add_function("server_setting", |name: Arc<String>| catalog::builtin().is_server(&name)),
-        context.add_function("setting_obsolete", |name: Arc<String>| catalog::builtin().is_obsolete(&name)),
-        context.add_function("setting_suggestion", |name: Arc<String>| {
-            catalog::builtin().suggest(&name).unwrap_or_default().to_string()
+        context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
+        context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
+        context.add_function("setting_obsolete", move |name: Arc<String>| c.is_obsolete(&name)),
+        context.add_function("setting_suggestion", move |name: Arc<String>| {
+            c.suggest(&name).unwrap_or_default().to_string()
         }),
         context.add_function("setting_default", default_of),
         context.add_function("num", |Arguments(args): Arguments| args.first().map_or(f64::NAN, number_of)),
