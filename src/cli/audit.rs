@@ -21,10 +21,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
     }
-    if args.host_facts && (snapshot.is_some() || args.connect.is_cluster()) {
+    let remote = args.connect.wanted() && args.connect.endpoint().is_ok_and(|e| !is_this_machine(&e.host));
+    if args.host_facts && (snapshot.is_some() || args.connect.is_cluster() || remote) {
         eprintln!(
             "chaudit: --host-facts reads the machine chaudit runs on: it describes a server on this machine, not a \
-             snapshot's or a cluster's"
+             snapshot's, a cluster's or a server on another machine"
         );
         return ExitCode::from(exit::USAGE_OR_CONFIG);
     }
@@ -121,6 +122,15 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// Whether a server's host is the machine chaudit runs on: loopback, or its own host name.
+fn is_this_machine(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+        return true;
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname").is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
 }
 
 /// Maps an audit error to its message and exit code.
