@@ -241,7 +241,7 @@ mod tests {
     #[test]
     fn templates_fill_holes() {
         let t = Template::compile("user `{{ name }}` has {{ size(ips) }} networks", origin()).ok().unwrap();
-        let mut c = context();
+        let mut c = context(catalog::builtin());
         c.add_variable_from_value("name", "default");
         c.add_variable_from_value("ips", vec!["::/0"]);
         assert_eq!(t.render(&c).unwrap(), "user `default` has 1 networks");
@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn functions_read_the_catalog() {
-        let c = context();
+        let c = context(catalog::builtin());
         let e =
             Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
         assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));
