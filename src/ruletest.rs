@@ -1,5 +1,8 @@
 //! `chaudit rules test`: every rule's fixtures, each a config tree that must make the rule
-//! fire (at the expected file:line) or must leave it quiet.
+//! fire (at the expected file:line) or must leave it quiet. What a firing case shows its
+//! users (each finding's message, location and evidence) is kept beside the fixture in
+//! `expected-findings.json` and compared on every run, so a wrong formula or a mangled
+//! message fails a test; `CHAUDIT_FIXTURES=overwrite` writes it anew (check the diff).
 
 use std::path::Path;
 
@@ -62,14 +65,17 @@ fn check(
     match (expect, outcome.outcome) {
         (_, OutcomeKind::Errored) => Err(format!("the rule errored: {}", outcome.reason.unwrap_or_default())),
         (Expectation::Fires, OutcomeKind::Fired) => match at {
-            None => Ok(()),
+            None => expected_findings(rule, fixture, &findings),
             Some(at) => {
                 let got: Vec<String> = findings
                     .iter()
                     .filter_map(|f| f.location.as_ref())
                     .map(|l| format!("{}:{}", l.file, l.line))
                     .collect();
-                if got.iter().any(|g| g == at) { Ok(()) } else { Err(format!("fired at {got:?}, expected {at}")) }
+                if !got.iter().any(|g| g == at) {
+                    return Err(format!("fired at {got:?}, expected {at}"));
+                }
+                expected_findings(rule, fixture, &findings)
             }
         },
         (Expectation::Fires, other) => {
@@ -93,6 +99,50 @@ fn check(
             crate::report::outcome_name(want),
             crate::report::outcome_name(got),
             outcome.reason.unwrap_or_default()
+        )),
+    }
+}
+
+/// The file beside a fixture that holds what its firing cases show, per rule.
+const EXPECTED: &str = "expected-findings.json";
+
+/// The findings as users see them (message masked and bounded, location, evidence),
+/// compared with the fixture's [`EXPECTED`] file, or written there with
+/// `CHAUDIT_FIXTURES=overwrite`.
+fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Finding]) -> Result<(), String> {
+    let shown: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "message": crate::report::mask::shown(&f.message),
+                "location": f.location.as_ref().map(|l| format!("{}:{}:{}", l.file, l.line, l.column)),
+                "evidence": f.evidence,
+            })
+        })
+        .collect();
+    let path = fixture.join(EXPECTED);
+    let mut expected: serde_json::Map<String, serde_json::Value> = match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{}:{}:{}: not an expected-findings file: {e}", path.display(), e.line(), e.column()))?,
+        Err(_) => serde_json::Map::new(),
+    };
+    let got = serde_json::Value::Array(shown);
+    if std::env::var("CHAUDIT_FIXTURES").is_ok_and(|v| v == "overwrite") {
+        expected.insert(rule.id.clone(), got);
+        let text = serde_json::to_string_pretty(&expected).map_err(|e| e.to_string())? + "\n";
+        return std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()));
+    }
+    match expected.get(&rule.id) {
+        Some(want) if *want == got => Ok(()),
+        Some(want) => Err(format!(
+            "the findings differ from {} (CHAUDIT_FIXTURES=overwrite rewrites it):\n  expected {}\n  got      {}",
+            path.display(),
+            want,
+            got
+        )),
+        None => Err(format!(
+            "no expected findings of this rule in {} (CHAUDIT_FIXTURES=overwrite writes them)",
+            path.display()
         )),
     }
 }

@@ -200,7 +200,7 @@ fn junit_is_well_formed_xml_with_a_case_per_rule() {
         support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "junit"]);
     assert_eq!(code, 1);
     let mut reader = quick_xml::Reader::from_str(&xml);
-    let (mut cases, mut failures) = (0, 0);
+    let (mut cases, mut failures) = (0, 0u64);
     loop {
         match reader.read_event().expect("well-formed JUnit XML") {
             quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) => match e.name().as_ref() {
@@ -212,7 +212,11 @@ fn junit_is_well_formed_xml_with_a_case_per_rule() {
             _ => {}
         }
     }
-    assert!(cases >= 19 && failures >= 5, "{cases} cases, {failures} failures");
+    // a failure is an active finding at or above --fail-on: the findings the exit code counts
+    let (_, json, _) = support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(cases >= 19 && failures >= 1, "{cases} cases, {failures} failures");
+    assert_eq!(failures, report["summary"]["failing"].as_u64().unwrap(), "{xml}");
 }
 
 #[test]

@@ -154,3 +154,67 @@ references: []
     assert_eq!(outcome["outcome"], "errored", "{report}");
     assert!(outcome["reason"].as_str().unwrap().contains("evaluation budget"), "{outcome}");
 }
+
+#[test]
+fn loops_over_literal_lists_are_stopped_at_the_budget_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let users: String =
+        (0..300).map(|i| format!("<u{i}><password_sha256_hex>00</password_sha256_hex></u{i}>")).collect();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
+    std::fs::write(d.join("users.xml"), format!("<clickhouse><users>{users}</users></clickhouse>")).unwrap();
+    std::fs::create_dir(d.join("rules")).unwrap();
+    let list = format!("[{}]", (0..300).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    for (id, when) in [
+        // the facts wrapped in a literal list: the inner loops never reach for a fact again
+        (
+            "wrapped-loop",
+            "[config.users].exists(all, all.exists(a, all.exists(b, all.exists(c, a.name + b.name + c.name == \"none\"))))"
+                .to_string(),
+        ),
+        ("literal-loop", format!("{list}.exists(a, {list}.exists(b, {list}.exists(c, {list}.exists(e, a + b + c + e < 0))))")),
+    ] {
+        std::fs::write(
+            d.join(format!("rules/{id}.yaml")),
+            format!(
+                "id: {id}\ntitle: Nested loops\nseverity: low\ncategory: security\ntags: [test]\nconfidence: high\n\
+                 description: costs 300^4 steps\napplies:\n  sources: [config]\nwhen: >-\n  {when}\nmessage: never\n\
+                 remediation:\n  restart: false\n  config: \"\"\nreferences: []\n"
+            ),
+        )
+        .unwrap();
+    }
+    let started = Instant::now();
+    let args =
+        ["--config", "config.xml", "--no-builtin-rules", "--rules", "rules", "--rule-budget", "1", "--format", "json"];
+    let out = Command::new(env!("CARGO_BIN_EXE_chaudit")).args(args).current_dir(d).output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(3));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for outcome in report["outcomes"].as_array().unwrap() {
+        assert_eq!(outcome["outcome"], "errored", "{report}");
+        assert!(outcome["reason"].as_str().unwrap().contains("evaluation budget"), "{outcome}");
+    }
+}
+
+#[test]
+fn a_run_that_could_not_judge_keeps_the_old_baseline_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
+    std::fs::write(d.join("users.xml"), "<clickhouse><users><default><password></password></default></users></clickhouse>")
+        .unwrap();
+    let (code, stderr) = chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
+    assert_eq!(code, 0, "{stderr}");
+    let before: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
+    let entries = before["findings"].as_array().unwrap().len();
+    assert!(entries > 0, "{before}");
+    // the users config breaks: its rules cannot judge, the run exits 2, and their entries stay
+    std::fs::write(d.join("users.xml"), "<clickhouse><users><default></users></clickhouse>").unwrap();
+    let (code, stderr) = chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
+    assert_eq!(code, 2, "{stderr}");
+    let after: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
+    for entry in before["findings"].as_array().unwrap() {
+        assert!(after["findings"].as_array().unwrap().contains(entry), "{entry} lost: {after}");
+    }
+}

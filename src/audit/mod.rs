@@ -15,7 +15,7 @@ use crate::baseline::Baseline;
 use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
 use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
-use crate::eval::{Evaluation, OutcomeKind, Selection, SelectionError, evaluate};
+use crate::eval::{OutcomeKind, Selection, SelectionError, evaluate};
 use crate::facts::{self, Facts, Source};
 use crate::report::{Report, RuleInfo};
 use crate::rules::{Rule, RuleError, RulePack, Severity};
@@ -132,27 +132,115 @@ impl AuditError {
     }
 }
 
-/// How the run ended, most serious first.
+/// How the run ended, most serious first. Computed once, by [`verdict`]; the exit code and
+/// every format read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Status {
-    /// Some rule errored, or could not read its evidence (unless allowed): the audit did
-    /// not judge everything it was asked to, whatever it found.
+    /// Nothing was audited as asked: a config tree ClickHouse refuses, or a selection none
+    /// of whose rules applies (exit 2).
+    NotAudited,
+    /// Some rule errored, or could not read its evidence (unless allowed), on the target or
+    /// on any replica: the audit did not judge everything it was asked to, whatever it found.
     Incomplete,
     /// Active findings at or above the fail-on severity.
     Failing,
     Passed,
 }
 
-/// The audit's result: the report, the loaded config (for snippets) and the status.
+impl Status {
+    /// The documented exit code (README "Exit codes").
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Passed => 0,
+            Status::Failing => 1,
+            Status::NotAudited => 2,
+            Status::Incomplete => 3,
+        }
+    }
+
+    /// Whether the run judged what it was asked to (SARIF's executionSuccessful).
+    pub fn judged(self) -> bool {
+        matches!(self, Status::Passed | Status::Failing)
+    }
+}
+
+/// A rule that did not judge, on the target or on one replica, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Unjudged {
+    pub rule_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub outcome: OutcomeKind,
+    pub reason: String,
+}
+
+/// The run's verdict, from every per-rule and per-replica outcome, the errors that kept
+/// something from being audited, and the active findings at or above fail-on.
+pub fn verdict(
+    outcomes: &[crate::eval::Outcome],
+    errors: &mut Vec<String>,
+    failing: usize,
+    allow_inconclusive: bool,
+) -> (Status, Vec<Unjudged>) {
+    let counts = |kind: OutcomeKind| match kind {
+        OutcomeKind::Errored => true,
+        OutcomeKind::Inconclusive => !allow_inconclusive,
+        _ => false,
+    };
+    let mut unjudged = Vec::new();
+    for o in outcomes {
+        if counts(o.outcome) && o.hosts.is_empty() {
+            unjudged.push(Unjudged {
+                rule_id: o.rule_id.clone(),
+                host: None,
+                outcome: o.outcome,
+                reason: o.reason.clone().unwrap_or_default(),
+            });
+        }
+        // a rule that fired on one replica still did not judge the replica it could not read
+        for h in o.hosts.iter().filter(|h| counts(h.outcome)) {
+            unjudged.push(Unjudged {
+                rule_id: o.rule_id.clone(),
+                host: Some(h.host.clone()),
+                outcome: h.outcome,
+                reason: h.reason.clone().unwrap_or_default(),
+            });
+        }
+    }
+    if !outcomes.is_empty() && outcomes.iter().all(|o| o.outcome == OutcomeKind::NotApplicable) {
+        let reasons: BTreeSet<&str> = outcomes.iter().filter_map(|o| o.reason.as_deref()).collect();
+        errors.push(format!(
+            "none of the {} selected rule(s) applies to what was given, nothing was judged ({})",
+            outcomes.len(),
+            reasons.into_iter().collect::<Vec<_>>().join("; ")
+        ));
+    }
+    let status = if !errors.is_empty() {
+        Status::NotAudited
+    } else if !unjudged.is_empty() {
+        Status::Incomplete
+    } else if failing > 0 {
+        Status::Failing
+    } else {
+        Status::Passed
+    };
+    (status, unjudged)
+}
+
+/// The audit's result: the report (with its status), and the loaded config (for snippets).
 pub struct Verdict {
     pub report: Report,
     pub loaded: Option<LoadedConfig>,
-    /// Rules that did not judge and why, for the run's error output.
-    pub unjudged: Vec<(String, OutcomeKind, String)>,
-    pub status: Status,
-    /// Warnings about the run (stale suppressions, unread facts).
-    pub warnings: Vec<String>,
+    /// A config tree ClickHouse refuses while the other loads: which one, and its error
+    /// (the report's status is [`Status::NotAudited`]).
+    pub broken: Option<(&'static str, ConfigError)>,
+}
+
+impl Verdict {
+    pub fn status(&self) -> Status {
+        self.report.summary.status
+    }
 }
 
 /// Runs the audit. `collect` reads the server(s), if the request has any; it runs while
@@ -169,7 +257,7 @@ pub fn run(
         (pack.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), gathered)
     });
     let pack = pack?;
-    let (loaded, mut facts, live) = gathered?;
+    let (mut loaded, mut facts, live) = gathered?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
     if let (Some(loaded), Some(main)) = (&loaded, &request.config) {
@@ -180,7 +268,7 @@ pub fn run(
             .filter(|r| selection.includes(r))
             .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
             .collect();
-        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), request.version);
+        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), facts.version);
         config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
         facts = config;
     }
@@ -197,34 +285,56 @@ pub fn run(
     if let Some(path) = &request.baseline {
         Baseline::read(path).map_err(AuditError::Baseline)?.apply(&mut evaluation.findings);
     }
+    // one of the two trees ClickHouse refuses: the other was audited, the run was not what was asked
+    let broken = loaded.as_mut().and_then(|l| match (l.users_error.take(), l.server_error.take()) {
+        (Some(err), _) => Some(("users", err)),
+        (None, Some(err)) => Some(("server", err)),
+        (None, None) => None,
+    });
+    let mut errors: Vec<String> = broken
+        .iter()
+        .map(|(tree, err)| {
+            let other = if *tree == "users" { "server" } else { "users" };
+            format!("the {tree} config cannot be processed; only the {other} config was audited: {err}")
+        })
+        .collect();
     if let Some(path) = &request.write_baseline {
-        let baseline = Baseline::of(&evaluation.findings);
+        let mut baseline = Baseline::of(&evaluation.findings);
+        let (status, unjudged) =
+            verdict(&evaluation.outcomes, &mut errors.clone(), 0, request.policy.allow_inconclusive);
+        if !status.judged() && path.is_file() {
+            // what this run could not judge keeps its old entries: a broken run loses nothing
+            let unjudged: BTreeSet<String> = unjudged.into_iter().map(|u| u.rule_id).collect();
+            let everything = status == Status::NotAudited;
+            let old = Baseline::read(path).map_err(AuditError::Baseline)?;
+            baseline = baseline.keeping(old, |e| everything || unjudged.contains(&e.rule_id));
+        }
         baseline.write(path).map_err(AuditError::WriteBaseline)?;
         baseline.apply(&mut evaluation.findings);
     }
-    let unjudged = unjudged(&evaluation, request.policy.allow_inconclusive);
+    // what ClickHouse would start with and log (a users_config naming no file, an `incl` with no substitution)
+    if let Some(loaded) = loaded.as_mut() {
+        warnings.extend(std::mem::take(&mut loaded.problems).iter().map(ToString::to_string));
+    }
     let unread = evaluation.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Inconclusive).count();
     if unread > 0 {
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
     facts.target = target_name(request, &facts, live.as_ref());
     let mut report = Report::new(facts.target.clone(), evaluation, request.policy.fail_on);
-    let status = if !unjudged.is_empty() {
-        Status::Incomplete
-    } else if report.summary.failing > 0 {
-        Status::Failing
-    } else {
-        Status::Passed
-    };
+    let (status, unjudged) =
+        verdict(&report.outcomes, &mut errors, report.summary.failing, request.policy.allow_inconclusive);
     report.summary.status = status;
     report.summary.allow_inconclusive = request.policy.allow_inconclusive;
-    report.warnings = warnings.clone();
+    report.errors = errors.iter().map(|e| crate::report::mask::shown(e)).collect();
+    report.unjudged = unjudged;
+    report.warnings = warnings;
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
     report.artifact_base =
         request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
     // the process is about to end: freeing a big config's facts node by node only delays it
     std::mem::forget(facts);
-    Ok(Verdict { report, loaded, unjudged, status, warnings })
+    Ok(Verdict { report, loaded, broken })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.
@@ -263,20 +373,6 @@ fn gather(
         return Err(AuditError::NothingToAudit);
     }
     Ok((loaded, facts, live))
-}
-
-/// Errored rules always, inconclusive ones unless allowed: what the run could not judge.
-fn unjudged(evaluation: &Evaluation, allow_inconclusive: bool) -> Vec<(String, OutcomeKind, String)> {
-    evaluation
-        .outcomes
-        .iter()
-        .filter(|o| match o.outcome {
-            OutcomeKind::Errored => true,
-            OutcomeKind::Inconclusive => !allow_inconclusive,
-            _ => false,
-        })
-        .map(|o| (o.rule_id.clone(), o.outcome, o.reason.clone().unwrap_or_default()))
-        .collect()
 }
 
 /// What the report calls the audited thing: the config path and/or the server (no password).

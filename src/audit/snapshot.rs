@@ -20,5 +20,8 @@ pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
     let collected = Collected::from_json(&nodes).ok_or_else(|| {
         AuditError::Snapshot(format!("{}: `nodes` is not a cluster's recorded nodes", path.display()))
     })?;
+    if collected.nodes.is_empty() {
+        return Err(AuditError::Snapshot(format!("{}: a cluster snapshot with no replica in `nodes`", path.display())));
+    }
     Ok((recorded, Some(Live::Cluster { name, collected: Box::new(collected) })))
 }

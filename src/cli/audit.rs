@@ -13,8 +13,21 @@ use chaudit::version::Version;
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
+    let server = args.connect.wanted() || args.connect.is_cluster();
+    if args.connect.dry_run && (!server || snapshot.is_some()) {
+        eprintln!("chaudit: --dry-run shows the queries a server would be sent: give --dsn (a snapshot or a config reads no server)");
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
+    }
+    let remote = args.connect.wanted() && args.connect.endpoint().is_ok_and(|e| !is_this_machine(&e.host));
+    if args.host_facts && (snapshot.is_some() || args.connect.is_cluster() || remote) {
+        eprintln!(
+            "chaudit: --host-facts reads the machine chaudit runs on: it describes a server on this machine, not a \
+             snapshot's, a cluster's or a server on another machine"
+        );
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
     }
     if let Some(Err(e)) = args.write_baseline.as_deref().map(chaudit::regular_file::ensure_replaceable) {
         eprintln!("chaudit: baseline: {e}");
@@ -58,12 +71,12 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         let rules = verdict.report.rules.len();
         eprintln!("chaudit: {} round trips to the server, {rows} ({rules} rules)", stats.round_trips);
     }
-    if let (Some(loaded), Some(main)) = (&verdict.loaded, &args.config) {
+    let users_broken = matches!(verdict.broken, Some(("users", _)));
+    if let (Some(loaded), Some(main), false) = (&verdict.loaded, &args.config, users_broken) {
         let users = super::config_show::users_warning(loaded, main);
-        verdict.warnings.extend(users.clone());
         verdict.report.warnings.extend(users);
     }
-    for w in &verdict.warnings {
+    for w in &verdict.report.warnings {
         warn(w);
     }
     let report = &verdict.report;
@@ -76,40 +89,32 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         Format::Sarif => report::sarif::render(report),
         Format::Junit => report::junit::render(report),
     };
-    let code = match verdict.status {
-        Status::Incomplete => {
-            let unread = verdict.unjudged.iter().any(|(_, kind, _)| *kind == chaudit::eval::OutcomeKind::Inconclusive);
-            eprintln!(
-                "chaudit: error: the audit could not judge {} rule(s){}:",
-                verdict.unjudged.len(),
-                if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
-            );
-            for (rule, outcome, reason) in &verdict.unjudged {
-                eprintln!("  {rule}: {}: {reason}", chaudit::report::outcome_name(*outcome));
-            }
-            exit::RUNTIME
+    // stderr says why; the exit code is the verdict's, whatever is printed
+    let broken = verdict.broken.take();
+    let broken_shown = broken.is_some();
+    let report = &verdict.report;
+    if let Some((tree, err)) = broken {
+        let audited = if tree == "users" { "server" } else { "users" };
+        eprintln!("chaudit: error: the {tree} config cannot be processed; only the {audited} config was audited:");
+        report_all(vec![err]);
+    }
+    // the broken tree's error comes first in the report's errors, and has been shown with its snippet
+    for error in report.errors.iter().skip(usize::from(broken_shown)) {
+        eprintln!("chaudit: error: {error}");
+    }
+    if report.summary.status == Status::Incomplete {
+        let unread = report.unjudged.iter().any(|u| u.outcome == chaudit::eval::OutcomeKind::Inconclusive);
+        eprintln!(
+            "chaudit: error: the audit could not judge {} rule(s){}:",
+            report.unjudged.len(),
+            if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
+        );
+        for u in &report.unjudged {
+            let on = u.host.as_ref().map_or_else(String::new, |h| format!(" on {h}"));
+            eprintln!("  {}{on}: {}: {}", u.rule_id, chaudit::report::outcome_name(u.outcome), u.reason);
         }
-        Status::Failing => exit::FINDINGS,
-        Status::Passed => exit::OK,
-    };
-    // A users config ClickHouse cannot load: the server config was audited, the users were not.
-    let loaded = verdict.loaded.as_mut();
-    let broken = loaded.and_then(|l| match (l.users_error.take(), l.server_error.take()) {
-        (Some(err), _) => Some(("users", "server", err)),
-        (None, Some(err)) => Some(("server", "users", err)),
-        (None, None) => None,
-    });
-    let code = match broken {
-        Some((broken, audited, err)) => {
-            eprintln!(
-                "chaudit: error: the {broken} config cannot be processed; only the {audited} config was audited:"
-            );
-            report_all(vec![err]);
-            // the config is broken: that decides the exit code (its rules are inconclusive)
-            exit::USAGE_OR_CONFIG
-        }
-        None => code,
-    };
+    }
+    let code = verdict.status().exit_code();
     if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
@@ -117,6 +122,15 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// Whether a server's host is the machine chaudit runs on: loopback, or its own host name.
+fn is_this_machine(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+        return true;
+    }
+    std::fs::read_to_string("/proc/sys/kernel/hostname").is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
 }
 
 /// Maps an audit error to its message and exit code.

@@ -122,5 +122,11 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
         ReviewFormat::Json => emit::json::render(&review),
         ReviewFormat::Markdown => emit::markdown::render(&review),
     };
-    write_stdout(&text, if review.summary.blocking { exit::FINDINGS } else { exit::OK })
+    // a stop is a stop; otherwise an issue that could not be checked leaves the review unjudged
+    let code = match (review.summary.blocking, review.summary.issues_unchecked > 0) {
+        (true, _) => exit::FINDINGS,
+        (false, true) => exit::RUNTIME,
+        (false, false) => exit::OK,
+    };
+    write_stdout(&text, code)
 }

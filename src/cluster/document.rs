@@ -32,7 +32,40 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
         "profile_settings": diverging(&reachable, "profile_settings", profile_values),
         "storage": storage(&reachable),
         "query_log": query_log(&collected.nodes),
+        "partial": partial(&collected.nodes),
     })
+}
+
+/// Each comparison with the replicas it could not include and why: a divergence rule that
+/// finds nothing in it is inconclusive, naming them, rather than comparing the others and
+/// passing.
+fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
+    let inputs: [(&str, &[&str]); 6] = [
+        ("versions", &["version"]),
+        ("server_settings", &["server_settings"]),
+        ("session_settings", &["settings"]),
+        ("profile_settings", &["profile_settings"]),
+        ("storage", &["disks", "storage_policies"]),
+        ("query_log", &["log_tables"]),
+    ];
+    let mut out = serde_json::Map::new();
+    for (fact, reads) in inputs {
+        let unread: Vec<String> = nodes
+            .iter()
+            .filter_map(|node| match &node.live {
+                None => Some(format!("{} not read: {}", node.name, node.error.as_deref().unwrap_or("no answer"))),
+                Some(live) => reads.iter().find_map(|input| {
+                    let why = live["unavailable"].get(*input).map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string));
+                    let why = why.or_else(|| live.get(*input).is_none().then(|| "not collected".to_string()))?;
+                    Some(format!("live.{input} not read on {}: {why}", node.name))
+                }),
+            })
+            .collect();
+        if !unread.is_empty() {
+            out.insert(fact.to_string(), json!(format!("leaves out replicas: {}", unread.join("; "))));
+        }
+    }
+    out
 }
 
 /// version -> hosts, as a list (sorted by version text).

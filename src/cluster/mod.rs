@@ -65,7 +65,7 @@ pub fn audit(
             if !endpoint.is_empty() && f.message.contains(endpoint) {
                 f.message = f.message.replace(endpoint, "the replica");
                 let file = f.location.as_ref().map_or("", |l| l.file.as_str());
-                f.fingerprint = eval::finding::fingerprint(&[&f.rule_id, file, &f.message]);
+                f.fingerprint = eval::finding::identity(&f.rule_id, file, &f.message);
             }
             f.hosts = vec![HostEvidence { host: node.name.clone(), evidence: f.evidence.clone() }];
             merge_into(&mut findings, f);

@@ -14,6 +14,20 @@
 
 use serde_json::{Value, json};
 
+/// Why the scopes are not the server's whole truth, if they are not: one of the facts they
+/// are derived from could not be read (named, with the server), so the rules that read them
+/// are inconclusive rather than passing on nothing.
+pub fn unread_inputs(live: &Value) -> Option<String> {
+    let endpoint = live["endpoint"].as_str().unwrap_or("the server");
+    let unread = |doc: &Value, source: &str, fact: &str| {
+        let why = doc.get("unavailable")?.get(fact)?;
+        Some(format!("derived from {source}.{fact}, which could not be read on {endpoint}: {}", why.as_str().map_or_else(|| why.to_string(), str::to_string)))
+    };
+    // the workload rows (log.user_settings) only add to what the profiles and users say: a
+    // replica without query_log keeps its profile and user rows
+    ["user_profiles", "profile_settings", "settings"].iter().find_map(|fact| unread(live, "live", fact))
+}
+
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`.
 pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Value {
     let rows = |doc: Option<&Value>, name: &str| doc.and_then(|d| d[name].as_array()).cloned().unwrap_or_default();
@@ -158,6 +172,11 @@ mod tests {
             ("workload", "etl", "enable_filesystem_cache"),
             ("session", "auditor@http://h:8123", "max_threads"),
         ];
+        assert_eq!(unread_inputs(&live), None);
+        let mut denied = live.clone();
+        denied["unavailable"] = json!({"profile_settings": "ACCESS_DENIED"});
+        let why = unread_inputs(&denied).unwrap();
+        assert!(why.contains("live.profile_settings") && why.contains("auditor@http://h:8123") && why.contains("ACCESS_DENIED"), "{why}");
         assert_eq!(brief, expected.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())));
         assert_eq!(scopes[0]["workload_queries"], json!(["bench: 42"]));
         assert_eq!(scopes[0]["subject"], "settings profile `bench` (user(s) bench)");

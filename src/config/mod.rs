@@ -175,6 +175,10 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         Ok(loaded) => return Ok(loaded),
         Err(e) => e,
     };
+    // no main file at all (a mistyped path): one error, not a users-only audit
+    if !main.is_file() {
+        return Err(server_error);
+    }
     let Ok((sources, users, problems)) = load_users(main, options) else { return Err(server_error) };
     let server =
         ConfigTree { root: Element::new("clickhouse", Origin { file: FileId(0), offset: 0 }), files: Vec::new() };

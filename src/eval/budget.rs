@@ -1,16 +1,17 @@
-//! A time budget for each rule's evaluation. The CEL interpreter has no step hook, but it
-//! asks the root context's variable resolver every time an expression reaches for a fact
-//! (`config`, `live`, ...), and every loop over the facts does so at each pass of the
-//! enclosing loops. The resolver installed here checks the rule's deadline there (a
-//! thread-local: a rule is evaluated on one thread); once it has passed, every further
-//! lookup of a fact gives `null`, so the loops end at once, and the rule is `errored`
-//! whatever the expression returned. Loops over literal lists only, which never reach for
-//! a fact, are bounded by the size of the rule's own text.
+//! A time budget for each rule's evaluation. The CEL interpreter has no step hook, so the
+//! budget is checked in two places: every loop of a compiled expression calls [`CHECK`] at
+//! each pass (the syntax tree is rewritten once, at compile time, by [`guard`]), and the
+//! root context's variable resolver checks it every time an expression reaches for a fact.
+//! The deadline is a thread-local (a rule is evaluated on one thread); once it has passed,
+//! the loop check fails the evaluation and every further lookup of a fact gives `null`, so
+//! the loops end at once, whatever they loop over (facts or literal lists), and the rule is
+//! `errored` whatever the expression returned.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use cel::common::ast::{CallExpr, Expr, IdedExpr, operators};
 use cel::common::types::CelNull;
 use cel::common::value::CowVal;
 use cel::context::VariableResolver;
@@ -57,6 +58,92 @@ impl VariableResolver for Watch {
     }
 }
 
+/// The function every loop pass calls (a name no rule can write: it is not an identifier).
+pub const CHECK: &str = "@budget";
+
+/// [`CHECK`]: its argument unchanged while the rule is within its budget, an error after.
+pub fn check(cel::extractors::Arguments(args): cel::extractors::Arguments) -> Result<cel::Value, cel::ExecutionError> {
+    let n = LOOKUPS.get().wrapping_add(1);
+    LOOKUPS.set(n);
+    if EXHAUSTED.get()
+        || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
+    {
+        EXHAUSTED.set(true);
+        return Err(cel::ExecutionError::function_error(CHECK, "the evaluation budget is spent"));
+    }
+    Ok(args.first().cloned().unwrap_or(cel::Value::Null))
+}
+
+/// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter
+/// needs that condition literal (`map`, `filter`), around the filter's test or the mapped
+/// value: the shapes it runs in place stay those shapes.
+pub fn guard(expr: &IdedExpr) -> IdedExpr {
+    let mut expr = expr.clone();
+    guard_in_place(&mut expr);
+    expr
+}
+
+fn checked(expr: &mut IdedExpr) {
+    let inner = std::mem::take(expr);
+    *expr = IdedExpr {
+        id: inner.id,
+        expr: Expr::Call(CallExpr { func_name: CHECK.to_string(), target: None, args: vec![inner] }),
+    };
+}
+
+fn guard_in_place(expr: &mut IdedExpr) {
+    match &mut expr.expr {
+        Expr::Call(call) => {
+            if let Some(target) = call.target.as_mut() {
+                guard_in_place(target);
+            }
+            call.args.iter_mut().for_each(guard_in_place);
+        }
+        Expr::Comprehension(c) => {
+            for part in [&mut c.iter_range, &mut c.accu_init, &mut c.loop_cond, &mut c.loop_step, &mut c.result] {
+                guard_in_place(part);
+            }
+            if !matches!(c.loop_cond.expr, Expr::Literal(_)) {
+                checked(&mut c.loop_cond);
+                return;
+            }
+            match &mut c.loop_step.expr {
+                // filter, exists_one: `test ? step : @result`
+                Expr::Call(step) if step.func_name == operators::CONDITIONAL && !step.args.is_empty() => {
+                    checked(&mut step.args[0]);
+                }
+                // map: `@result + [value]`
+                Expr::Call(step) if step.func_name == operators::ADD && step.args.len() == 2 => match &mut step.args[1].expr {
+                    Expr::List(list) => list.elements.iter_mut().for_each(checked),
+                    _ => checked(&mut c.loop_step),
+                },
+                _ => checked(&mut c.loop_step),
+            }
+        }
+        Expr::List(list) => list.elements.iter_mut().for_each(guard_in_place),
+        Expr::Map(map) => {
+            for entry in &mut map.entries {
+                match &mut entry.expr {
+                    cel::common::ast::EntryExpr::MapEntry(e) => {
+                        guard_in_place(&mut e.key);
+                        guard_in_place(&mut e.value);
+                    }
+                    cel::common::ast::EntryExpr::StructField(f) => guard_in_place(&mut f.value),
+                }
+            }
+        }
+        Expr::Select(select) => guard_in_place(&mut select.operand),
+        Expr::Struct(s) => {
+            for entry in &mut s.entries {
+                if let cel::common::ast::EntryExpr::StructField(f) = &mut entry.expr {
+                    guard_in_place(&mut f.value);
+                }
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
 /// Runs one rule's evaluation within the budget: its result, or why it was stopped.
 pub fn within<T>(evaluate: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     within_limit(limit(), evaluate)
@@ -69,8 +156,8 @@ fn within_limit<T>(limit: Duration, evaluate: impl FnOnce() -> Result<T, String>
     DEADLINE.set(None);
     if EXHAUSTED.replace(false) {
         return Err(format!(
-            "stopped after {:.1} s, the evaluation budget of a rule (--rule-budget): its loops over the facts \
-             (nested exists/all/map/filter) cost too much on these facts",
+            "stopped after {:.1} s, the evaluation budget of a rule (--rule-budget): its loops \
+             (nested exists/all/map/filter) cost too much",
             limit.as_secs_f64()
         ));
     }
@@ -83,7 +170,7 @@ mod tests {
     use crate::rules::expr::Expr;
 
     fn context_with_items<'a>() -> cel::Context<'a, 'a> {
-        let mut context = crate::rules::expr::context();
+        let mut context = crate::rules::expr::context(crate::facts::catalog::builtin());
         context.set_variable_resolver(&WATCH);
         context.add_variable_from_value("items", (0..300).collect::<Vec<i64>>());
         context
@@ -105,5 +192,24 @@ mod tests {
         // the next rule on this thread has its whole budget again
         let quick = compile("items.exists(a, a == 299)");
         assert_eq!(within_limit(Duration::from_millis(300), || quick.eval(&context)), Ok(cel::Value::Bool(true)));
+    }
+
+    #[test]
+    fn loops_over_literal_lists_are_stopped_at_the_budget() {
+        let context = context_with_items();
+        let list = format!("[{}]", (0..300).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+        for bomb in [
+            format!("{list}.exists(a, {list}.exists(b, {list}.exists(c, {list}.exists(d, a + b + c + d < 0))))"),
+            format!("[items].exists(all, {list}.map(a, {list}.filter(b, {list}.exists(c, a + b + c < 0))).size() > 0)"),
+            format!("{list}.all(a, {list}.exists_one(b, {list}.all(c, {list}.all(d, a + b + c + d >= 0))))"),
+        ] {
+            let started = Instant::now();
+            let err = within_limit(Duration::from_millis(300), || compile(&bomb).eval(&context)).unwrap_err();
+            assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+            assert!(err.contains("evaluation budget"), "{err}");
+        }
+        // the checks change no result
+        let plain = compile("[1, 2, 3].map(x, x * 2).filter(y, y > 2).exists_one(z, z == 4) && [[1]].all(l, l.exists(v, v == 1))");
+        assert_eq!(within_limit(Duration::from_millis(300), || plain.eval(&context)), Ok(cel::Value::Bool(true)));
     }
 }

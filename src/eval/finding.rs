@@ -97,6 +97,45 @@ impl Finding {
     }
 }
 
+/// A finding's identity across runs: its rule, its file and its message with every number
+/// left out (`12 parts` and `40 parts` are the same problem growing; `disk2` keeps its
+/// digit, part of a name), so a moving count never makes a known finding new.
+pub fn identity(rule_id: &str, file: &str, message: &str) -> String {
+    fingerprint(&[rule_id, file, &without_numbers(message)])
+}
+
+/// `message` with each standalone number (digits with their `.`/`,` separators, not part
+/// of a word) as `#`.
+fn without_numbers(message: &str) -> String {
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let word_before = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+        if chars[i].is_ascii_digit() && !word_before {
+            let mut j = i;
+            while j < chars.len()
+                && (chars[j].is_ascii_digit()
+                    || (matches!(chars[j], '.' | ',') && chars.get(j + 1).is_some_and(char::is_ascii_digit)))
+            {
+                j += 1;
+            }
+            let word_after = chars.get(j).is_some_and(|c| c.is_alphabetic() || *c == '_');
+            if !word_after {
+                out.push('#');
+                i = j;
+                continue;
+            }
+            out.extend(&chars[i..j]);
+            i = j;
+            continue;
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
 /// A 64-bit FNV-1a hash as hex: stable across platforms and releases.
 pub fn fingerprint(parts: &[&str]) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -129,6 +168,13 @@ fn location_key(l: &Option<Location>) -> (String, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identities_leave_numbers_out_but_keep_names() {
+        assert_eq!(without_numbers("12 parts (1,024.5 MiB) on disk2 of s3_1"), "# parts (# MiB) on disk2 of s3_1");
+        assert_eq!(identity("r", "f", "42 queries"), identity("r", "f", "7 queries"));
+        assert_ne!(identity("r", "f", "user a1"), identity("r", "f", "user a2"));
+    }
 
     #[test]
     fn fingerprints_are_stable() {

@@ -170,7 +170,7 @@ pub struct Variables<'f>(cel::Context<'f, 'f>);
 
 impl<'f> Variables<'f> {
     pub fn of(facts: &'f Facts) -> Variables<'f> {
-        let mut context = expr::context();
+        let mut context = expr::context(crate::facts::catalog::of(facts.version));
         context.set_variable_resolver(&budget::WATCH);
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), cel_value(value));
@@ -254,8 +254,17 @@ pub fn evaluate_rule_with(
             Some(_) => {}
         }
     }
+    // a fact that leaves part of its inputs out: what it shows is true, its silence is not
+    let partial =
+        rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
     match budget::within(|| findings_of(rule, variables, overrides)) {
-        Ok(found) if found.is_empty() => (outcome(rule, OutcomeKind::Passed, None), found),
+        Ok(found) if found.is_empty() => match partial {
+            Some((source, fact, why)) => {
+                let reason = format!("fact `{}.{fact}` is partial: {why}", source.name());
+                (outcome(rule, OutcomeKind::Inconclusive, Some(reason)), found)
+            }
+            None => (outcome(rule, OutcomeKind::Passed, None), found),
+        },
         Ok(found) => (outcome(rule, OutcomeKind::Fired, None), found),
         Err(reason) => (outcome(rule, OutcomeKind::Errored, Some(reason)), Vec::new()),
     }
@@ -320,7 +329,7 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {
-        fingerprint: finding::fingerprint(&[&rule.id, file, &message]),
+        fingerprint: finding::identity(&rule.id, file, &message),
         rule_id: rule.id.clone(),
         severity: rule.severity,
         title: rule.title.clone(),

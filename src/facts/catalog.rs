@@ -49,6 +49,15 @@ pub fn for_version(version: Version) -> Option<&'static Catalog> {
     CATALOGS.iter().position(|(v, _)| *v == (version.major, version.minor)).map(parsed)
 }
 
+/// The catalog to judge `version` by: its own release's, else the nearest older release
+/// chaudit bundles (the oldest for a version older than all); the newest when the version
+/// is unknown.
+pub fn of(version: Option<Version>) -> &'static Catalog {
+    let Some(v) = version else { return builtin() };
+    let index = CATALOGS.iter().rposition(|(release, _)| *release <= (v.major, v.minor)).unwrap_or(0);
+    parsed(index)
+}
+
 /// Catalogs are parsed on first use: most runs need one of them, or none.
 fn parsed(index: usize) -> &'static Catalog {
     static PARSED: [OnceLock<Catalog>; CATALOGS.len()] = [const { OnceLock::new() }; CATALOGS.len()];
@@ -108,6 +117,16 @@ mod tests {
         assert!(c.is_server("max_concurrent_queries"));
         assert!(c.is_obsolete("allow_experimental_analyzer"));
         assert_eq!(c.suggest("max_thread"), Some("max_threads"));
+    }
+
+    #[test]
+    fn a_version_is_judged_by_its_own_or_the_nearest_older_catalog() {
+        let v = |s: &str| s.parse::<Version>().ok();
+        assert!(std::ptr::eq(of(v("24.8.14.1")), for_version(v("24.8").unwrap()).unwrap()));
+        assert!(std::ptr::eq(of(v("25.3")), for_version(v("24.8").unwrap()).unwrap()));
+        assert!(std::ptr::eq(of(v("26.3")), for_version(v("25.8").unwrap()).unwrap()));
+        assert!(std::ptr::eq(of(v("23.8")), for_version(v("24.8").unwrap()).unwrap()));
+        assert!(std::ptr::eq(of(None), builtin()));
     }
 
     #[test]

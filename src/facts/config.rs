@@ -228,11 +228,14 @@ pub struct ConfigFacts<'a> {
     /// The disks and policies as ClickHouse reads them, read once for every fact about them.
     disks: std::sync::OnceLock<Vec<model::Disk<'a>>>,
     policies: std::sync::OnceLock<Vec<model::Policy<'a>>>,
+    /// The settings of the audited version (the newest bundled when unknown).
+    catalog: &'static catalog::Catalog,
 }
 
 impl<'a> ConfigFacts<'a> {
-    pub fn new(loaded: &'a LoadedConfig) -> Self {
-        ConfigFacts { loaded, wanted: None, disks: Default::default(), policies: Default::default() }
+    pub fn new(loaded: &'a LoadedConfig, version: Option<crate::version::Version>) -> Self {
+        let catalog = catalog::of(version);
+        ConfigFacts { loaded, wanted: None, disks: Default::default(), policies: Default::default(), catalog }
     }
 
     /// The users facts when there is no users config: rules about users are not
@@ -258,8 +261,13 @@ impl<'a> ConfigFacts<'a> {
 
     /// Only the facts named: a tree with 16,000 disks costs nothing for them when no rule
     /// reads `config.disks`.
-    pub fn only(loaded: &'a LoadedConfig, wanted: &'a BTreeSet<String>) -> Self {
-        ConfigFacts { loaded, wanted: Some(wanted), disks: Default::default(), policies: Default::default() }
+    pub fn only(
+        loaded: &'a LoadedConfig,
+        wanted: &'a BTreeSet<String>,
+        version: Option<crate::version::Version>,
+    ) -> Self {
+        let catalog = catalog::of(version);
+        ConfigFacts { loaded, wanted: Some(wanted), disks: Default::default(), policies: Default::default(), catalog }
     }
 
     fn model_disks(&self) -> &[model::Disk<'a>] {
@@ -363,7 +371,7 @@ impl<'a> ConfigFacts<'a> {
     }
 
     fn root_elements(&self) -> Vec<Value> {
-        let catalog = catalog::builtin();
+        let catalog = self.catalog;
         self.loaded
             .server
             .root
@@ -597,7 +605,7 @@ impl<'a> ConfigFacts<'a> {
     /// Top-level elements of users.xml / users.d files that belong in the server config.
     fn users_file_sections(&self) -> Vec<Value> {
         let (Some(users), false) = (&self.loaded.users, self.loaded.users_in_main) else { return Vec::new() };
-        let catalog = catalog::builtin();
+        let catalog = self.catalog;
         users
             .root
             .elements()
@@ -705,7 +713,7 @@ fn is_true(v: &str) -> bool {
 
 /// The facts of an offline audit: the merged config and, when the user states it, the version.
 pub fn facts(loaded: &LoadedConfig, target: String, version: Option<crate::version::Version>) -> super::Facts {
-    facts_for(ConfigFacts::new(loaded), target, version)
+    facts_for(ConfigFacts::new(loaded, version), target, version)
 }
 
 /// The facts of an offline audit, only those named in `wanted` (what the selected rules read).
@@ -715,7 +723,7 @@ pub fn facts_read(
     target: String,
     version: Option<crate::version::Version>,
 ) -> super::Facts {
-    facts_for(ConfigFacts::only(loaded, wanted), target, version)
+    facts_for(ConfigFacts::only(loaded, wanted, version), target, version)
 }
 
 fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version::Version>) -> super::Facts {

@@ -140,8 +140,10 @@ impl Facts {
         if let Some(object) = value.as_object_mut() {
             object.remove("chaudit_snapshot");
         }
-        let facts: Facts =
+        let mut facts: Facts =
             serde_json::from_value(value).map_err(|e| format!("{shown}: not a chaudit snapshot: {e}"))?;
+        // the sources are what the snapshot holds, whatever its `sources` list says
+        facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
         if let Err(problems) = schema::check_document(&facts.document) {
             let listed: Vec<String> = problems.iter().take(10).map(ToString::to_string).collect();
             return Err(format!("{shown}: facts of the wrong shape:\n  {}", listed.join("\n  ")));
@@ -156,9 +158,23 @@ impl Facts {
         Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
     }
 
+    /// What a fact leaves out, if it was built from part of its inputs (a cluster comparison
+    /// without a replica that could not be read): a rule that finds nothing in it is
+    /// inconclusive, one that finds something has found it.
+    pub fn partial(&self, source: Source, fact: &str) -> Option<String> {
+        let why = self.document.get(source.name())?.get("partial")?.get(fact)?;
+        Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
+    }
+
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
         let document = self.document.get(source.name())?;
+        // a derived fact is as unread as its inputs (recorded snapshots included)
+        if (source, fact) == (Source::Live, "setting_scopes") {
+            if let Some(why) = crate::collect::scopes::unread_inputs(document) {
+                return Some(why);
+            }
+        }
         if let Some(why) = document.get("unavailable").and_then(|u| u.get(fact)) {
             return Some(why.as_str().map_or_else(|| why.to_string(), str::to_string));
         }

@@ -1,80 +1,102 @@
-//! `--format junit`: one test case per rule (fired = failure, errored = error, not
-//! applicable = skipped; inconclusive = error, or skipped with `--allow-inconclusive`: the
-//! same verdict as the exit code), for CI systems that read JUnit XML.
+//! `--format junit`: one test case per rule, the same verdict as the exit code: a rule
+//! with active findings at or above `--fail-on` is a failure (suppressed, baselined and
+//! lower findings are its output, not failures); a rule that did not judge (errored, or
+//! inconclusive unless allowed, on the target or any replica) is an error; not applicable
+//! and allowed inconclusive are skipped. What kept the run from auditing is one more error
+//! case. For CI systems that read JUnit XML.
 
 use std::fmt::Write;
 
 use super::Report;
-use crate::eval::OutcomeKind;
+use crate::eval::{Finding, OutcomeKind};
 
 pub fn render(report: &Report) -> String {
-    let allow_inconclusive = report.summary.allow_inconclusive;
-    let is_error =
-        |kind: OutcomeKind| kind == OutcomeKind::Errored || (kind == OutcomeKind::Inconclusive && !allow_inconclusive);
-    let failures = report.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Fired).count();
-    let errors = report.outcomes.iter().filter(|o| is_error(o.outcome)).count();
-    let skipped = report
-        .outcomes
-        .iter()
-        .filter(|o| matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive) && !is_error(o.outcome))
-        .count();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"chaudit\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
-        report.outcomes.len()
-    );
-    let _ = writeln!(
-        out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
-        escape(&report.target),
-        report.outcomes.len()
-    );
-    for o in &report.outcomes {
-        let _ = write!(out, "    <testcase classname=\"chaudit\" name=\"{}\"", escape(&o.rule_id));
-        match o.outcome {
-            OutcomeKind::Passed => out.push_str("/>\n"),
-            OutcomeKind::Fired => {
-                out.push_str(">\n");
-                for f in report.findings.iter().filter(|f| f.rule_id == o.rule_id) {
-                    let at =
-                        f.location.as_ref().map_or(String::new(), |l| format!("{}:{}:{}: ", l.file, l.line, l.column));
-                    let state = match (&f.suppressed, f.baselined) {
-                        (Some(s), _) => format!(" (suppressed: {})", s.reason),
-                        (None, true) => " (in baseline)".to_string(),
-                        (None, false) => String::new(),
-                    };
-                    let _ = writeln!(
-                        out,
-                        "      <failure type=\"{}\" message=\"{}\">{at}{}{state}</failure>",
-                        f.severity.name(),
-                        escape(&f.title),
-                        escape(&f.message)
-                    );
-                }
-                out.push_str("    </testcase>\n");
-            }
-            kind if is_error(kind) => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
-                    super::outcome_name(kind),
-                    escape(o.reason.as_deref().unwrap_or(""))
-                );
-            }
-            OutcomeKind::Errored | OutcomeKind::NotApplicable | OutcomeKind::Inconclusive => {
-                let _ = writeln!(
-                    out,
-                    ">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    escape(o.reason.as_deref().unwrap_or(""))
-                );
-            }
-        }
+    let fail_on = report.summary.fail_on;
+    let failing = |f: &Finding| f.is_active() && fail_on.is_some_and(|s| f.severity >= s);
+    let mut cases = String::new();
+    let (mut failures, mut errors, mut skipped) = (0, 0, 0);
+    for error in &report.errors {
+        errors += 1;
+        let _ = writeln!(
+            cases,
+            "    <testcase classname=\"chaudit\" name=\"audit\">\n      <error type=\"not-audited\" message=\"{}\"/>\n    </testcase>",
+            escape(error)
+        );
     }
+    for o in &report.outcomes {
+        let _ = write!(cases, "    <testcase classname=\"chaudit\" name=\"{}\"", escape(&o.rule_id));
+        let findings: Vec<&Finding> = report.findings.iter().filter(|f| f.rule_id == o.rule_id).collect();
+        let unjudged: Vec<String> = report
+            .unjudged
+            .iter()
+            .filter(|u| u.rule_id == o.rule_id)
+            .map(|u| {
+                let on = u.host.as_ref().map_or_else(String::new, |h| format!("{h}: "));
+                format!("{on}{}: {}", super::outcome_name(u.outcome), u.reason)
+            })
+            .collect();
+        if findings.is_empty() && unjudged.is_empty() && o.outcome == OutcomeKind::Passed {
+            cases.push_str("/>\n");
+            continue;
+        }
+        cases.push_str(">\n");
+        if !unjudged.is_empty() {
+            errors += 1;
+            let kind = report.unjudged.iter().find(|u| u.rule_id == o.rule_id).map_or(o.outcome, |u| u.outcome);
+            let _ = writeln!(
+                cases,
+                "      <error type=\"{}\" message=\"{}\"/>",
+                super::outcome_name(kind),
+                escape(&unjudged.join("; "))
+            );
+        } else if findings.iter().any(|f| failing(f)) {
+            failures += 1;
+            for f in findings.iter().filter(|f| failing(f)) {
+                let _ = writeln!(
+                    cases,
+                    "      <failure type=\"{}\" message=\"{}\">{}</failure>",
+                    f.severity.name(),
+                    escape(&f.title),
+                    escape(&line(f))
+                );
+            }
+        } else if matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive) {
+            skipped += 1;
+            let _ = writeln!(cases, "      <skipped message=\"{}\"/>", escape(o.reason.as_deref().unwrap_or("")));
+        }
+        let output: Vec<String> = findings.iter().filter(|f| !failing(f)).map(|f| line(f)).collect();
+        if !output.is_empty() {
+            let _ = writeln!(cases, "      <system-out>{}</system-out>", escape(&output.join("\n")));
+        }
+        cases.push_str("    </testcase>\n");
+    }
+    let tests = report.outcomes.len() + report.errors.len();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let counts = format!("tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\"");
+    let _ = writeln!(out, "<testsuites name=\"chaudit\" {counts}>");
+    let _ = writeln!(out, "  <testsuite name=\"{}\" {counts}>", escape(&report.target));
+    out.push_str(&cases);
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }
 
+/// A finding on one line: where, what, and whether it is set aside.
+fn line(f: &Finding) -> String {
+    let at = f.location.as_ref().map_or(String::new(), |l| format!("{}:{}:{}: ", l.file, l.line, l.column));
+    let state = match (&f.suppressed, f.baselined) {
+        (Some(s), _) => format!(" (suppressed: {})", s.reason),
+        (None, true) => " (in baseline)".to_string(),
+        (None, false) => String::new(),
+    };
+    format!("{at}{}{state}", f.message)
+}
+
+/// Text as XML character data or an attribute value: markup escaped, and the control
+/// characters XML 1.0 forbids written out.
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    super::mask::without_controls(s)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }

@@ -8,6 +8,9 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# ClickHouse configuration audit\n");
     let _ = writeln!(out, "Target: `{}` · chaudit {}\n", report.target, report.chaudit_version);
+    if let Some(line) = super::status_line(report) {
+        let _ = writeln!(out, "> **Warning**: {}\n", text(&line).replace('\n', " "));
+    }
     let s = &report.summary;
     let counts = s.severity_counts();
     let _ = writeln!(

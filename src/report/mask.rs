@@ -110,12 +110,30 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
 
 /// A value as reports show it: secrets masked, then bounded.
 pub fn shown(text: &str) -> String {
-    excerpt(&mask_text(text)).into_owned()
+    excerpt(&without_controls(&mask_text(text))).into_owned()
+}
+
+/// Control characters other than line breaks and tabs written out (`\u{1b}`): text from a
+/// server or a file never moves the terminal's cursor or colours, and stays well-formed XML.
+pub fn without_controls(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden_control) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().map(|c| if is_hidden_control(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+}
+
+fn is_hidden_control(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_written_out() {
+        assert_eq!(shown("red \u{1b}[31mtext\u{7}\nnext\tline"), "red \\u{1b}[31mtext\\u{7}\nnext\tline");
+    }
 
     #[test]
     fn secret_names() {

@@ -27,6 +27,12 @@ pub struct Report {
     /// Unused or expired suppressions, and other notes about the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Why nothing was audited as asked (status `not-audited`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// The rules that did not judge, on the target or on a replica (status `incomplete`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unjudged: Vec<crate::audit::Unjudged>,
     /// The rules that ran (for SARIF's rule list).
     #[serde(skip)]
     pub rules: Vec<RuleInfo>,
@@ -48,8 +54,10 @@ pub struct Summary {
     /// The `--fail-on` severity, or `never`.
     #[serde(serialize_with = "fail_on_name")]
     pub fail_on: Option<Severity>,
-    /// How the run ended: `passed`, `failing` (findings at or above fail_on) or `incomplete`
-    /// (a rule errored, or could not read its evidence): what the exit code says.
+    /// How the run ended: `passed`, `failing` (findings at or above fail_on), `incomplete`
+    /// (a rule errored, or could not read its evidence, on the target or a replica) or
+    /// `not-audited` (a config tree refused, or no selected rule applies): what the exit
+    /// code says.
     pub status: crate::audit::Status,
     /// Whether inconclusive rules were let pass (`--allow-inconclusive`).
     pub allow_inconclusive: bool,
@@ -86,6 +94,9 @@ impl Report {
         evaluation.findings.iter_mut().for_each(present_finding);
         for o in &mut evaluation.outcomes {
             o.reason = o.reason.as_deref().map(mask::shown);
+            for h in &mut o.hosts {
+                h.reason = h.reason.as_deref().map(mask::shown);
+            }
         }
         let mut by_severity = BTreeMap::new();
         for f in &evaluation.findings {
@@ -116,6 +127,8 @@ impl Report {
                 baselined,
             },
             warnings: Vec::new(),
+            errors: Vec::new(),
+            unjudged: Vec::new(),
             rules: Vec::new(),
             artifact_base: String::new(),
             findings: evaluation.findings,
@@ -159,6 +172,23 @@ fn mask_value(value: &mut serde_json::Value) {
 
 fn fail_on_name<S: serde::Serializer>(fail_on: &Option<Severity>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(fail_on.map_or("never", Severity::name))
+}
+
+/// The verdict in one sentence when the run did not judge what it was asked to (None when
+/// it did: the findings and their count say the rest).
+pub fn status_line(report: &Report) -> Option<String> {
+    match report.summary.status {
+        crate::audit::Status::NotAudited => Some(format!("not audited: {}", report.errors.join("; "))),
+        crate::audit::Status::Incomplete => {
+            let rules: std::collections::BTreeSet<&str> = report.unjudged.iter().map(|u| u.rule_id.as_str()).collect();
+            Some(format!(
+                "incomplete: {} rule(s) could not be judged ({})",
+                rules.len(),
+                rules.into_iter().collect::<Vec<_>>().join(", ")
+            ))
+        }
+        crate::audit::Status::Failing | crate::audit::Status::Passed => None,
+    }
 }
 
 pub fn outcome_name(kind: OutcomeKind) -> &'static str {

@@ -14,31 +14,39 @@ use crate::rules::Severity;
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
 
-/// The run's verdict: not successful when a rule errored or could not read its evidence
-/// (unless allowed), with a notification per such rule.
+/// The run's verdict: not successful unless it judged what it was asked to, with a
+/// notification per error, per rule (and replica) that did not judge, and per inconclusive
+/// rule let pass.
 fn invocation(report: &Report) -> serde_json::Value {
     use crate::eval::OutcomeKind;
-    let allow_inconclusive = report.summary.allow_inconclusive;
-    let notifications: Vec<serde_json::Value> = report
-        .outcomes
-        .iter()
-        .filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive))
-        .map(|o| {
-            let level = match o.outcome {
-                OutcomeKind::Inconclusive if allow_inconclusive => "warning",
-                _ => "error",
+    let mut notifications: Vec<serde_json::Value> =
+        report.errors.iter().map(|e| json!({"level": "error", "message": {"text": e}})).collect();
+    let notice = |rule: &str, host: Option<&str>, kind: OutcomeKind, reason: &str, level: &str| {
+        let on = host.map_or_else(String::new, |h| format!(" on {h}"));
+        let text = format!("{rule}{on} {}: {reason}", super::outcome_name(kind));
+        json!({"level": level, "message": {"text": text}, "associatedRule": {"id": rule}})
+    };
+    for u in &report.unjudged {
+        notifications.push(notice(&u.rule_id, u.host.as_deref(), u.outcome, &u.reason, "error"));
+    }
+    if report.summary.allow_inconclusive {
+        for o in report.outcomes.iter() {
+            let hosts: Vec<(Option<&str>, Option<&str>, OutcomeKind)> = if o.hosts.is_empty() {
+                vec![(None, o.reason.as_deref(), o.outcome)]
+            } else {
+                o.hosts.iter().map(|h| (Some(h.host.as_str()), h.reason.as_deref(), h.outcome)).collect()
             };
-            let text =
-                format!("{} {}: {}", o.rule_id, super::outcome_name(o.outcome), o.reason.as_deref().unwrap_or(""));
-            serde_json::json!({"level": level, "message": {"text": text}, "associatedRule": {"id": o.rule_id}})
-        })
-        .collect();
-    let mut invocation = serde_json::json!({
-        "executionSuccessful": report.summary.status != crate::audit::Status::Incomplete,
-        "properties": {"status": report.summary.status, "failOn": report.summary.fail_on.map_or("never", crate::rules::Severity::name)},
+            for (host, reason, kind) in hosts.into_iter().filter(|(_, _, k)| *k == OutcomeKind::Inconclusive) {
+                notifications.push(notice(&o.rule_id, host, kind, reason.unwrap_or(""), "warning"));
+            }
+        }
+    }
+    let mut invocation = json!({
+        "executionSuccessful": report.summary.status.judged(),
+        "properties": {"status": report.summary.status, "failOn": report.summary.fail_on.map_or("never", Severity::name)},
     });
     if !notifications.is_empty() {
-        invocation["toolExecutionNotifications"] = serde_json::Value::Array(notifications);
+        invocation["toolExecutionNotifications"] = Value::Array(notifications);
     }
     invocation
 }

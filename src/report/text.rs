@@ -80,6 +80,9 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         s.failing,
         s.fail_on.map_or("never", Severity::name)
     );
+    if let Some(line) = super::status_line(report) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 

@@ -15,6 +15,8 @@ pub struct Expr {
     pub source: String,
     pub origin: Origin,
     program: Arc<Program>,
+    /// The program's syntax tree with a budget check in every loop (see [`budget::guard`]).
+    guarded: Arc<cel::IdedExpr>,
 }
 
 impl std::fmt::Debug for Expr {
@@ -45,7 +47,8 @@ impl Expr {
                 column: first.map_or(0, |e| e.pos.1.max(0) as usize),
             }
         })?;
-        Ok(Expr { source: source.to_string(), origin, program: Arc::new(program) })
+        let guarded = Arc::new(crate::eval::budget::guard(program.expression()));
+        Ok(Expr { source: source.to_string(), origin, program: Arc::new(program), guarded })
     }
 
     /// The compiled program (its syntax tree is checked against the facts catalog).
@@ -54,29 +57,28 @@ impl Expr {
     }
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        self.program.execute(context).map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
     }
 }
 
-/// A new evaluation context with the functions rules may call.
-pub fn context<'a>() -> Context<'a, 'a> {
-    fn known(name: Arc<String>) -> bool {
-        let c = catalog::builtin();
-        c.is_session(&name) || c.is_server(&name)
-    }
-    fn default_of(name: Arc<String>) -> String {
-        let c = catalog::builtin();
+/// A new evaluation context with the functions rules may call; the setting helpers answer
+/// from `catalog` (the audited version's, see [`catalog::of`]).
+pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
+    let c = catalog;
+    let known = move |name: Arc<String>| c.is_session(&name) || c.is_server(&name);
+    let default_of = move |name: Arc<String>| {
         let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str()));
         setting.and_then(|s| s.default.clone()).unwrap_or_default()
-    }
+    };
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [
+        context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check),
         context.add_function("setting_known", known),
-        context.add_function("session_setting", |name: Arc<String>| catalog::builtin().is_session(&name)),
-        context.add_function("server_setting", |name: Arc<String>| catalog::builtin().is_server(&name)),
-        context.add_function("setting_obsolete", |name: Arc<String>| catalog::builtin().is_obsolete(&name)),
-        context.add_function("setting_suggestion", |name: Arc<String>| {
-            catalog::builtin().suggest(&name).unwrap_or_default().to_string()
+        context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
+        context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
+        context.add_function("setting_obsolete", move |name: Arc<String>| c.is_obsolete(&name)),
+        context.add_function("setting_suggestion", move |name: Arc<String>| {
+            c.suggest(&name).unwrap_or_default().to_string()
         }),
         context.add_function("setting_default", default_of),
         context.add_function("num", |Arguments(args): Arguments| args.first().map_or(f64::NAN, number_of)),
@@ -239,7 +241,7 @@ mod tests {
     #[test]
     fn templates_fill_holes() {
         let t = Template::compile("user `{{ name }}` has {{ size(ips) }} networks", origin()).ok().unwrap();
-        let mut c = context();
+        let mut c = context(catalog::builtin());
         c.add_variable_from_value("name", "default");
         c.add_variable_from_value("ips", vec!["::/0"]);
         assert_eq!(t.render(&c).unwrap(), "user `default` has 1 networks");
@@ -247,7 +249,7 @@ mod tests {
 
     #[test]
     fn functions_read_the_catalog() {
-        let c = context();
+        let c = context(catalog::builtin());
         let e =
             Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
         assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));

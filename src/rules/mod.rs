@@ -40,6 +40,11 @@ impl RulePack {
         let mut read_errors = Vec::new();
         for dir in dirs {
             match load::rule_files(dir) {
+                // a directory named for rules that holds none is a mistake (a wrong path), not an empty pack
+                Ok(paths) if paths.is_empty() => read_errors.push(RuleError::Read {
+                    path: dir.clone(),
+                    message: "no rule file (*.yaml) in this directory".into(),
+                }),
                 Ok(paths) => {
                     for path in paths {
                         match files::read(&mut sources, &path) {

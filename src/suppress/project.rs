@@ -45,6 +45,14 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
         ))
     };
     let doc = read_document(&file.text, id).map_err(|(o, m)| vec![error(o, m, None)])?;
+    if let Yaml::Mapping(pairs, _) = &doc {
+        let unknown = pairs.iter().filter_map(|(k, _)| Some((k, k.as_str()?))).find(|(_, k)| *k != "ignore");
+        if let Some((key, name)) = unknown {
+            let help = crate::suggest::closest(name, ["ignore"].into_iter()).map(|s| format!("did you mean `{s}`?"));
+            let message = format!("unknown key `{name}`: the project file holds `ignore:`");
+            return Err(vec![error(key.origin(), message, help.as_deref())]);
+        }
+    }
     let entries = match doc.get("ignore") {
         None => return Ok(Vec::new()),
         Some(Yaml::Sequence(items, _)) => items,

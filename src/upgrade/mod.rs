@@ -110,6 +110,9 @@ pub struct ReviewSummary {
     pub breaking: usize,
     pub issues_fixed: usize,
     pub issues_remaining_or_introduced_here: usize,
+    /// Known issues the target keeps or brings that could not be checked on this server
+    /// (their facts not collected or not readable).
+    pub issues_unchecked: usize,
     /// Whether the review should stop the upgrade (exit 1): a breaking setting, or a known
     /// issue this server shows that the target does not fix.
     pub blocking: bool,
@@ -242,6 +245,10 @@ pub fn review(inputs: &Inputs) -> Review {
         issues_remaining_or_introduced_here: known_issues
             .iter()
             .filter(|i| i.change != IssueChange::FixedByTarget && i.shows_here == Some(true))
+            .count(),
+        issues_unchecked: known_issues
+            .iter()
+            .filter(|i| i.change != IssueChange::FixedByTarget && i.shows_here.is_none())
             .count(),
         blocking: false,
     };

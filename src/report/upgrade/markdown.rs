@@ -28,10 +28,11 @@ pub fn render(review: &Review) -> String {
     let _ = writeln!(out, "| chaudit | {} |\n", review.chaudit_version);
     let s = &review.summary;
     let same_release = review.from.status.release == review.to.status.release && s.default_changes == 0;
-    let verdict = match (s.blocking, same_release) {
-        (true, _) => "**Review needed before upgrading.**",
-        (false, true) => "Nothing to upgrade: the target is the release this server runs.",
-        (false, false) => "Nothing blocks this upgrade.",
+    let verdict = match (s.blocking, s.issues_unchecked > 0, same_release) {
+        (true, _, _) => "**Review needed before upgrading.**",
+        (false, true, _) => "**Not judged**: known issues the target keeps or brings could not be checked on this server.",
+        (false, false, true) => "Nothing to upgrade: the target is the release this server runs.",
+        (false, false, false) => "Nothing blocks this upgrade.",
     };
     let _ = writeln!(
         out,

@@ -98,6 +98,12 @@ pub fn render(review: &Review) -> String {
     }
     let verdict = if s.blocking {
         "review needed before upgrading: breaking settings or known issues above".to_string()
+    } else if s.issues_unchecked > 0 {
+        format!(
+            "not judged: {} known issue(s) the target keeps or brings could not be checked on this server (above); \
+             audit the server itself (--dsn) to know whether they block",
+            s.issues_unchecked
+        )
     } else if from.status.release == to.status.release && s.default_changes == 0 {
         format!("nothing to upgrade: {} is already the {} release", from.version, to.status.release)
     } else if s.used_by_workload > 0 {
