@@ -159,8 +159,8 @@ pub const FACTS: &[FactQuery] = &[
                   memory tracked, background pools' tasks and sizes",
         // `Query` without the audits' own queries (and their parts on other replicas): a
         // fan-out to 500 replicas of one server is no load of its users
-        sql: "SELECT metric, if(metric = 'Query', greatest(value - toInt64(audit), toInt64(0)), value) AS value \
-              FROM system.metrics, (SELECT count() AS audit FROM system.processes WHERE initial_query_id LIKE 'chaudit-%') \
+        sql: "SELECT metric, if(metric = 'Query', greatest(value - toInt64(own.audit), toInt64(0)), value) AS value \
+              FROM system.metrics, (SELECT count() AS audit FROM system.processes WHERE initial_query_id LIKE 'chaudit-%') AS own \
               WHERE metric LIKE 'Attached%' OR metric LIKE 'Background%Pool%' \
               OR metric IN ('PartsActive', 'Query', 'TCPConnection', 'HTTPConnection', 'MySQLConnection', \
               'PostgreSQLConnection', 'ZooKeeperSession', 'MemoryTracking')",
