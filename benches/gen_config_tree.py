@@ -8,7 +8,7 @@ SHAPE:
   fragments  2,000 fragments (about 24 MB): settings, clusters with repeated shards and
              replicas, disks and policies, comments (the default)
   unknown    2,000 fragments holding 100,000 root elements no server reads (custom metrics
-             names and a few misspelled settings): 100,000 findings
+             names) and 5 misspelled settings: 100,005 findings
   disks      16,000 disks and 2,000 storage policies
   clusters   150 clusters of 10 shards x 3 replicas
   users      2,000 settings profiles and 2,000 users
@@ -68,8 +68,9 @@ def unknown():
         parts = ["<clickhouse>\n"]
         for k in range(50):
             n = i * 50 + k
-            name = TYPOS[n % len(TYPOS)] if n % 100 == 0 else f"app_metric_{n}_threshold"
-            parts.append(f"  <{name}>{n}</{name}>\n")
+            parts.append(f"  <app_metric_{n}_threshold>{n}</app_metric_{n}_threshold>\n")
+        if i < len(TYPOS):
+            parts.append(f"  <{TYPOS[i]}>{i}</{TYPOS[i]}>\n")
         parts.append("</clickhouse>\n")
         write(f"config.d/{i:05d}.xml", "".join(parts))
 
