@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# Load benchmark: a 2,000-file config.d tree (about 24 MB) merged by `chaudit config show`,
-# against `xmllint --noout` merely parsing the same files, and the full offline audit with
-# every built-in rule on the same tree, in one hyperfine run.
-# Needs hyperfine and xmllint (Debian: apt-get install hyperfine libxml2-utils).
+# Load benchmark: for each tree shape of benches/gen_config_tree.py (2,000 fragments with
+# clusters, disks and policies; 100,000 unknown root elements, so 100,000 findings; 16,000
+# disks; 150 clusters; 2,000 profiles and users), `chaudit config show` (parse + merge +
+# render) against the full offline audit with every built-in rule (JSON report), in one
+# hyperfine run per tree, and the ratio of their means from that run.
+# Needs hyperfine (Debian: apt-get install hyperfine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for tool in hyperfine xmllint; do
-  command -v "$tool" >/dev/null || { echo "config_load.sh: $tool is missing (apt-get install hyperfine libxml2-utils)" >&2; exit 1; }
-done
-tree=${BENCH_TREE:-target/bench/config-tree}
-[ -f "$tree/config.xml" ] || python3 benches/gen_config_tree.py "$tree" 2000
+command -v hyperfine >/dev/null || { echo "config_load.sh: hyperfine is missing (apt-get install hyperfine)" >&2; exit 1; }
+shapes=${BENCH_SHAPES:-fragments unknown disks clusters users}
 cargo build --release --quiet
-du -sh "$tree"
-# xmllint gets every file on one command line, as chaudit reads them all in one process
-hyperfine --warmup 2 --runs 10 -N \
-  -n "chaudit config show (parse + merge + render)" "target/release/chaudit config show --config $tree/config.xml" \
-  -n "chaudit --config (full audit, all rules)" "target/release/chaudit --config $tree/config.xml --format json --fail-on never" \
-  -n "xmllint --noout (parse only)" "xmllint --noout $tree/config.xml $(ls "$tree"/config.d/*.xml | tr '\n' ' ')"
+out=target/bench/results
+mkdir -p "$out"
+for shape in $shapes; do
+  tree=target/bench/$shape
+  [ -f "$tree/config.xml" ] || python3 benches/gen_config_tree.py "$tree" "$shape"
+  echo "== $shape: $(du -sh "$tree" | cut -f1), $(find "$tree" -name '*.xml' | wc -l) files"
+  hyperfine --warmup 1 --runs "${BENCH_RUNS:-5}" -N --export-json "$out/$shape.json" \
+    -n "config show" "target/release/chaudit config show --config $tree/config.xml" \
+    -n "audit" "target/release/chaudit --config $tree/config.xml --format json --fail-on never -o $out/$shape-report.json"
+  python3 - "$out/$shape.json" "$out/$shape-report.json" "$shape" <<'PY'
+import json, sys
+runs = {r["command"]: r["mean"] for r in json.load(open(sys.argv[1]))["results"]}
+findings = len(json.load(open(sys.argv[2]))["findings"])
+show, audit = runs["config show"], runs["audit"]
+print(f"RATIO {sys.argv[3]}: config show {show:.3f} s, audit {audit:.3f} s ({findings} findings): {audit / show:.2f}x")
+PY
+done

@@ -1,10 +1,16 @@
 //! "Did you mean ...?": the known name most similar to a misspelled one.
 
+use std::sync::Mutex;
+
+use rustc_hash::FxHashMap;
+
 /// Words longer than any ClickHouse name are no typo of one (and comparing a 4 MB element
 /// name with every setting would take minutes).
 const LONGEST_NAME: usize = 256;
 
-/// The name of `names` most similar to `word` (Jaro-Winkler above `min_score`), if any.
+/// The name of `names` most similar to `word` (Jaro-Winkler above `min_score`), if any; on
+/// a tie, the last. Compares `word` with every name: for short lists (a rule's keys, a
+/// disk type's elements); a catalog's names go through an [`Index`].
 pub fn closest_above<'a>(word: &str, names: impl Iterator<Item = &'a str>, min_score: f64) -> Option<&'a str> {
     if word.len() > LONGEST_NAME {
         return None;
@@ -21,6 +27,79 @@ pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&
     closest_above(word, names, 0.8)
 }
 
+/// A long list of known names (a catalog's 1,500 settings) indexed by trigram: a word is
+/// compared only with the names sharing at least a third of its trigrams (a typo keeps most
+/// of them), so 100,000 unknown names cost milliseconds, not minutes of Jaro-Winkler against
+/// every name. Each distinct word is looked up once; later asks are answered from memory.
+#[derive(Debug)]
+pub struct Index {
+    names: Vec<String>,
+    postings: FxHashMap<[u8; 3], Vec<u32>>,
+    min_score: f64,
+    answers: Mutex<FxHashMap<String, Option<u32>>>,
+}
+
+impl Index {
+    pub fn new<'a>(names: impl Iterator<Item = &'a str>, min_score: f64) -> Index {
+        let names: Vec<String> = names.map(str::to_string).collect();
+        let mut postings: FxHashMap<[u8; 3], Vec<u32>> = FxHashMap::default();
+        for (id, name) in names.iter().enumerate() {
+            for gram in trigrams(name) {
+                postings.entry(gram).or_default().push(id as u32);
+            }
+        }
+        Index { names, postings, min_score, answers: Mutex::default() }
+    }
+
+    /// The known name most similar to `word` (Jaro-Winkler above the index's score), if any.
+    pub fn closest(&self, word: &str) -> Option<&str> {
+        if word.len() > LONGEST_NAME {
+            return None;
+        }
+        let remembered = self.answers.lock().ok().and_then(|a| a.get(word).copied());
+        let id = match remembered {
+            Some(id) => id,
+            None => {
+                let id = self.search(word);
+                if let Ok(mut answers) = self.answers.lock() {
+                    answers.insert(word.to_string(), id);
+                }
+                id
+            }
+        };
+        id.map(|i| self.names[i as usize].as_str())
+    }
+
+    fn search(&self, word: &str) -> Option<u32> {
+        let grams = trigrams(word);
+        let mut shared: FxHashMap<u32, usize> = FxHashMap::default();
+        for gram in &grams {
+            for id in self.postings.get(gram).into_iter().flatten() {
+                *shared.entry(*id).or_default() += 1;
+            }
+        }
+        let needed = grams.len().div_ceil(3);
+        shared
+            .into_iter()
+            .filter(|(_, count)| *count >= needed)
+            .map(|(id, _)| (strsim::jaro_winkler(word, &self.names[id as usize]), id))
+            .filter(|(score, _)| *score > self.min_score)
+            // the highest score; on a tie the later name, as `closest_above` picks
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+            .map(|(_, id)| id)
+    }
+}
+
+/// The distinct trigrams of a word padded at both ends (`^^ab$`), so short words have some
+/// and the first letters, where Jaro-Winkler weighs most, count twice.
+fn trigrams(word: &str) -> Vec<[u8; 3]> {
+    let padded: Vec<u8> = [b'^', b'^'].into_iter().chain(word.bytes()).chain([b'$']).collect();
+    let mut grams: Vec<[u8; 3]> = padded.windows(3).map(|w| [w[0], w[1], w[2]]).collect();
+    grams.sort_unstable();
+    grams.dedup();
+    grams
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -31,5 +110,18 @@ mod tests {
         assert_eq!(closest("max_threadz", names.into_iter()), Some("max_threads"));
         assert_eq!(closest("zzz", names.into_iter()), None);
         assert_eq!(closest(&"x".repeat(1 << 20), names.into_iter()), None);
+    }
+
+    #[test]
+    fn the_index_finds_what_comparing_every_name_finds() {
+        let catalog = crate::facts::catalog::builtin();
+        let names: Vec<&str> = catalog.session.keys().map(String::as_str).collect();
+        let index = Index::new(names.iter().copied(), 0.85);
+        for word in ["max_threadz", "max_memry_usage", "send_timout", "log_queries_min_typ", "use_uncompressed_cach"] {
+            assert_eq!(index.closest(word), closest_above(word, names.iter().copied(), 0.85), "{word}");
+            assert!(index.closest(word).is_some(), "{word}");
+        }
+        assert_eq!(index.closest("app_metric_12345_threshold"), None);
+        assert_eq!(index.closest("max_threadz"), Some("max_threads"), "answered again from memory");
     }
 }

@@ -103,3 +103,46 @@ fn the_bundled_example_reports_ranked_findings() {
     let ranks: Vec<usize> = evaluation.findings.iter().map(|f| f.rank).collect();
     assert_eq!(ranks, (1..=ranks.len()).collect::<Vec<_>>());
 }
+
+/// A tree with `count` root elements no server reads, plus a users config.
+fn unknown_elements(dir: &Path, count: usize) -> std::path::PathBuf {
+    let body: String = (0..count).map(|n| format!("<app_metric_{n}>1</app_metric_{n}>\n")).collect();
+    std::fs::write(dir.join("config.xml"), format!("<clickhouse>\n{body}</clickhouse>\n")).unwrap();
+    dir.join("config.xml")
+}
+
+#[test]
+fn many_findings_stay_readable_in_text_and_all_of_them_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = unknown_elements(dir.path(), 30);
+    let main = main.to_str().unwrap();
+    let args = ["--config", main, "--select", "unknown-server-setting", "--fail-on", "never"];
+    let (code, text, stderr) = support::chaudit(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(text.matches("is not a ClickHouse server setting").count(), 20);
+    assert!(text.contains("unknown-server-setting: 10 more finding(s) not shown (--all prints every one)"), "{text}");
+    let (_, all, _) = support::chaudit(dir.path(), &[&args[..], &["--all"]].concat());
+    assert_eq!(all.matches("is not a ClickHouse server setting").count(), 30);
+    assert!(!all.contains("more finding(s) not shown"));
+    let (_, json, _) = support::chaudit(dir.path(), &[&args[..], &["--format", "json"]].concat());
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["findings"].as_array().unwrap().len(), 30);
+}
+
+/// GitHub code scanning refuses a run of more than 25,000 results ("SARIF results exceed
+/// limit" in its docs): the highest ranked are written, and a notification says so.
+#[test]
+fn sarif_stays_within_githubs_result_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = unknown_elements(dir.path(), 25_010);
+    let main = main.to_str().unwrap();
+    let args = ["--config", main, "--select", "unknown-server-setting", "--fail-on", "never", "--format", "sarif"];
+    let (code, sarif, stderr) = support::chaudit(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+    let run = &sarif["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 25_000);
+    let notes = run["invocations"][0]["toolExecutionNotifications"].as_array().unwrap();
+    let note = notes.iter().find_map(|n| n["message"]["text"].as_str()).unwrap();
+    assert!(note.starts_with("25000 of 25010 findings written"), "{note}");
+}

@@ -151,3 +151,40 @@ fn config_show_equals_the_engines_preprocessed_configs() {
     eprintln!("{} cases: {compared} files compared, {refused} trees refused by both", cases.len());
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
 }
+
+/// `chaudit config show` in each of its modes, on every engine case, as a strict XML parser
+/// reads it: whatever a user pipes the output into must accept it.
+#[test]
+fn config_show_is_well_formed_xml_in_every_mode() {
+    let modes: [&[&str]; 6] =
+        [&[], &["--users"], &["--provenance"], &["--show-secrets"], &["--users", "--provenance"], &[
+            "--users",
+            "--show-secrets",
+        ]];
+    let mut failures = Vec::new();
+    let mut parsed = 0;
+    for case in cases() {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let env = options(&case).env;
+        for mode in modes {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+                .args(["config", "show", "--default-include-from", "none", "--config"])
+                .arg(case.join("tree/config.xml"))
+                .args(mode)
+                .envs(env.iter().map(|(k, v)| (k, v)))
+                .output()
+                .expect("run chaudit");
+            if out.stdout.is_empty() {
+                continue; // refused, as the engine refuses the tree
+            }
+            let text = String::from_utf8_lossy(&out.stdout);
+            match roxmltree::Document::parse(&text) {
+                Ok(_) => parsed += 1,
+                Err(e) => failures.push(format!("{name} {}: {e}", mode.join(" "))),
+            }
+        }
+    }
+    eprintln!("{parsed} outputs parsed");
+    assert!(parsed >= 300, "only {parsed} outputs");
+    assert!(failures.is_empty(), "{} outputs are not well-formed XML:\n{}", failures.len(), failures.join("\n"));
+}

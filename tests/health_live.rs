@@ -237,6 +237,10 @@ fn a_healthy_server_gives_no_health_finding_at_or_above_medium() {
          'BackgroundSchedulePoolTask', 'BackgroundSchedulePoolSize')",
     );
     assert_eq!(pools.trim(), "6");
+    // the audit's own queries are no load of the server's: idle, it counts none running
+    let idle = audit(&server, &["--select", "too-many-running-queries", "--param", "max_running_queries=0"]);
+    let outcome = support::report_entry(&idle, "outcomes", "too-many-running-queries").unwrap();
+    assert_eq!(outcome["outcome"], "passed", "{idle}");
 }
 
 #[test]

@@ -82,7 +82,11 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let report = &verdict.report;
     let text = match args.format {
         Format::Text => {
-            report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &TextOptions::new(color_stdout()))
+            let mut options = TextOptions::new(color_stdout());
+            if args.all {
+                options.per_rule = None;
+            }
+            report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &options)
         }
         Format::Json => report::json::render(report),
         Format::Markdown => report::markdown::render(report),

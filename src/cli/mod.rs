@@ -84,6 +84,9 @@ pub struct AuditArgs {
     /// Write the report to this file (whole or not at all) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Text output: print every finding (by default a rule's first 20, then how many more).
+    #[arg(long)]
+    pub all: bool,
     /// Exit 1 when a finding is at or above this severity.
     #[arg(long, value_enum, default_value_t = FailOn::High)]
     pub fail_on: FailOn,

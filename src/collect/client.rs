@@ -375,8 +375,17 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }
 
-fn unique_suffix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+/// Unique to one session: the start time, a count of this process's sessions (a cluster
+/// audit opens hundreds within a millisecond) and a random part (another audit, on another
+/// machine, with the same process id): a query_id the server already runs is refused
+/// (QUERY_WITH_SAME_ID_IS_ALREADY_RUNNING).
+fn unique_suffix() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    static SESSIONS: AtomicU32 = AtomicU32::new(0);
+    let millis = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let session = SESSIONS.fetch_add(1, Ordering::Relaxed);
+    let random = RandomState::new().hash_one((millis, session)) as u32;
+    format!("{millis}-{session}-{random:08x}")
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
+use crate::suggest::Index;
 use crate::version::Version;
 
 #[derive(Debug, Deserialize)]
@@ -16,6 +17,9 @@ pub struct Catalog {
     pub session: BTreeMap<String, Setting>,
     pub server: BTreeMap<String, Setting>,
     pub merge_tree: BTreeMap<String, Setting>,
+    /// The session settings' names indexed for "did you mean", built on the first ask.
+    #[serde(skip)]
+    session_names: OnceLock<Index>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -88,15 +92,13 @@ impl Catalog {
 
     /// The closest session setting name, for "did you mean ...?".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        closest(name, self.session.keys().map(String::as_str))
+        self.session_names.get_or_init(|| Index::new(self.session.keys().map(String::as_str), SETTING_SCORE)).closest(name)
     }
 }
 
-/// The setting closest to `name` (Jaro-Winkler above 0.85: settings names share long
-/// prefixes), for "did you mean ...?".
-pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    crate::suggest::closest_above(name, candidates, 0.85)
-}
+/// How close a name must be to a setting's to be suggested (Jaro-Winkler above 0.85:
+/// settings names share long prefixes).
+pub const SETTING_SCORE: f64 = 0.85;
 
 /// The two kinds of settings system.settings_changes tracks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, Deserialize)]

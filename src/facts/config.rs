@@ -198,6 +198,19 @@ const DISK_KEYS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// The server setting, section or other root element closest to `name`, for "did you
+/// mean"; asked by rules only for the elements they report.
+pub fn root_element_suggestion(name: &str) -> Option<&'static str> {
+    static NAMES: std::sync::OnceLock<crate::suggest::Index> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            let sections = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
+            let settings = catalog::builtin().server.keys().map(String::as_str);
+            crate::suggest::Index::new(settings.chain(sections), catalog::SETTING_SCORE)
+        })
+        .closest(name)
+}
+
 /// Sections that make up a users config.
 const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "settings_profiles", "include_from"];
 
@@ -297,30 +310,37 @@ impl<'a> ConfigFacts<'a> {
     pub fn document(&self) -> Value {
         let root = &self.loaded.server.root;
         let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
-        let mut profiles = self.profiles();
-        let users = self.users(&profiles);
-        mark_profiles_in_use(&mut profiles, &default_profile, &users);
-        let custom_prefixes: Vec<String> = root
-            .child("custom_settings_prefixes")
-            .map_or("custom_".to_string(), Element::value)
-            .split(',')
-            .map(|p| p.trim().to_string())
-            .filter(|p| !p.is_empty())
-            .collect();
+        // users and profiles are read together (a profile is in use when a user names it)
+        let (profiles, users) = if ["users", "profiles", "profile_settings"].iter().any(|f| self.wants(f)) {
+            let mut profiles = self.profiles();
+            let users = self.users(&profiles);
+            mark_profiles_in_use(&mut profiles, &default_profile, &users);
+            (profiles, users)
+        } else {
+            Default::default()
+        };
+        let custom_prefixes = || -> Vec<String> {
+            root.child("custom_settings_prefixes")
+                .map_or("custom_".to_string(), Element::value)
+                .split(',')
+                .map(|p| p.trim().to_string())
+                .filter(|p| !p.is_empty())
+                .collect()
+        };
         let merge_tree = root.child("merge_tree");
         json!({
             "at": self.at(root.origin),
-            "merge_tree": merge_tree.map(leaf_values).unwrap_or_default(),
-            "merge_tree_at": merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default(),
-            "server": leaf_values(root),
-            "server_at": self.leaf_locations(root),
+            "merge_tree": self.gated("merge_tree", || merge_tree.map(leaf_values).unwrap_or_default()),
+            "merge_tree_at": self.gated("merge_tree_at", || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
+            "server": self.gated("server", || leaf_values(root)),
+            "server_at": self.gated("server_at", || self.leaf_locations(root)),
             "root_elements": self.gated("root_elements", || self.root_elements()),
-            "listen_hosts": root.children_named("listen_host").map(Element::value).collect::<Vec<_>>(),
+            "listen_hosts": self.gated("listen_hosts", || root.children_named("listen_host").map(Element::value).collect::<Vec<_>>()),
             "exposed": root.children_named("listen_host").any(|h| matches!(h.value().as_str(), "0.0.0.0" | "::")),
             "default_profile": default_profile,
-            "custom_settings_prefixes": custom_prefixes,
+            "custom_settings_prefixes": self.gated("custom_settings_prefixes", custom_prefixes),
             "users": users,
-            "profile_settings": profile_settings(&profiles),
+            "profile_settings": self.gated("profile_settings", || profile_settings(&profiles)),
             "profiles": profiles.values().cloned().collect::<Vec<_>>(),
             "disks": self.gated("disks", || self.disks()),
             "misspelled_disks": self.gated("misspelled_disks", || self.misspelled_disks()),
@@ -329,11 +349,11 @@ impl<'a> ConfigFacts<'a> {
             "policy_names": self.gated("policy_names", || self.policy_names()),
             "policies": self.gated("policies", || self.policies()),
             "clusters": self.gated("clusters", || self.clusters()),
-            "logs": self.logs(),
-            "problems": self.problems(),
+            "logs": self.gated("logs", || self.logs()),
+            "problems": self.gated("problems", || self.problems()),
             "absent": self.absent(),
             "unavailable": self.unavailable(),
-            "users_file_sections": self.users_file_sections(),
+            "users_file_sections": self.gated("users_file_sections", || self.users_file_sections()),
             // users come from config.xml itself (no separate users_config file)
             "users_in_main": self.loaded.users_in_main,
             // <logger><level>: {level, at}; null without a <logger> section
@@ -378,20 +398,15 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .map(|e| {
                 let name = e.name.as_str();
-                // `known`: ClickHouse reads it (a server setting, section or other element);
-                // `suggestion`: the closest such name when it is not
+                // `known`: ClickHouse reads it (a server setting, section or other element)
                 let known = SERVER_SECTIONS.contains(&name)
                     || OTHER_ROOT_ELEMENTS.contains(&name)
                     || name.ends_with("_log")
                     || catalog.is_server(name)
                     || catalog.is_session(name);
-                let suggestion = (!known).then(|| {
-                    let names = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
-                    catalog::closest(name, catalog.server.keys().map(String::as_str).chain(names))
-                });
                 json!({
                     "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
-                    "server_section": SERVER_SECTIONS.contains(&name), "known": known, "suggestion": suggestion.flatten(),
+                    "server_section": SERVER_SECTIONS.contains(&name), "known": known,
                 })
             })
             .collect()

@@ -17,6 +17,41 @@ pub fn uint(v: &serde_json::Value) -> u64 {
     v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
 }
 
+/// The positions of a snapshot's facts, for errors that name a fact by path
+/// (`live.metrics.Query`, `config.users[3].name`): JSON is YAML, read with its spans.
+struct FactLines {
+    source: crate::config::SourceMap,
+    root: Option<crate::spanned_yaml::Yaml>,
+}
+
+impl FactLines {
+    fn new(text: &str) -> FactLines {
+        let mut source = crate::config::SourceMap::new("/".into());
+        let id = source.add("snapshot".into(), text.to_string());
+        let root = crate::spanned_yaml::read_document(text, id).ok();
+        FactLines { source, root }
+    }
+
+    /// The line and column of the deepest node of `path` the file has.
+    fn position(&self, path: &str) -> Option<(u32, u32)> {
+        use crate::spanned_yaml::Yaml;
+        let mut node = self.root.as_ref()?.get("document")?;
+        for part in path.split('.') {
+            let (key, indexes) = part.split_once('[').map_or((part, ""), |(k, rest)| (k, rest));
+            let Some(next) = node.get(key) else { break };
+            node = next;
+            for index in indexes.split('[').filter_map(|i| i.trim_end_matches(']').parse::<usize>().ok()) {
+                match node {
+                    Yaml::Sequence(items, _) if index < items.len() => node = &items[index],
+                    _ => break,
+                }
+            }
+        }
+        let location = self.source.locate(node.origin());
+        Some((location.line, location.column))
+    }
+}
+
 /// Where facts come from; a rule declares the ones it needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -140,13 +175,27 @@ impl Facts {
         if let Some(object) = value.as_object_mut() {
             object.remove("chaudit_snapshot");
         }
-        let mut facts: Facts =
-            serde_json::from_value(value).map_err(|e| format!("{shown}: not a chaudit snapshot: {e}"))?;
+        // read from the text (not the value) so a field of the wrong type names its line
+        let mut facts: Facts = match serde_json::from_value(value) {
+            Ok(facts) => facts,
+            Err(_) => match serde_json::from_str::<Facts>(&text) {
+                Err(e) => return Err(format!("{shown}:{}:{}: not a chaudit snapshot: {e}", e.line(), e.column())),
+                Ok(facts) => facts,
+            },
+        };
         // the sources are what the snapshot holds, whatever its `sources` list says
         facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
         if let Err(problems) = schema::check_document(&facts.document) {
-            let listed: Vec<String> = problems.iter().take(10).map(ToString::to_string).collect();
-            return Err(format!("{shown}: facts of the wrong shape:\n  {}", listed.join("\n  ")));
+            let lines = FactLines::new(&text);
+            let listed: Vec<String> = problems
+                .iter()
+                .take(10)
+                .map(|p| match lines.position(&p.path) {
+                    Some((line, column)) => format!("{shown}:{line}:{column}: {p}"),
+                    None => format!("{shown}: {p}"),
+                })
+                .collect();
+            return Err(format!("facts of the wrong shape:\n  {}", listed.join("\n  ")));
         }
         Ok(facts)
     }
@@ -181,5 +230,26 @@ impl Facts {
         // a fact a collection should hold and does not (an old or trimmed snapshot)
         (matches!(source, Source::Live | Source::Log | Source::Host) && document.get(fact).is_none())
             .then(|| "not in the collected facts".to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("chaudit-snapshot-{}.json", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let error = Facts::read_snapshot(&path).unwrap_err();
+        let _ = std::fs::remove_file(&path);
+        error.replace(&path.display().to_string(), "s.json")
+    }
+
+    #[test]
+    fn snapshot_errors_name_the_line_and_column() {
+        let wrong_type = "{\n \"chaudit_snapshot\": 1,\n \"target\": \"t\",\n \"version\": null,\n \"sources\": [\"live\", 7],\n \"document\": {}\n}\n";
+        assert!(error_of(wrong_type).starts_with("s.json:5:"), "{}", error_of(wrong_type));
+        let wrong_shape = "{\n \"chaudit_snapshot\": 1,\n \"target\": \"t\",\n \"version\": null,\n \"sources\": [\"live\"],\n \"document\": {\n  \"live\": {\n   \"metrics\": {\"Query\": 1},\n   \"settings\": [\n    1\n   ]\n  }\n }\n}\n";
+        assert!(error_of(wrong_shape).contains("s.json:9:16: `live.settings`"), "{}", error_of(wrong_shape));
     }
 }

@@ -17,7 +17,7 @@ const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
 /// The run's verdict: not successful unless it judged what it was asked to, with a
 /// notification per error, per rule (and replica) that did not judge, and per inconclusive
 /// rule let pass.
-fn invocation(report: &Report) -> serde_json::Value {
+fn invocation(report: &Report, written: usize) -> serde_json::Value {
     use crate::eval::OutcomeKind;
     let mut notifications: Vec<serde_json::Value> =
         report.errors.iter().map(|e| json!({"level": "error", "message": {"text": e}})).collect();
@@ -41,6 +41,15 @@ fn invocation(report: &Report) -> serde_json::Value {
             }
         }
     }
+    if written < report.findings.len() {
+        let text = format!(
+            "{written} of {} findings written, the highest ranked: GitHub code scanning takes at most {MAX_RESULTS} \
+             results per run and {} MB gzip-compressed per file (the JSON report holds every finding)",
+            report.findings.len(),
+            MAX_GZIP_BYTES / 1_000_000
+        );
+        notifications.push(json!({"level": "warning", "message": {"text": text}}));
+    }
     let mut invocation = json!({
         "executionSuccessful": report.summary.status.judged(),
         "properties": {"status": report.summary.status, "failOn": report.summary.fail_on.map_or("never", Severity::name)},
@@ -51,9 +60,39 @@ fn invocation(report: &Report) -> serde_json::Value {
     invocation
 }
 
+/// GitHub code scanning's limits on an upload ("SARIF results exceed limit", "SARIF file
+/// is too large" in its docs): results per run, and the size of the gzip-compressed file.
+const MAX_RESULTS: usize = 25_000;
+const MAX_GZIP_BYTES: usize = 10_000_000;
+
+/// The report as SARIF within GitHub's upload limits: beyond them, the highest-ranked
+/// findings that fit, and a notification that says so.
 pub fn render(report: &Report) -> String {
+    let mut written = report.findings.len().min(MAX_RESULTS);
+    loop {
+        let text = document(report, written);
+        // gzip never makes JSON bigger than 10 MB when it is not already
+        if text.len() <= MAX_GZIP_BYTES || written == 0 {
+            return text;
+        }
+        let size = gzip_size(&text);
+        if size <= MAX_GZIP_BYTES {
+            return text;
+        }
+        written = written * MAX_GZIP_BYTES / size * 9 / 10;
+    }
+}
+
+fn gzip_size(text: &str) -> usize {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let _ = encoder.write_all(text.as_bytes());
+    encoder.finish().map_or(usize::MAX, |bytes| bytes.len())
+}
+
+fn document(report: &Report, written: usize) -> String {
     let rules: Vec<Value> = report.rules.iter().map(rule).collect();
-    let results: Vec<Value> = report.findings.iter().map(|f| result(report, f)).collect();
+    let results: Vec<Value> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
     let sarif = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -65,7 +104,7 @@ pub fn render(report: &Report) -> String {
                 "informationUri": "https://github.com/chaudit/chaudit",
                 "rules": rules,
             }},
-            "invocations": [invocation(report)],
+            "invocations": [invocation(report, written)],
             "results": results,
         }],
     });

@@ -19,12 +19,18 @@ pub struct TextOptions {
     pub color: bool,
     /// Where prose wraps (the fix is never wrapped).
     pub width: usize,
+    /// The findings shown per rule, in rank order; the rest are counted (`None`: all).
+    pub per_rule: Option<usize>,
 }
+
+/// A rule's findings a text report shows by default: enough to see the pattern; a tree
+/// with 100,000 unknown elements would otherwise print 100,000 snippets.
+pub const FINDINGS_PER_RULE: usize = 20;
 
 impl TextOptions {
     /// For stdout: the width of `COLUMNS`, else of the terminal, else 100.
     pub fn new(color: bool) -> TextOptions {
-        TextOptions { color, width: terminal_width() }
+        TextOptions { color, width: terminal_width(), per_rule: Some(FINDINGS_PER_RULE) }
     }
 }
 
@@ -50,12 +56,26 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
         .with_break_words(false);
     let mut out = String::new();
+    let mut shown: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for f in &report.findings {
+        let count = shown.entry(f.rule_id.as_str()).or_default();
+        *count += 1;
+        if options.per_rule.is_some_and(|limit| *count > limit) {
+            continue;
+        }
         let diagnostic = FindingDiagnostic::new(f, sources);
         if handler.render_report(&mut out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
         write_fix(&mut out, f);
+        out.push('\n');
+    }
+    let limit = options.per_rule.unwrap_or(usize::MAX);
+    let cut: Vec<(&str, usize)> = shown.into_iter().filter(|(_, n)| *n > limit).collect();
+    for (rule, count) in &cut {
+        let _ = writeln!(out, "{rule}: {} more finding(s) not shown (--all prints every one)", count - limit);
+    }
+    if !cut.is_empty() {
         out.push('\n');
     }
     for o in report.outcomes.iter().filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive)) {

@@ -310,7 +310,7 @@ impl<'a> Checker<'a> {
             "int" => Type::Int,
             "uint" => Type::UInt,
             "double" | "num" => Type::Float,
-            "string" | "join" | "setting_suggestion" | "setting_default" => Type::String,
+            "string" | "join" | "setting_suggestion" | "root_element_suggestion" | "setting_default" => Type::String,
             "truthy" | "setting_known" | "session_setting" | "server_setting" | "setting_obsolete" => Type::Bool,
             "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
             "limit_of" => Type::Int,

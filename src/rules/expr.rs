@@ -80,6 +80,9 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
         context.add_function("setting_suggestion", move |name: Arc<String>| {
             c.suggest(&name).unwrap_or_default().to_string()
         }),
+        context.add_function("root_element_suggestion", |name: Arc<String>| {
+            crate::facts::config::root_element_suggestion(&name).unwrap_or_default().to_string()
+        }),
         context.add_function("setting_default", default_of),
         context.add_function("num", |Arguments(args): Arguments| args.first().map_or(f64::NAN, number_of)),
         context.add_function("truthy", |Arguments(args): Arguments| args.first().is_some_and(|v| number_of(v) != 0.0)),
