@@ -374,12 +374,13 @@ impl<'a> ConfigFacts<'a> {
                 // `suggestion`: the closest such name when it is not
                 let known = SERVER_SECTIONS.contains(&name)
                     || OTHER_ROOT_ELEMENTS.contains(&name)
+                    || super::config_keys::is_read(name)
                     || name.ends_with("_log")
                     || catalog.is_server(name)
                     || catalog.is_session(name);
                 let suggestion = (!known).then(|| {
                     let names = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
-                    catalog::closest(name, catalog.server.keys().map(String::as_str).chain(names))
+                    crate::suggest::typo_of(name, catalog.server.keys().map(String::as_str).chain(names))
                 });
                 json!({
                     "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
