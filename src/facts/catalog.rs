@@ -49,6 +49,20 @@ pub fn for_version(version: Version) -> Option<&'static Catalog> {
     CATALOGS.iter().position(|(v, _)| *v == (version.major, version.minor)).map(parsed)
 }
 
+/// Whether `name` is an obsolete session setting in every catalog that knows it: a setting
+/// made obsolete in 26.9 still works on 25.8, and a config audit does not know which of them
+/// will read it.
+pub fn obsolete_everywhere(name: &str) -> bool {
+    let mut knowing = (0..CATALOGS.len()).map(parsed).filter(|c| c.is_session(name)).peekable();
+    knowing.peek().is_some() && knowing.all(|c| c.is_obsolete(name))
+}
+
+/// Whether `name` is an obsolete session setting in some catalog (ClickHouse skips obsolete
+/// names where it checks for query settings in the server config).
+pub fn obsolete_somewhere(name: &str) -> bool {
+    (0..CATALOGS.len()).map(parsed).any(|c| c.is_obsolete(name))
+}
+
 /// Catalogs are parsed on first use: most runs need one of them, or none.
 fn parsed(index: usize) -> &'static Catalog {
     static PARSED: [OnceLock<Catalog>; CATALOGS.len()] = [const { OnceLock::new() }; CATALOGS.len()];

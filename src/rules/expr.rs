@@ -74,7 +74,9 @@ pub fn context<'a>() -> Context<'a, 'a> {
         context.add_function("setting_known", known),
         context.add_function("session_setting", |name: Arc<String>| catalog::builtin().is_session(&name)),
         context.add_function("server_setting", |name: Arc<String>| catalog::builtin().is_server(&name)),
-        context.add_function("setting_obsolete", |name: Arc<String>| catalog::builtin().is_obsolete(&name)),
+        context.add_function("setting_obsolete", |name: Arc<String>| catalog::obsolete_everywhere(&name)),
+        context.add_function("setting_ever_obsolete", |name: Arc<String>| catalog::obsolete_somewhere(&name)),
+        context.add_function("same_setting_value", |a: Arc<String>, b: Arc<String>| same_setting_value(&a, &b)),
         context.add_function("setting_suggestion", |name: Arc<String>| {
             catalog::builtin().suggest(&name).unwrap_or_default().to_string()
         }),
@@ -86,6 +88,13 @@ pub fn context<'a>() -> Context<'a, 'a> {
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
     context
+}
+
+/// Whether two setting values as written mean the same value: `true` is `1`, `10Gi` is
+/// `10737418240`; values that are not numbers compare as text.
+fn same_setting_value(a: &str, b: &str) -> bool {
+    let (x, y) = (parse_number(a), parse_number(b));
+    if x.is_nan() || y.is_nan() { a.trim() == b.trim() } else { x == y }
 }
 
 /// `join(list, separator)`: the items as a message shows them, separated.
