@@ -290,7 +290,7 @@ impl<'a> ConfigFacts<'a> {
         let root = &self.loaded.server.root;
         let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
         let mut profiles = self.profiles();
-        let users = self.users(&profiles);
+        let users = self.users(&profiles, &default_profile);
         mark_profiles_in_use(&mut profiles, &default_profile, &users);
         let custom_prefixes: Vec<String> = root
             .child("custom_settings_prefixes")
@@ -418,7 +418,10 @@ impl<'a> ConfigFacts<'a> {
         out
     }
 
-    fn users(&self, profiles: &BTreeMap<String, Value>) -> Vec<Value> {
+    /// Users; `settings` is what a session of the user runs with: its profile's settings over
+    /// the server's default profile, which applies beneath every user's profile.
+    fn users(&self, profiles: &BTreeMap<String, Value>, default_profile: &str) -> Vec<Value> {
+        let effective = |name: &str| profiles.get(name).and_then(|p| p["effective"].as_object()).cloned().unwrap_or_default();
         let Some(users) = self.loaded.users_root().and_then(|r| r.child("users")) else { return Vec::new() };
         users
             .elements()
@@ -443,6 +446,8 @@ impl<'a> ConfigFacts<'a> {
                     || host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
                 let profile = u.child("profile").map_or("default".to_string(), Element::value);
                 let access_management = u.child("access_management");
+                let mut settings = effective(default_profile);
+                settings.extend(effective(&profile));
                 json!({
                     "name": u.name,
                     "at": self.at(u.origin),
@@ -454,7 +459,7 @@ impl<'a> ConfigFacts<'a> {
                     "networks_at": networks.map_or_else(|| self.at(u.origin), |n| self.at(n.origin)),
                     "open_networks": open_networks,
                     "profile": profile,
-                    "settings": profiles.get(&profile).map_or(json!({}), |p| p["effective"].clone()),
+                    "settings": settings,
                     "access_management": access_management.is_some_and(|a| is_true(&a.value())),
                     "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
                 })
