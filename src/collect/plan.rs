@@ -51,6 +51,12 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
+        name: "zookeeper_connections",
+        purpose: "the Keeper connections the server holds, one per configured Keeper (default and auxiliary)",
+        sql: "SELECT name, host, port FROM system.zookeeper_connection",
+        since: None,
+    },
+    FactQuery {
         name: "disks",
         purpose: "disks (type, paths, cache path)",
         sql: "SELECT * FROM system.disks",

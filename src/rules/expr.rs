@@ -66,7 +66,7 @@ pub fn context<'a>() -> Context<'a, 'a> {
     }
     fn default_of(name: Arc<String>) -> String {
         let c = catalog::builtin();
-        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str()));
+        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str())).or_else(|| c.merge_tree.get(name.as_str()));
         setting.and_then(|s| s.default.clone()).unwrap_or_default()
     }
     let mut context = Context::with_env(Arc::clone(env()));
