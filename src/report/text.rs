@@ -221,19 +221,21 @@ impl SourceCode for Excerpt {
 /// it, when the file is one of `sources`.
 fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
     let (_, file) = sources.files().find(|(_, f)| f.display == l.file)?;
+    // masked as a whole: a secret's value may start lines above the excerpt
+    let masked_file = mask::mask_text(&file.text);
     let target = (l.line.max(1) - 1) as usize;
     let first_line = target.saturating_sub(CONTEXT_LINES);
     let mut text = String::new();
     let mut span = None;
-    for (n, line) in file.text.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
+    for (n, line) in masked_file.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if n != target {
-            text.push_str(&mask::excerpt(&masked(line)));
+            text.push_str(&mask::excerpt(line));
             text.push('\n');
             continue;
         }
         let column = line.char_indices().nth(l.column.saturating_sub(1) as usize).map_or(0, |(i, _)| i);
-        let (before, element) = (masked(&line[..column]), masked(&line[column..]));
+        let (before, element) = line.split_at(column);
         // a line longer than the bound is cut so that the element shows
         let start = if before.len() + element.len() > mask::EXCERPT_CHARS && before.len() > mask::EXCERPT_CHARS / 2 {
             text.push('…');
@@ -242,7 +244,7 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
             start
         } else {
             let start = text.len() + before.len();
-            text.push_str(&mask::excerpt(&(before.into_owned() + element.as_ref())));
+            text.push_str(&mask::excerpt(line));
             start
         };
         // the element's start tag, or the rest of its (YAML) line
@@ -252,8 +254,4 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
         text.push('\n');
     }
     Some((Excerpt { name: file.display.clone(), text, first_line }, span?))
-}
-
-fn masked(line: &str) -> std::borrow::Cow<'_, str> {
-    mask::mask_line(line).map_or(std::borrow::Cow::Borrowed(line), std::borrow::Cow::Owned)
 }
