@@ -50,10 +50,18 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
         .with_break_words(false);
     let mut out = String::new();
-    for f in &report.findings {
+    for group in sibling_groups(&report.findings) {
+        let f = group[0];
         let diagnostic = FindingDiagnostic::new(f, sources);
         if handler.render_report(&mut out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
+        }
+        if group.len() > 1 {
+            let _ = writeln!(out, "  and {} more of the same kind (each one in the JSON report, with its fix):", group.len() - 1);
+            for sibling in &group[1..] {
+                let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
+                let _ = writeln!(out, "    #{} {at}{}", sibling.rank, mask::excerpt(&sibling.message));
+            }
         }
         write_fix(&mut out, f);
         out.push('\n');
@@ -81,6 +89,23 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         s.fail_on.map_or("never", Severity::name)
     );
     out
+}
+
+/// Findings of one rule on sibling objects (twelve log tables without a TTL) as one group,
+/// at the place of the best-ranked; suppressed or baselined findings stay apart.
+fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
+    let mut groups: Vec<Vec<&Finding>> = Vec::new();
+    for f in findings {
+        let same = |g: &&mut Vec<&Finding>| {
+            let first = g[0];
+            first.rule_id == f.rule_id && first.is_active() && f.is_active() && first.hosts.is_empty() && f.hosts.is_empty()
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(group) => group.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
 }
 
 /// A finding as a miette diagnostic, so the snippet rendering is miette's.
