@@ -24,7 +24,7 @@ import re
 import subprocess
 import sys
 
-SNAKE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
+SNAKE = re.compile(r"^_?[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")
 WORD = re.compile(r"^[a-z]{3,}$")
 DOTTED = re.compile(r"^\.?[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+$")
 SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{2,}$")
