@@ -257,8 +257,14 @@ mod tests {
     #[test]
     fn functions_read_the_catalog() {
         let c = context();
-        let e =
-            Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
-        assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));
+        // obsolete in 26.9 only: not obsolete everywhere, but obsolete somewhere
+        for expr in [
+            "setting_ever_obsolete('allow_experimental_analyzer') && !setting_obsolete('allow_experimental_analyzer')",
+            "setting_obsolete('allow_experimental_map_type') && !setting_known('max_thread')",
+            "same_setting_value('true', '1') && same_setting_value('1Gi', '1073741824') && !same_setting_value('a', 'b')",
+        ] {
+            let e = Expr::compile(expr, origin());
+            assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true), "{expr}");
+        }
     }
 }
