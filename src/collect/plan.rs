@@ -51,12 +51,6 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
-        name: "zookeeper_connections",
-        purpose: "the Keeper connections the server holds, one per configured Keeper (default and auxiliary)",
-        sql: "SELECT name, host, port FROM system.zookeeper_connection",
-        since: None,
-    },
-    FactQuery {
         name: "disks",
         purpose: "disks (type, paths, cache path)",
         sql: "SELECT * FROM system.disks",
@@ -171,12 +165,13 @@ pub const FACTS: &[FactQuery] = &[
     // keyed by event name: count since the server started (only the events rules read)
     FactQuery {
         name: "events",
-        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors",
+        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors; \
+                  Keeper sessions established",
         sql: "SELECT event, value FROM system.events WHERE event IN ('DelayedInserts', 'RejectedInserts', \
               'ReplicatedPartFailedFetches', 'ReplicatedPartChecksFailed', 'ReplicatedDataLoss', \
               'DataAfterMergeDiffersFromReplica', 'DistributedConnectionFailAtAll', 'DistributedSyncInsertionTimeoutExceeded', \
               'StorageBufferErrorOnFlush', 'ReadBufferFromFileDescriptorReadFailed', 'WriteBufferFromFileDescriptorWriteFailed', \
-              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions')",
+              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions', 'ZooKeeperInit')",
         since: None,
     },
     // one row: {age_days}: days since the first day of the release month the version names
