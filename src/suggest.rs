@@ -36,6 +36,8 @@ pub struct Index {
     names: Vec<String>,
     postings: FxHashMap<[u8; 3], Vec<u32>>,
     min_score: f64,
+    /// answer only likely misspellings (see [`typo_of`]), not merely similar names
+    typos_only: bool,
     answers: Mutex<FxHashMap<String, Option<u32>>>,
 }
 
@@ -48,7 +50,12 @@ impl Index {
                 postings.entry(gram).or_default().push(id as u32);
             }
         }
-        Index { names, postings, min_score, answers: Mutex::default() }
+        Index { names, postings, min_score, typos_only: false, answers: Mutex::default() }
+    }
+
+    /// An index answering only likely misspellings of its names (see [`typo_of`]).
+    pub fn of_typos<'a>(names: impl Iterator<Item = &'a str>) -> Index {
+        Index { typos_only: true, ..Index::new(names, 0.0) }
     }
 
     /// The known name most similar to `word` (Jaro-Winkler above the index's score), if any.
@@ -72,14 +79,16 @@ impl Index {
 
     fn search(&self, word: &str) -> Option<u32> {
         let grams = trigrams(word);
-        let mut shared: FxHashMap<u32, usize> = FxHashMap::default();
-        for gram in &grams {
-            for id in self.postings.get(gram).into_iter().flatten() {
-                *shared.entry(*id).or_default() += 1;
-            }
+        if self.typos_only {
+            // an edit changes at most 3 trigrams: fewer shared than that cannot be a typo
+            let allowed = typo_edits(word);
+            let needed = grams.len().saturating_sub(3 * allowed).max(1);
+            let candidates = self.candidates(&grams).into_iter().filter(|(_, count)| *count >= needed);
+            let names = candidates.map(|(id, _)| self.names[id as usize].as_str());
+            return typo_of(word, names).and_then(|n| self.names.iter().position(|x| x == n)).map(|i| i as u32);
         }
         let needed = grams.len().div_ceil(3);
-        shared
+        self.candidates(&grams)
             .into_iter()
             .filter(|(_, count)| *count >= needed)
             .map(|(id, _)| (strsim::jaro_winkler(word, &self.names[id as usize]), id))
@@ -87,6 +96,19 @@ impl Index {
             // the highest score; on a tie the later name, as `closest_above` picks
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
             .map(|(_, id)| id)
+    }
+}
+
+impl Index {
+    /// Each name sharing a trigram with the word, with how many it shares.
+    fn candidates(&self, grams: &[[u8; 3]]) -> FxHashMap<u32, usize> {
+        let mut shared: FxHashMap<u32, usize> = FxHashMap::default();
+        for gram in grams {
+            for id in self.postings.get(gram).into_iter().flatten() {
+                *shared.entry(*id).or_default() += 1;
+            }
+        }
+        shared
     }
 }
 
@@ -100,9 +122,40 @@ fn trigrams(word: &str) -> Vec<[u8; 3]> {
     grams
 }
 
+/// The name of `names` that `word` is a likely misspelling of: at most one edit per six
+/// characters of `word` (at least one, at most three), the fewest edits winning. A suggestion
+/// further off names another setting, and renaming to it would keep a value meant for
+/// something else.
+pub fn typo_of<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > LONGEST_NAME {
+        return None;
+    }
+    let allowed = typo_edits(word);
+    names
+        .filter(|n| n.len().abs_diff(word.len()) <= allowed)
+        .map(|n| (strsim::levenshtein(word, n), n))
+        .filter(|(edits, _)| (1..=allowed).contains(edits))
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(b.1)))
+        .map(|(_, n)| n)
+}
+
+/// How many edits a misspelling of `word` may have: one per six characters, one to three.
+fn typo_edits(word: &str) -> usize {
+    (word.chars().count() / 6).clamp(1, 3)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_typo_is_a_few_edits_relative_to_the_length() {
+        let names = ["max_thread_pool_size", "custom_settings_prefixes", "path"];
+        assert_eq!(typo_of("max_thred_pool_size", names.into_iter()), Some("max_thread_pool_size"));
+        assert_eq!(typo_of("custom_setting_2_0", names.into_iter()), None);
+        assert_eq!(typo_of("pth", names.into_iter()), Some("path"));
+        assert_eq!(typo_of("xyz", names.into_iter()), None);
+    }
 
     #[test]
     fn typos_find_their_name_and_nonsense_finds_none() {

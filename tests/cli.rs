@@ -93,6 +93,48 @@ fn secrets_are_masked_everywhere() {
     assert!(String::from_utf8_lossy(&shown.stdout).contains("changeme-hunter2"));
 }
 
+/// A secret's whole value span is masked (several lines, CDATA, an attribute) in every format,
+/// and switches whose names merely mention a secret are shown.
+#[test]
+fn secrets_are_masked_over_their_span() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("config.xml"),
+        "<clickhouse>\n<listen_host>::1</listen_host>\n<users_config>users.xml</users_config>\n\
+         <remote_servers><c><secret>\n    cluster-hunter2\n</secret><shard><replica><host>a</host><port>9000</port>\
+         </replica></shard></c></remote_servers>\n</clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("users.xml"),
+        "<clickhouse>\n<profiles><default><allow_nullable_key>1</allow_nullable_key></default></profiles>\n<users>\n\
+         <a>\n<password>\n    multi-hunter2\n</password>\n<networks><ip>::/0</ip></networks>\n</a>\n\
+         <b>\n<password><![CDATA[cdata-hunter2]]></password>\n<networks><ip>::/0</ip></networks>\n</b>\n\
+         </users>\n</clickhouse>\n",
+    )
+    .unwrap();
+    let config = dir.path().join("config.xml");
+    let config = config.to_str().unwrap();
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit"]
+        .iter()
+        .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
+        .collect();
+    runs.push(vec!["config", "show", "--users", "--config", config]);
+    for args in &runs {
+        let out = chaudit(args, &[]);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let all = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        for secret in ["cluster-hunter2", "multi-hunter2", "cdata-hunter2"] {
+            assert!(!all.contains(secret), "{args:?} prints {secret}:\n{all}");
+        }
+    }
+    let text = chaudit(&["--config", config, "--fail-on", "never"], &[]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("    ******"), "the multi-line password shows masked in its snippet:\n{text}");
+    let shown = chaudit(&["config", "show", "--users", "--config", config], &[]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("<allow_nullable_key>1</allow_nullable_key>"));
+}
+
 /// A huge value is shown as a bounded excerpt, in every format.
 #[test]
 fn huge_values_are_cut() {

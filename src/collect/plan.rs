@@ -169,12 +169,13 @@ pub const FACTS: &[FactQuery] = &[
     // keyed by event name: count since the server started (only the events rules read)
     FactQuery {
         name: "events",
-        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors",
+        purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors; \
+                  Keeper sessions established",
         sql: "SELECT event, value FROM system.events WHERE event IN ('DelayedInserts', 'RejectedInserts', \
               'ReplicatedPartFailedFetches', 'ReplicatedPartChecksFailed', 'ReplicatedDataLoss', \
               'DataAfterMergeDiffersFromReplica', 'DistributedConnectionFailAtAll', 'DistributedSyncInsertionTimeoutExceeded', \
               'StorageBufferErrorOnFlush', 'ReadBufferFromFileDescriptorReadFailed', 'WriteBufferFromFileDescriptorWriteFailed', \
-              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions')",
+              'SlowRead', 'DNSError', 'ZooKeeperHardwareExceptions', 'ZooKeeperInit')",
         since: None,
     },
     // one row: {age_days}: days since the first day of the release month the version names

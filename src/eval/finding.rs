@@ -148,11 +148,14 @@ pub fn fingerprint(parts: &[&str]) -> String {
     format!("{hash:016x}")
 }
 
-/// Orders findings by score (then rule id and location, for stable output) and numbers them.
+/// Orders findings by severity, then score (a critical is never after a high, whatever the
+/// impact and confidence that weigh the score), then rule id and location for stable output,
+/// and numbers them.
 pub fn rank(findings: &mut [Finding]) {
     findings.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
+        b.severity
+            .cmp(&a.severity)
+            .then_with(|| b.score.total_cmp(&a.score))
             .then_with(|| a.rule_id.cmp(&b.rule_id))
             .then_with(|| location_key(&a.location).cmp(&location_key(&b.location)))
     });
@@ -168,6 +171,38 @@ fn location_key(l: &Option<Location>) -> (String, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn finding(rule_id: &str, severity: Severity, score: f64) -> Finding {
+        Finding {
+            rule_id: rule_id.into(),
+            severity,
+            title: String::new(),
+            message: String::new(),
+            location: None,
+            evidence: serde_json::Map::new(),
+            remediation: Remediation { restart: false, config: None, sql: None },
+            fingerprint: String::new(),
+            rank: 0,
+            score,
+            suppressed: None,
+            baselined: false,
+            hosts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn severity_comes_before_score() {
+        let mut findings = vec![
+            finding("a", Severity::High, 4.0),
+            finding("b", Severity::Critical, 3.5),
+            finding("c", Severity::Medium, 4.5),
+            finding("d", Severity::High, 4.2),
+        ];
+        rank(&mut findings);
+        let order: Vec<&str> = findings.iter().map(|f| f.rule_id.as_str()).collect();
+        assert_eq!(order, ["b", "d", "a", "c"]);
+        assert_eq!(findings[0].rank, 1);
+    }
 
     #[test]
     fn identities_leave_numbers_out_but_keep_names() {

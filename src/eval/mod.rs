@@ -2,6 +2,7 @@
 
 pub mod budget;
 pub mod finding;
+mod same_problem;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -155,6 +156,7 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
         outcomes.push(outcome);
         findings.append(&mut found);
     }
+    let mut findings = same_problem::merge(findings);
     finding::rank(&mut findings);
     outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
     Evaluation { outcomes, findings }

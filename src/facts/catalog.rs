@@ -62,6 +62,12 @@ pub fn of(version: Option<Version>) -> &'static Catalog {
     parsed(index)
 }
 
+/// Whether `name` is an obsolete session setting in some catalog (ClickHouse skips obsolete
+/// names where it checks for query settings in the server config).
+pub fn obsolete_somewhere(name: &str) -> bool {
+    (0..CATALOGS.len()).map(parsed).any(|c| c.is_obsolete(name))
+}
+
 /// Catalogs are parsed on first use: most runs need one of them, or none.
 fn parsed(index: usize) -> &'static Catalog {
     static PARSED: [OnceLock<Catalog>; CATALOGS.len()] = [const { OnceLock::new() }; CATALOGS.len()];

@@ -206,7 +206,7 @@ pub fn root_element_suggestion(name: &str) -> Option<&'static str> {
         .get_or_init(|| {
             let sections = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
             let settings = catalog::builtin().server.keys().map(String::as_str);
-            crate::suggest::Index::new(settings.chain(sections), catalog::SETTING_SCORE)
+            crate::suggest::Index::of_typos(settings.chain(sections))
         })
         .closest(name)
 }
@@ -313,7 +313,7 @@ impl<'a> ConfigFacts<'a> {
         // users and profiles are read together (a profile is in use when a user names it)
         let (profiles, users) = if ["users", "profiles", "profile_settings"].iter().any(|f| self.wants(f)) {
             let mut profiles = self.profiles();
-            let users = self.users(&profiles);
+            let users = self.users(&profiles, &default_profile);
             mark_profiles_in_use(&mut profiles, &default_profile, &users);
             (profiles, users)
         } else {
@@ -401,6 +401,7 @@ impl<'a> ConfigFacts<'a> {
                 // `known`: ClickHouse reads it (a server setting, section or other element)
                 let known = SERVER_SECTIONS.contains(&name)
                     || OTHER_ROOT_ELEMENTS.contains(&name)
+                    || super::config_keys::is_read(name)
                     || name.ends_with("_log")
                     || catalog.is_server(name)
                     || catalog.is_session(name);
@@ -440,7 +441,10 @@ impl<'a> ConfigFacts<'a> {
         out
     }
 
-    fn users(&self, profiles: &BTreeMap<String, Value>) -> Vec<Value> {
+    /// Users; `settings` is what a session of the user runs with: its profile's settings over
+    /// the server's default profile, which applies beneath every user's profile.
+    fn users(&self, profiles: &BTreeMap<String, Value>, default_profile: &str) -> Vec<Value> {
+        let effective = |name: &str| profiles.get(name).and_then(|p| p["effective"].as_object()).cloned().unwrap_or_default();
         let Some(users) = self.loaded.users_root().and_then(|r| r.child("users")) else { return Vec::new() };
         users
             .elements()
@@ -465,6 +469,8 @@ impl<'a> ConfigFacts<'a> {
                     || host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
                 let profile = u.child("profile").map_or("default".to_string(), Element::value);
                 let access_management = u.child("access_management");
+                let mut settings = effective(default_profile);
+                settings.extend(effective(&profile));
                 json!({
                     "name": u.name,
                     "at": self.at(u.origin),
@@ -476,7 +482,7 @@ impl<'a> ConfigFacts<'a> {
                     "networks_at": networks.map_or_else(|| self.at(u.origin), |n| self.at(n.origin)),
                     "open_networks": open_networks,
                     "profile": profile,
-                    "settings": profiles.get(&profile).map_or(json!({}), |p| p["effective"].clone()),
+                    "settings": settings,
                     "access_management": access_management.is_some_and(|a| is_true(&a.value())),
                     "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
                 })

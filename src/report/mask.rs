@@ -9,73 +9,216 @@ pub const MASK: &str = "******";
 /// The most characters of one value or source line a report shows.
 pub const EXCERPT_CHARS: usize = 240;
 
-/// An element or key whose value is a credential: `password`, `password_sha256_hex`,
-/// `secret_access_key`, `access_key_id`, `*_key`, `*token*`, a disk's encryption `key`...
+/// Elements, attributes and keys whose value is a credential in ClickHouse's configs: user
+/// passwords and hashes, cluster and inter-server secrets, object-storage and Azure keys,
+/// encryption keys, Kafka/LDAP/SSH credentials, tokens. A list of names, not a pattern:
+/// `allow_plaintext_password`, `allow_nullable_key` or `show_named_collections_secrets` are
+/// switches, not secrets.
+const SECRET_NAMES: &[&str] = &[
+    "password",
+    "password_sha256_hex",
+    "password_double_sha1_hex",
+    "password_bcrypt_hash",
+    "ssh_key",
+    "secret",
+    "secret_access_key",
+    "access_key_id",
+    "session_token",
+    "server_side_encryption_customer_key_base64",
+    "server_side_encryption_kms_key_id",
+    "account_key",
+    "connection_string",
+    "key",
+    "key_hex",
+    "current_key",
+    "current_key_hex",
+    "key_command",
+    "private_key",
+    "passphrase",
+    "privatekeypassphrasehandler",
+    "interserver_http_credentials",
+    "identity",
+    "token",
+    "access_token",
+    "bearer_token",
+    "sasl_password",
+    "kafka_sasl_password",
+    "bind_password",
+    "hmac_secret",
+];
+
+/// Whether an element, attribute or key of this name holds a credential (see [`SECRET_NAMES`];
+/// a dotted path is judged by its last name, `@attribute` as the attribute).
 pub fn is_secret_name(name: &str) -> bool {
-    let name = name.rsplit('.').next().unwrap_or(name).to_ascii_lowercase();
-    let name = name.trim_start_matches('@');
-    ["password", "secret", "token", "credential", "passphrase", "connection_string", "identity"]
-        .iter()
-        .any(|word| name.contains(word))
-        || name == "key"
-        || name == "key_hex"
-        || name.ends_with("_key")
-        || name.ends_with("key_base64")
-        || name == "access_key_id"
+    let name = name.rsplit('.').next().unwrap_or(name).trim_start_matches('@').to_ascii_lowercase();
+    SECRET_NAMES.contains(&name.as_str())
 }
 
-/// `text` with the value of every secret XML element (`<password>x</password>`) and YAML key
-/// (`password: x`) masked, line by line.
+/// `text` with the value of every secret XML element and attribute (`<password>x</password>`,
+/// `password="x"`) and YAML key (`password: x`) masked. An element's value is its whole span
+/// up to its own end tag: several lines, CDATA, nested elements. Each masked line keeps its
+/// indentation and the text keeps its line count, so line numbers still point right. Text that
+/// is no element (a rule's own prose naming `<secret_access_key>`) is left alone.
 pub fn mask_text(text: &str) -> Cow<'_, str> {
-    if !text.lines().any(|l| mask_line(l).is_some()) {
-        return Cow::Borrowed(text);
+    let xml = mask_xml(text);
+    if !xml.lines().any(|l| mask_yaml_line(l).is_some()) {
+        return xml;
     }
-    let masked: Vec<Cow<str>> = text.split('\n').map(|l| mask_line(l).map_or(Cow::Borrowed(l), Cow::Owned)).collect();
+    let masked: Vec<Cow<str>> =
+        xml.split('\n').map(|l| mask_yaml_line(l).map_or(Cow::Borrowed(l), Cow::Owned)).collect();
     Cow::Owned(masked.join("\n"))
 }
 
 /// One line with its secrets masked, or None when it shows none.
 pub fn mask_line(line: &str) -> Option<String> {
-    mask_xml_line(line).or_else(|| mask_yaml_line(line))
+    match mask_xml(line) {
+        Cow::Owned(masked) => Some(masked),
+        Cow::Borrowed(_) => mask_yaml_line(line),
+    }
 }
 
-/// Every `<secret ...>value<` on the line: the text up to the next tag (or a CDATA section)
-/// becomes the mask.
-fn mask_xml_line(line: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = line;
-    let mut changed = false;
-    while let Some(open) = rest.find('<') {
-        let tag = &rest[open + 1..];
-        let name_len = tag.find(|c: char| c.is_whitespace() || c == '>' || c == '/').unwrap_or(tag.len());
-        let name = &tag[..name_len];
-        let Some(close) = tag.find('>') else { break };
-        let start_tag_end = open + 1 + close + 1;
-        out.push_str(&rest[..start_tag_end]);
-        rest = &rest[start_tag_end..];
-        let self_closing = tag[..close].ends_with('/');
-        if name.is_empty() || name.starts_with(['/', '!', '?']) || self_closing || !is_secret_name(name) {
+/// The secret spans of XML text, in order, as byte ranges to mask.
+fn mask_xml(text: &str) -> Cow<'_, str> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while let Some(open) = text[at..].find('<').map(|i| at + i) {
+        let Some(tag) = StartTag::at(text, open) else {
+            at = open + 1;
+            continue;
+        };
+        spans.extend(tag.secret_attributes);
+        at = tag.end;
+        if tag.self_closing || !is_secret_name(tag.name) {
             continue;
         }
-        // a value is what lies before the next tag: `<password>)` in prose is no value
-        let value_len = if rest.starts_with("<![CDATA[") {
-            rest.find("]]>").map_or(rest.len(), |i| i + 3)
-        } else {
-            match rest.find('<') {
-                Some(i) => i,
-                None => continue,
-            }
-        };
-        if !is_placeholder(rest[..value_len].trim()) {
-            out.push_str(MASK);
-            changed = true;
-        } else {
-            out.push_str(&rest[..value_len]);
-        }
-        rest = &rest[value_len..];
+        let close = format!("</{}", tag.name);
+        let Some(value_end) = find_close(text, tag.end, &close) else { continue };
+        spans.extend(text_runs(text, tag.end, value_end));
+        at = value_end;
     }
-    out.push_str(rest);
-    changed.then_some(out)
+    if spans.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (start, end) in spans {
+        out.push_str(&text[last..start]);
+        out.push_str(&masked_span(&text[start..end]));
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    Cow::Owned(out)
+}
+
+/// A start tag: its name, where it ends, whether it closes itself, its secret attribute values.
+struct StartTag<'a> {
+    name: &'a str,
+    end: usize,
+    self_closing: bool,
+    secret_attributes: Vec<(usize, usize)>,
+}
+
+impl<'a> StartTag<'a> {
+    fn at(text: &'a str, open: usize) -> Option<StartTag<'a>> {
+        let body = &text[open + 1..];
+        let name_len = body.find(|c: char| c.is_whitespace() || c == '>' || c == '/').unwrap_or(body.len());
+        let name = &body[..name_len];
+        if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':')) {
+            return None;
+        }
+        let close = body.find('>')?;
+        if body[..close].contains('<') {
+            return None;
+        }
+        let attributes = &body[name_len..close];
+        let base = open + 1 + name_len;
+        Some(StartTag {
+            name,
+            end: open + 1 + close + 1,
+            self_closing: attributes.ends_with('/'),
+            secret_attributes: secret_attribute_values(attributes).into_iter().map(|(s, e)| (base + s, base + e)).collect(),
+        })
+    }
+}
+
+/// The value ranges of `name="value"` attributes with a secret name.
+fn secret_attribute_values(attributes: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut rest = 0;
+    while let Some(eq) = attributes[rest..].find('=').map(|i| rest + i) {
+        let name = attributes[..eq].trim_end().rsplit(char::is_whitespace).next().unwrap_or_default();
+        let after = attributes[eq + 1..].trim_start();
+        let value_start = attributes.len() - after.len();
+        let Some(quote) = after.chars().next().filter(|c| matches!(c, '"' | '\'')) else { break };
+        let Some(len) = after[1..].find(quote) else { break };
+        if is_secret_name(name) && !is_placeholder(&after[1..1 + len]) {
+            out.push((value_start + 1, value_start + 1 + len));
+        }
+        rest = value_start + 1 + len + 1;
+    }
+    out
+}
+
+/// Where the element's end tag `</name>` starts, skipping CDATA and comments.
+fn find_close(text: &str, from: usize, close: &str) -> Option<usize> {
+    let mut at = from;
+    loop {
+        let next = text[at..].find('<').map(|i| at + i)?;
+        let rest = &text[next..];
+        if rest.starts_with("<![CDATA[") {
+            at = next + rest.find("]]>")? + 3;
+        } else if rest.starts_with("<!--") {
+            at = next + rest.find("-->")? + 3;
+        } else if rest.starts_with(close) && rest[close.len()..].trim_start().starts_with('>') {
+            return Some(next);
+        } else {
+            at = next + 1;
+        }
+    }
+}
+
+/// The text between `from` and `to` that is a value: character data and CDATA sections, not
+/// tags or comments; runs that show nothing (blank, `...`, `$VAR`) are left out.
+fn text_runs(text: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut at = from;
+    let mut run_start = from;
+    let close_run = |start: usize, end: usize, runs: &mut Vec<(usize, usize)>| {
+        if start < end && !is_placeholder(text[start..end].trim()) {
+            runs.push((start, end));
+        }
+    };
+    while at < to {
+        let rest = &text[at..to];
+        if rest.starts_with("<![CDATA[") {
+            at += rest.find("]]>").map_or(rest.len(), |i| i + 3);
+        } else if rest.starts_with('<') {
+            close_run(run_start, at, &mut runs);
+            let skip = if rest.starts_with("<!--") { rest.find("-->").map(|i| i + 3) } else { rest.find('>').map(|i| i + 1) };
+            at += skip.unwrap_or(rest.len());
+            run_start = at;
+        } else {
+            at += rest.find('<').unwrap_or(rest.len());
+        }
+    }
+    close_run(run_start, to, &mut runs);
+    runs
+}
+
+/// A value's span masked line by line: each line keeps its indentation and line break.
+fn masked_span(span: &str) -> String {
+    span.split('\n')
+        .map(|line| {
+            let body = line.trim();
+            if body.is_empty() {
+                return line.to_string();
+            }
+            let lead = &line[..line.len() - line.trim_start().len()];
+            let trail = &line[line.trim_end().len()..];
+            format!("{lead}{MASK}{trail}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// No value, or a fix's stand-in for one (`...`, `$PASSWORD`).
@@ -153,7 +296,19 @@ mod tests {
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["max_threads", "networks", "keep_alive_timeout", "primary_key_cache", "user", "endpoint"] {
+        for name in [
+            "max_threads",
+            "networks",
+            "keep_alive_timeout",
+            "primary_key_cache",
+            "user",
+            "endpoint",
+            "allow_nullable_key",
+            "allow_plaintext_password",
+            "show_named_collections_secrets",
+            "allow_no_password",
+            "private_key_file",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }
@@ -175,6 +330,41 @@ mod tests {
         assert_eq!(mask_line("<password_sha256_hex>...</password_sha256_hex>"), None);
         assert_eq!(mask_line("<password remove=\"1\"/>"), None);
         assert_eq!(mask_line("<max_threads>8</max_threads>"), None);
+    }
+
+    #[test]
+    fn a_value_is_masked_over_its_whole_span() {
+        let multi = "<password>\n    hunter2\n    more\n</password>\n<x>1</x>";
+        assert_eq!(mask_text(multi), "<password>\n    ******\n    ******\n</password>\n<x>1</x>");
+        let cdata = "<secret>\n<![CDATA[abc\ndef]]>\n</secret>";
+        assert!(!mask_text(cdata).contains("abc") && !mask_text(cdata).contains("def"), "{}", mask_text(cdata));
+        assert_eq!(mask_text(cdata).lines().count(), cdata.lines().count());
+        let nested = "<password><pass1>one</pass1><pass2>two</pass2></password>";
+        assert_eq!(mask_text(nested), "<password><pass1>******</pass1><pass2>******</pass2></password>");
+        let commented = "<password><!-- rotated monthly -->x</password>";
+        assert_eq!(mask_text(commented), "<password><!-- rotated monthly -->******</password>");
+    }
+
+    #[test]
+    fn secret_attributes_are_masked() {
+        assert_eq!(
+            mask_text(r#"<user name="a" password="hunter2"/>"#),
+            r#"<user name="a" password="******"/>"#
+        );
+        assert_eq!(mask_text(r#"<password from_env="CH_PASSWORD"/>"#), r#"<password from_env="CH_PASSWORD"/>"#);
+    }
+
+    #[test]
+    fn prose_and_switches_are_not_masked() {
+        let prose = "<sekret_access_key> is read by no code (did you mean <secret_access_key>?)";
+        assert_eq!(mask_text(prose), prose);
+        for switch in [
+            "<allow_nullable_key>1</allow_nullable_key>",
+            "<allow_plaintext_password>1</allow_plaintext_password>",
+            "<show_named_collections_secrets>1</show_named_collections_secrets>",
+        ] {
+            assert_eq!(mask_text(switch), switch);
+        }
     }
 
     #[test]

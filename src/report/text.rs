@@ -56,24 +56,36 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
         .with_break_words(false);
     let mut out = String::new();
-    let mut shown: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-    for f in &report.findings {
-        let count = shown.entry(f.rule_id.as_str()).or_default();
-        *count += 1;
-        if options.per_rule.is_some_and(|limit| *count > limit) {
+    let limit = options.per_rule.unwrap_or(usize::MAX);
+    // per rule: its findings, and how many of them are printed
+    let mut shown: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+    for group in sibling_groups(&report.findings) {
+        let f = group[0];
+        let (total, printed) = shown.entry(f.rule_id.as_str()).or_default();
+        *total += group.len();
+        if *printed >= limit {
             continue;
         }
+        *printed += 1;
         let diagnostic = FindingDiagnostic::new(f, sources);
         if handler.render_report(&mut out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
+        if group.len() > 1 {
+            let _ = writeln!(out, "  and {} more of the same kind (each one in the JSON report, with its fix):", group.len() - 1);
+            for sibling in group[1..].iter().take(limit - *printed) {
+                let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
+                let _ = writeln!(out, "    #{} {at}{}", sibling.rank, mask::excerpt(&sibling.message));
+                *printed += 1;
+            }
+        }
         write_fix(&mut out, f);
         out.push('\n');
     }
-    let limit = options.per_rule.unwrap_or(usize::MAX);
-    let cut: Vec<(&str, usize)> = shown.into_iter().filter(|(_, n)| *n > limit).collect();
+    let cut: Vec<(&str, usize)> =
+        shown.into_iter().filter(|(_, (total, printed))| total > printed).map(|(r, (t, p))| (r, t - p)).collect();
     for (rule, count) in &cut {
-        let _ = writeln!(out, "{rule}: {} more finding(s) not shown (--all prints every one)", count - limit);
+        let _ = writeln!(out, "{rule}: {count} more finding(s) not shown (--all prints every one)");
     }
     if !cut.is_empty() {
         out.push('\n');
@@ -104,6 +116,23 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// Findings of one rule on sibling objects (twelve log tables without a TTL) as one group,
+/// at the place of the best-ranked; suppressed or baselined findings stay apart.
+fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
+    let mut groups: Vec<Vec<&Finding>> = Vec::new();
+    for f in findings {
+        let same = |g: &&mut Vec<&Finding>| {
+            let first = g[0];
+            first.rule_id == f.rule_id && first.is_active() && f.is_active() && first.hosts.is_empty() && f.hosts.is_empty()
+        };
+        match groups.iter_mut().find(|g| same(g)) {
+            Some(group) => group.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups
 }
 
 /// A finding as a miette diagnostic, so the snippet rendering is miette's.
@@ -244,19 +273,21 @@ impl SourceCode for Excerpt {
 /// it, when the file is one of `sources`.
 fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
     let (_, file) = sources.files().find(|(_, f)| f.display == l.file)?;
+    // masked as a whole: a secret's value may start lines above the excerpt
+    let masked_file = mask::mask_text(&file.text);
     let target = (l.line.max(1) - 1) as usize;
     let first_line = target.saturating_sub(CONTEXT_LINES);
     let mut text = String::new();
     let mut span = None;
-    for (n, line) in file.text.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
+    for (n, line) in masked_file.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if n != target {
-            text.push_str(&mask::excerpt(&masked(line)));
+            text.push_str(&mask::excerpt(line));
             text.push('\n');
             continue;
         }
         let column = line.char_indices().nth(l.column.saturating_sub(1) as usize).map_or(0, |(i, _)| i);
-        let (before, element) = (masked(&line[..column]), masked(&line[column..]));
+        let (before, element) = line.split_at(column);
         // a line longer than the bound is cut so that the element shows
         let start = if before.len() + element.len() > mask::EXCERPT_CHARS && before.len() > mask::EXCERPT_CHARS / 2 {
             text.push('…');
@@ -265,7 +296,7 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
             start
         } else {
             let start = text.len() + before.len();
-            text.push_str(&mask::excerpt(&(before.into_owned() + element.as_ref())));
+            text.push_str(&mask::excerpt(line));
             start
         };
         // the element's start tag, or the rest of its (YAML) line
@@ -275,8 +306,4 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
         text.push('\n');
     }
     Some((Excerpt { name: file.display.clone(), text, first_line }, span?))
-}
-
-fn masked(line: &str) -> std::borrow::Cow<'_, str> {
-    mask::mask_line(line).map_or(std::borrow::Cow::Borrowed(line), std::borrow::Cow::Owned)
 }

@@ -67,7 +67,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     let c = catalog;
     let known = move |name: Arc<String>| c.is_session(&name) || c.is_server(&name);
     let default_of = move |name: Arc<String>| {
-        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str()));
+        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str())).or_else(|| c.merge_tree.get(name.as_str()));
         setting.and_then(|s| s.default.clone()).unwrap_or_default()
     };
     let mut context = Context::with_env(Arc::clone(env()));
@@ -77,6 +77,8 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
         context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
         context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
         context.add_function("setting_obsolete", move |name: Arc<String>| c.is_obsolete(&name)),
+        context.add_function("setting_ever_obsolete", |name: Arc<String>| catalog::obsolete_somewhere(&name)),
+        context.add_function("same_setting_value", |a: Arc<String>, b: Arc<String>| same_setting_value(&a, &b)),
         context.add_function("setting_suggestion", move |name: Arc<String>| {
             c.suggest(&name).unwrap_or_default().to_string()
         }),
@@ -91,6 +93,13 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
     context
+}
+
+/// Whether two setting values as written mean the same value: `true` is `1`, `10Gi` is
+/// `10737418240`; values that are not numbers compare as text.
+fn same_setting_value(a: &str, b: &str) -> bool {
+    let (x, y) = (parse_number(a), parse_number(b));
+    if x.is_nan() || y.is_nan() { a.trim() == b.trim() } else { x == y }
 }
 
 /// `join(list, separator)`: the items as a message shows them, separated.
@@ -252,9 +261,17 @@ mod tests {
 
     #[test]
     fn functions_read_the_catalog() {
-        let c = context(catalog::builtin());
-        let e =
-            Expr::compile("setting_obsolete('allow_experimental_analyzer') && !setting_known('max_thread')", origin());
-        assert_eq!(e.ok().unwrap().eval(&c).unwrap(), Value::Bool(true));
+        // the audited version's catalog: obsolete in 26.9 only, so obsolete there and not on 25.8
+        let newest = context(catalog::builtin());
+        let lts = context(catalog::of(Some("25.8".parse::<crate::version::Version>().unwrap())));
+        for (c, expr) in [
+            (&newest, "setting_obsolete('allow_experimental_analyzer') && setting_ever_obsolete('allow_experimental_analyzer')"),
+            (&lts, "setting_ever_obsolete('allow_experimental_analyzer') && !setting_obsolete('allow_experimental_analyzer')"),
+            (&newest, "setting_obsolete('allow_experimental_map_type') && !setting_known('max_thread')"),
+            (&newest, "same_setting_value('true', '1') && same_setting_value('1Gi', '1073741824') && !same_setting_value('a', 'b')"),
+        ] {
+            let e = Expr::compile(expr, origin());
+            assert_eq!(e.ok().unwrap().eval(c).unwrap(), Value::Bool(true), "{expr}");
+        }
     }
 }

@@ -1,0 +1,78 @@
+//! One finding per problem: a live rule that sees on the running server what a config rule
+//! sees in the files reports the same object twice when both sources are audited
+//! (`--config` with `--dsn`). The live finding then joins the config finding as its second
+//! evidence.
+
+use serde_json::{Value, json};
+
+use super::finding::Finding;
+
+/// (live rule, config rule, the evidence key both give the object under).
+const PAIRS: &[(&str, &str, &str)] = &[
+    ("live-system-log-without-ttl", "system-log-without-ttl", "log_table"),
+    ("live-cache-disk-not-in-policy", "cache-disk-not-in-policy", "cache_disk"),
+];
+
+/// Folds every live finding of a pair into the config finding about the same object.
+pub fn merge(findings: Vec<Finding>) -> Vec<Finding> {
+    let mut kept: Vec<Finding> = Vec::with_capacity(findings.len());
+    let (live, other): (Vec<Finding>, Vec<Finding>) =
+        findings.into_iter().partition(|f| PAIRS.iter().any(|(l, _, _)| *l == f.rule_id));
+    kept.extend(other);
+    for f in live {
+        let Some((_, config_rule, key)) = PAIRS.iter().find(|(l, _, _)| *l == f.rule_id) else { continue };
+        let object = f.evidence.get(*key).filter(|v| !v.is_null());
+        let twin = object.and_then(|o| {
+            kept.iter_mut().find(|k| k.rule_id == *config_rule && k.evidence.get(*key) == Some(o))
+        });
+        match twin {
+            Some(twin) => {
+                twin.evidence.insert("live".into(), json!({"rule": f.rule_id, "message": f.message, "evidence": Value::Object(f.evidence)}));
+                twin.severity = twin.severity.max(f.severity);
+                twin.score = twin.score.max(f.score);
+            }
+            None => kept.push(f),
+        }
+    }
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::finding::Remediation;
+    use crate::rules::Severity;
+
+    fn finding(rule_id: &str, severity: Severity, table: &str) -> Finding {
+        let mut evidence = serde_json::Map::new();
+        evidence.insert("log_table".into(), json!(table));
+        Finding {
+            rule_id: rule_id.into(),
+            severity,
+            title: String::new(),
+            message: format!("{rule_id} {table}"),
+            location: None,
+            evidence,
+            remediation: Remediation { restart: false, config: None, sql: None },
+            fingerprint: String::new(),
+            rank: 0,
+            score: 1.0,
+            suppressed: None,
+            baselined: false,
+            hosts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_live_finding_joins_the_config_finding_about_the_same_table() {
+        let merged = merge(vec![
+            finding("system-log-without-ttl", Severity::Medium, "part_log"),
+            finding("live-system-log-without-ttl", Severity::Medium, "part_log"),
+            finding("live-system-log-without-ttl", Severity::Medium, "query_log"),
+        ]);
+        assert_eq!(merged.len(), 2, "{merged:?}");
+        let part_log = merged.iter().find(|f| f.rule_id == "system-log-without-ttl").expect("config finding kept");
+        assert_eq!(part_log.evidence["live"]["rule"], "live-system-log-without-ttl");
+        assert!(merged.iter().any(|f| f.rule_id == "live-system-log-without-ttl" && f.evidence["log_table"] == "query_log"));
+    }
+}

@@ -1,0 +1,34 @@
+//! The names ClickHouse's server code can read from its config (data/config-keys.txt, extracted
+//! by scripts/extract-config-keys.py from the string literals of the server binaries of every
+//! engine version the catalogs cover). A root element named nowhere in it is read by no code.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+static NAMES: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    include_str!("../../data/config-keys.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(' ').next())
+        .collect()
+});
+
+/// Whether some version's server code reads an element of this name.
+pub fn is_read(name: &str) -> bool {
+    NAMES.contains(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_the_server_reads_outside_server_settings_are_known_and_typos_are_not() {
+        for name in ["timezone", "remote_url_allow_hosts", "listen_host", "openSSL", "max_thread_pool_size"] {
+            assert!(is_read(name), "{name}");
+        }
+        for name in ["max_thred_pool_size", "custom_setting_2_0"] {
+            assert!(!is_read(name), "{name}");
+        }
+    }
+}
