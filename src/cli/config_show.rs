@@ -116,6 +116,8 @@ pub fn users_warning(loaded: &LoadedConfig, main: &std::path::Path) -> Option<St
         return None;
     }
     match loaded.users_root() {
+        // <users_config> names a file that is not there: the loader's own warning says so
+        None if loaded.server.root.child("users_config").is_some() => None,
         None => Some(
             "user_directories names no users_xml: users live in the server's access storage, not in \
              the config files; the user and profile rules see none of them"
