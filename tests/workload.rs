@@ -209,7 +209,8 @@ impl<'s> Scenario<'s> {
         let dsn = format!("http://auditor:audit-pw@127.0.0.1:{}", self.server.http_port);
         // the test machine's own state, true on every scenario and not the workload's: the
         // engine's start-up warnings (no delay accounting, ...) and system logs without a TTL
-        let machine = "clickhouse-warnings,live-system-log-without-ttl";
+        // rules about the test machine itself (its kernel, its disk), not about the workload
+        let machine = "clickhouse-warnings,live-system-log-without-ttl,disk-space-low";
         let mut args = vec![
             "--dsn",
             &dsn,
