@@ -208,8 +208,8 @@ impl<'s> Scenario<'s> {
         let window = format!("{}s", self.started.elapsed().as_secs() + 1);
         let dsn = format!("http://auditor:audit-pw@127.0.0.1:{}", self.server.http_port);
         // the test machine's own state, true on every scenario and not the workload's: the
-        // engine's start-up warnings (no delay accounting, ...) and system logs without a TTL
-        // rules about the test machine itself (its kernel, its disk), not about the workload
+        // engine's start-up warnings (no delay accounting, ...), system logs without a TTL and
+        // how full the machine's disk is
         let machine = "clickhouse-warnings,live-system-log-without-ttl,disk-space-low";
         let mut args = vec![
             "--dsn",
