@@ -313,9 +313,17 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         },
     };
     let render = |t: &Option<expr::Template>| t.as_ref().map(|t| t.render(scope)).transpose();
+    let fragments = rule
+        .remediation
+        .config
+        .iter()
+        .map(|(tree, t)| Ok(finding::Fragment { tree: *tree, xml: t.render(scope)? }))
+        .collect::<Result<Vec<_>, String>>()?;
     let remediation = finding::Remediation {
         restart: rule.remediation.restart,
-        config: render(&rule.remediation.config)?,
+        config: finding::Remediation::pasteable(&fragments),
+        fragments,
+        manual: render(&rule.remediation.manual)?,
         sql: render(&rule.remediation.sql)?,
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());

@@ -82,12 +82,39 @@ impl Confidence {
     }
 }
 
+/// The config tree a fragment is merged into: the server config (config.d/) or the users
+/// config (users.d/, or config.d/ when users live in the main config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigTree {
+    Server,
+    Users,
+}
+
+impl ConfigTree {
+    /// The fragment directory a fix goes to, as a stock install names it.
+    pub fn fragment_dir(self) -> &'static str {
+        match self {
+            ConfigTree::Server => "config.d",
+            ConfigTree::Users => "users.d",
+        }
+    }
+}
+
+/// The file a fix fragment is written to: `zz-` sorts it after every fragment of a stock
+/// install, so its values and `remove="1"` markers apply last.
+pub const FIX_FILE: &str = "zz-chaudit-fix.xml";
+
 #[derive(Debug, Clone)]
 pub struct Remediation {
     /// Whether the fix needs a server restart.
     pub restart: bool,
-    /// A config.d (or users.d) snippet, a template.
-    pub config: Option<Template>,
+    /// Fragments (`<clickhouse>` documents, templates) merged into the server or users
+    /// config: what `chaudit fix` writes, each after every other fragment.
+    pub config: Vec<(ConfigTree, Template)>,
+    /// What only the user can do or choose (a password, a host, an environment variable):
+    /// such a finding has no fragment and `chaudit fix` lists it as needing the user.
+    pub manual: Option<Template>,
     pub sql: Option<Template>,
 }
 
