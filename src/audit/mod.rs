@@ -153,6 +153,9 @@ pub struct Verdict {
     pub status: Status,
     /// Warnings about the run (stale suppressions, unread facts).
     pub warnings: Vec<String>,
+    /// The config fragments of the findings, by fingerprint, as rendered: the report masks
+    /// their secrets, `chaudit fix` writes them as they are.
+    pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
 }
 
 /// Runs the audit. `collect` reads the server(s), if the request has any; it runs while
@@ -208,6 +211,12 @@ pub fn run(
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
     facts.target = target_name(request, &facts, live.as_ref());
+    let fragments = evaluation
+        .findings
+        .iter()
+        .filter(|f| !f.remediation.fragments.is_empty())
+        .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
+        .collect();
     let mut report = Report::new(facts.target.clone(), evaluation, request.policy.fail_on);
     let status = if !unjudged.is_empty() {
         Status::Incomplete
@@ -224,7 +233,7 @@ pub fn run(
         request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
     // the process is about to end: freeing a big config's facts node by node only delays it
     std::mem::forget(facts);
-    Ok(Verdict { report, loaded, unjudged, status, warnings })
+    Ok(Verdict { report, loaded, unjudged, status, warnings, fragments })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.

@@ -10,7 +10,7 @@ use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey,
 use cel::common::value::Val;
 use serde_json::Map;
 
-pub use finding::{Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind};
+pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome, OutcomeKind};
 
 use crate::config::Location;
 use crate::facts::Facts;
