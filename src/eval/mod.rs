@@ -318,6 +318,8 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         .config
         .iter()
         .map(|(tree, t)| Ok(finding::Fragment { tree: *tree, xml: t.render(scope)? }))
+        // a fragment rendered empty is not needed for this finding
+        .filter(|f| !matches!(f, Ok(f) if f.xml.trim().is_empty()))
         .collect::<Result<Vec<_>, String>>()?;
     let remediation = finding::Remediation {
         restart: rule.remediation.restart,
