@@ -95,11 +95,12 @@ def ready(work, child, since):
             text = open(p, errors="replace").read()
             ports += re.findall(r"<(?:http_port|tcp_port|https_port|tcp_port_secure)>\s*(\d+)\s*<", text)
     for port in ports:
-        try:
-            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
-        except OSError:
-            continue
-        return time.time() - since > 2 and child.poll() is None
+        for host in ("127.0.0.1", "::1"):  # a tree may listen on IPv6 loopback only
+            try:
+                socket.create_connection((host, int(port)), timeout=0.2).close()
+            except OSError:
+                continue
+            return time.time() - since > 2 and child.poll() is None
     return False
 
 
