@@ -12,7 +12,7 @@ use crate::spanned_yaml::{Yaml, read_document};
 use super::check::{self, Checker};
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
-use super::schema::{Confidence, ConfigTree, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
+use super::schema::{Confidence, ConfigTree, Effect, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
 use crate::eval::OutcomeKind;
 use crate::facts::schema::Type;
 
@@ -20,6 +20,7 @@ const KEYS: &[&str] = &[
     "id",
     "title",
     "severity",
+    "effect",
     "category",
     "tags",
     "description",
@@ -129,6 +130,7 @@ impl Parser<'_> {
         let references = self.string_list(self.doc, "references");
         let description = self.required_str(self.doc, "description", origin);
         let (sources, optional_sources, versions) = self.applies(origin);
+        let effect = self.effect(&sources, severity, origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
@@ -167,6 +169,7 @@ impl Parser<'_> {
             id: id?,
             title: title?,
             severity: severity?,
+            effect,
             category,
             tags,
             description: description?,
@@ -514,6 +517,35 @@ impl Parser<'_> {
             self.error(node.origin(), "a remediation has `config` fragments or `manual` steps, not both", None);
         }
         Some(Remediation { restart, config, manual, sql })
+    }
+
+    /// `effect:`: what ClickHouse does with the problem. A rule that reads only the config
+    /// states it (an engine test proves it on the rule's fixtures); one that stops the
+    /// server is critical.
+    fn effect(&mut self, sources: &[Source], severity: Option<Severity>, origin: Origin) -> Option<Effect> {
+        let node = self.doc.get("effect");
+        let effect = match node.map(|n| (n.as_str(), n.origin())) {
+            None => None,
+            Some((text, at)) => {
+                let parsed = text.and_then(Effect::parse);
+                if parsed.is_none() {
+                    self.error(at, "unknown effect", Some(format!("one of {}", Effect::NAMES)));
+                }
+                parsed
+            }
+        };
+        if node.is_none() && sources == [Source::Config] {
+            self.error(
+                origin,
+                "missing `effect`: what ClickHouse does with the problem this config rule finds",
+                Some(format!("one of {}", Effect::NAMES)),
+            );
+        }
+        if effect == Some(Effect::RefusesToStart) && severity.is_some_and(|s| s != Severity::Critical) {
+            let at = node.map_or(origin, Yaml::origin);
+            self.error(at, "a problem that stops the server is `severity: critical`", None);
+        }
+        effect
     }
 
     /// `config:` maps a tree (`server`, `users`) to the `<clickhouse>` fragment merged into it.

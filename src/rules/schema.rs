@@ -82,6 +82,35 @@ impl Confidence {
     }
 }
 
+/// What ClickHouse does with the problem a config rule finds, proven on the real server
+/// (tests/effect_engine.rs starts clickhouse-server on each must-fire fixture).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// The server does not start on the config (such a rule is critical).
+    RefusesToStart,
+    /// The server starts and the element has no effect.
+    Ignored,
+    /// The server starts; queries or background work fail later.
+    FailsAtRuntime,
+    /// The server starts and works, worse (slower, less safe, unbounded).
+    Degrades,
+}
+
+impl Effect {
+    pub const NAMES: &'static str = "refuses-to-start, ignored, fails-at-runtime, degrades";
+
+    pub fn parse(s: &str) -> Option<Effect> {
+        Some(match s {
+            "refuses-to-start" => Effect::RefusesToStart,
+            "ignored" => Effect::Ignored,
+            "fails-at-runtime" => Effect::FailsAtRuntime,
+            "degrades" => Effect::Degrades,
+            _ => return None,
+        })
+    }
+}
+
 /// The config tree a fragment is merged into: the server config (config.d/) or the users
 /// config (users.d/, or config.d/ when users live in the main config).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -224,6 +253,8 @@ pub struct Rule {
     pub id: String,
     pub title: String,
     pub severity: Severity,
+    /// What ClickHouse does with the problem: required of a rule that reads only the config.
+    pub effect: Option<Effect>,
     pub category: String,
     pub tags: Vec<String>,
     /// Markdown: what, why, how to fix.
