@@ -1,6 +1,7 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
 pub mod budget;
+mod restart;
 pub mod finding;
 
 use std::collections::{BTreeMap, HashMap};
@@ -322,7 +323,7 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         .filter(|f| !matches!(f, Ok(f) if f.xml.trim().is_empty()))
         .collect::<Result<Vec<_>, String>>()?;
     let remediation = finding::Remediation {
-        restart: rule.remediation.restart,
+        restart: restart::needs_restart(&fragments, rule.remediation.restart, crate::facts::catalog::builtin()),
         config: finding::Remediation::pasteable(&fragments),
         fragments,
         manual: render(&rule.remediation.manual)?,

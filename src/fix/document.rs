@@ -86,10 +86,11 @@ impl Node {
 }
 
 /// Parses a `<clickhouse>` (or legacy `<yandex>`) document; comments and the declaration
-/// are dropped, text is trimmed.
+/// are dropped, text is trimmed (whitespace between elements is no value).
 pub fn parse(text: &str) -> Result<Node, String> {
     let mut reader = Reader::from_str(text);
-    reader.config_mut().trim_text(true);
+    // text is trimmed once whole: an entity splits it into events, each with its own spaces
+    reader.config_mut().trim_text(false);
     let mut stack: Vec<Node> = Vec::new();
     let mut root = None;
     loop {
@@ -104,7 +105,8 @@ pub fn parse(text: &str) -> Result<Node, String> {
                 }
             }
             Event::End(_) => {
-                let node = stack.pop().ok_or("a closing tag without its opening tag")?;
+                let mut node = stack.pop().ok_or("a closing tag without its opening tag")?;
+                node.text = node.text.trim().to_string();
                 match stack.last_mut() {
                     Some(parent) => parent.children.push(node),
                     None if root.is_none() => root = Some(node),
