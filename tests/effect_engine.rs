@@ -44,7 +44,12 @@ fn engine_tree(fixture: &Path, dir: &Path) -> PathBuf {
 fn every_config_rule_effect_holds_on_the_engine() {
     let pack = RulePack::load(false, &[support::repo_root().join("rules")]).expect("the rule pack loads");
     let (mut judged, mut refused, mut yaml) = (0, 0, 0);
-    let mut failures = Vec::new();
+    let mut failures: Vec<String> = pack
+        .rules
+        .iter()
+        .filter(|r| r.sources == [chaudit::facts::Source::Config] && r.effect.is_none())
+        .map(|r| format!("{}: a config rule without `effect:`", r.id))
+        .collect();
     for rule in &pack.rules {
         let Some(effect) = rule.effect else { continue };
         if NEEDS_NURAFT.contains(&rule.id.as_str()) {

@@ -130,7 +130,7 @@ impl Parser<'_> {
         let references = self.string_list(self.doc, "references");
         let description = self.required_str(self.doc, "description", origin);
         let (sources, optional_sources, versions) = self.applies(origin);
-        let effect = self.effect(&sources, severity, origin);
+        let effect = self.effect(severity, origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
@@ -519,10 +519,10 @@ impl Parser<'_> {
         Some(Remediation { restart, config, manual, sql })
     }
 
-    /// `effect:`: what ClickHouse does with the problem. A rule that reads only the config
-    /// states it (an engine test proves it on the rule's fixtures); one that stops the
-    /// server is critical.
-    fn effect(&mut self, sources: &[Source], severity: Option<Severity>, origin: Origin) -> Option<Effect> {
+    /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
+    /// it, and an engine test proves it on the rule's fixtures); one that stops the server
+    /// is critical.
+    fn effect(&mut self, severity: Option<Severity>, origin: Origin) -> Option<Effect> {
         let node = self.doc.get("effect");
         let effect = match node.map(|n| (n.as_str(), n.origin())) {
             None => None,
@@ -534,13 +534,6 @@ impl Parser<'_> {
                 parsed
             }
         };
-        if node.is_none() && sources == [Source::Config] {
-            self.error(
-                origin,
-                "missing `effect`: what ClickHouse does with the problem this config rule finds",
-                Some(format!("one of {}", Effect::NAMES)),
-            );
-        }
         if effect == Some(Effect::RefusesToStart) && severity.is_some_and(|s| s != Severity::Critical) {
             let at = node.map_or(origin, Yaml::origin);
             self.error(at, "a problem that stops the server is `severity: critical`", None);

@@ -253,7 +253,7 @@ pub struct Rule {
     pub id: String,
     pub title: String,
     pub severity: Severity,
-    /// What ClickHouse does with the problem: required of a rule that reads only the config.
+    /// What ClickHouse does with the problem (every built-in rule that reads only the config says).
     pub effect: Option<Effect>,
     pub category: String,
     pub tags: Vec<String>,
