@@ -5,7 +5,8 @@ with tests/clickhouse/start-server.sh on a free loopback port, stopped by pid af
   data/catalogs/<major.minor>.json   every session setting (system.settings, with aliases),
                                      server setting (system.server_settings) and MergeTree
                                      setting (system.merge_tree_settings): default, type,
-                                     obsolete flag, tier.  One per version below.
+                                     obsolete flag, tier, and for server settings whether
+                                     a change applies without a restart.  One per version below.
   data/settings-changes.json         system.settings_changes of the newest version: every
                                      default change since 18.12 (session) / 24.8 (MergeTree),
                                      with reason and compatibility mode.
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.parse
 import urllib.request
 
@@ -63,7 +65,7 @@ def catalog(port):
         "version": version,
         "source": f"system.settings, system.server_settings and system.merge_tree_settings of a real ClickHouse {version} server",
         "session": described(port, "settings", ["default", "type", "is_obsolete", "tier", "alias_for"]),
-        "server": described(port, "server_settings", ["default", "type", "is_obsolete"]),
+        "server": described(port, "server_settings", ["default", "type", "is_obsolete", "changeable_without_restart"]),
         "merge_tree": described(port, "merge_tree_settings", ["default", "type", "is_obsolete"]),
     }
 
@@ -118,3 +120,10 @@ for i, pkg in enumerate(PACKAGES):
                       f"from ClickHouse {changes['version']}")
         finally:
             os.kill(pid, 15)
+            # the server still writes its store while it stops: the directory goes after it
+            for _ in range(300):
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+                time.sleep(0.1)

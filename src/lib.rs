@@ -13,6 +13,7 @@ pub mod collect;
 pub mod config;
 pub mod eval;
 pub mod facts;
+pub mod fix;
 pub mod parallel;
 pub mod regular_file;
 pub mod report;

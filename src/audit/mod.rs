@@ -235,6 +235,9 @@ pub struct Verdict {
     /// A config tree ClickHouse refuses while the other loads: which one, and its error
     /// (the report's status is [`Status::NotAudited`]).
     pub broken: Option<(&'static str, ConfigError)>,
+    /// The config fragments of the findings, by fingerprint, as rendered: the report masks
+    /// their secrets, `chaudit fix` writes them as they are.
+    pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
 }
 
 impl Verdict {
@@ -321,6 +324,12 @@ pub fn run(
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
     facts.target = target_name(request, &facts, live.as_ref());
+    let fragments = evaluation
+        .findings
+        .iter()
+        .filter(|f| !f.remediation.fragments.is_empty())
+        .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
+        .collect();
     let mut report = Report::new(facts.target.clone(), evaluation, request.policy.fail_on);
     let (status, unjudged) =
         verdict(&report.outcomes, &mut errors, report.summary.failing, request.policy.allow_inconclusive);
@@ -334,7 +343,7 @@ pub fn run(
         request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
     // the process is about to end: freeing a big config's facts node by node only delays it
     std::mem::forget(facts);
-    Ok(Verdict { report, loaded, broken })
+    Ok(Verdict { report, loaded, broken, fragments })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.

@@ -2,6 +2,7 @@
 
 mod audit;
 pub mod config_show;
+mod fix;
 mod live;
 mod rules;
 mod upgrade;
@@ -181,6 +182,19 @@ enum Command {
         #[arg(short = 'o', long, value_name = "FILE")]
         output: Option<PathBuf>,
     },
+    /// Fix the config: write the findings' config remediations as fragments merged last.
+    ///
+    /// Audits the config tree, then writes the config fixes of its findings to
+    /// config.d/zz-chaudit-fix.xml (server settings) and users.d/zz-chaudit-fix.xml (profiles
+    /// and users, beside the users config): files that sort after every other fragment, so they
+    /// apply last. An earlier run's file is folded in. Your own files are never edited: an
+    /// element to drop is removed with ClickHouse's own `remove="1"`. A fix only you can make (a
+    /// password, a host to choose) is listed as needing you. Then it audits the fixed tree again.
+    ///
+    /// Exit codes: 0 every finding that had a config fix is gone; 1 some remain (each listed with
+    /// why) or the fix brought a new finding of medium or more; 2 usage or config error; 3 the
+    /// run failed. `--dry-run` prints the change as a unified diff and writes nothing.
+    Fix(Box<fix::FixArgs>),
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),
     /// The facts rules read: every path, its type and meaning (Markdown).
@@ -245,6 +259,7 @@ pub fn run() -> ExitCode {
             audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
         }
         Some(Command::Upgrade(args)) => upgrade::run(&args),
+        Some(Command::Fix(args)) => fix::run(&args),
         Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         Some(Command::Completions { shell }) => {

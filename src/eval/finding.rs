@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::config::Location;
-use crate::rules::Severity;
+use crate::rules::{ConfigTree, FIX_FILE, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -45,13 +45,41 @@ pub struct HostEvidence {
     pub evidence: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Remediation {
     pub restart: bool,
+    /// The fragments as a person pastes them, each headed by the file it goes in.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
+    /// The same fragments, each with its tree: what `chaudit fix` writes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fragments: Vec<Fragment>,
+    /// What only the user can do or choose: `chaudit fix` lists the finding as needing them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manual: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<String>,
+}
+
+/// A `<clickhouse>` document merged into one config tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fragment {
+    pub tree: ConfigTree,
+    pub xml: String,
+}
+
+impl Remediation {
+    /// The fragments with the file each goes in, as the reports print them.
+    pub fn pasteable(fragments: &[Fragment]) -> Option<String> {
+        let shown: Vec<String> = fragments
+            .iter()
+            .map(|f| {
+                let file = format!("{}/{}", f.tree.fragment_dir(), FIX_FILE);
+                format!("<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}", f.xml.trim_end())
+            })
+            .collect();
+        (!shown.is_empty()).then(|| shown.join("\n"))
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -180,7 +208,7 @@ mod tests {
             message: String::new(),
             location: None,
             evidence: serde_json::Map::new(),
-            remediation: Remediation { restart: false, config: None, sql: None },
+            remediation: Remediation::default(),
             fingerprint: String::new(),
             rank: 0,
             score,

@@ -1,6 +1,7 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
 pub mod budget;
+mod restart;
 pub mod finding;
 mod same_problem;
 
@@ -11,7 +12,7 @@ use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey,
 use cel::common::value::Val;
 use serde_json::Map;
 
-pub use finding::{Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind};
+pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome, OutcomeKind};
 
 use crate::config::Location;
 use crate::facts::Facts;
@@ -324,9 +325,19 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         },
     };
     let render = |t: &Option<expr::Template>| t.as_ref().map(|t| t.render(scope)).transpose();
+    let fragments = rule
+        .remediation
+        .config
+        .iter()
+        .map(|(tree, t)| Ok(finding::Fragment { tree: *tree, xml: t.render(scope)? }))
+        // a fragment rendered empty is not needed for this finding
+        .filter(|f| !matches!(f, Ok(f) if f.xml.trim().is_empty()))
+        .collect::<Result<Vec<_>, String>>()?;
     let remediation = finding::Remediation {
-        restart: rule.remediation.restart,
-        config: render(&rule.remediation.config)?,
+        restart: restart::needs_restart(&fragments, rule.remediation.restart, crate::facts::catalog::builtin()),
+        config: finding::Remediation::pasteable(&fragments),
+        fragments,
+        manual: render(&rule.remediation.manual)?,
         sql: render(&rule.remediation.sql)?,
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());

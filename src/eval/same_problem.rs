@@ -53,7 +53,7 @@ mod tests {
             message: format!("{rule_id} {table}"),
             location: None,
             evidence,
-            remediation: Remediation { restart: false, config: None, sql: None },
+            remediation: Remediation::default(),
             fingerprint: String::new(),
             rank: 0,
             score: 1.0,

@@ -34,6 +34,10 @@ pub struct Setting {
     pub tier: Option<String>,
     #[serde(default)]
     pub alias_for: Option<String>,
+    /// Server settings: `Yes` when a config change applies while the server runs (`No`,
+    /// `IncreaseOnly`, `DecreaseOnly` otherwise), as system.server_settings says.
+    #[serde(default)]
+    pub changeable_without_restart: Option<String>,
 }
 
 /// The catalogs compiled into the binary, oldest first: (major, minor) and the JSON text.
@@ -82,6 +86,12 @@ impl Catalog {
 
     pub fn is_server(&self, name: &str) -> bool {
         self.server.contains_key(name)
+    }
+
+    /// Whether changing this server setting in the config takes a restart, when the catalog
+    /// knows the setting and says.
+    pub fn needs_restart(&self, name: &str) -> Option<bool> {
+        self.server.get(name)?.changeable_without_restart.as_deref().map(|c| c != "Yes")
     }
 
     pub fn is_obsolete(&self, name: &str) -> bool {

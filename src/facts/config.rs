@@ -514,7 +514,7 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// `misspelled`: elements of a disk that are no element of its type but a typo of one (at
-    /// most two letters off: {name, suggestion, at}); any other unknown name is left alone, it
+    /// most two letters off: {name, suggestion, value, at}); any other unknown name is left alone, it
     /// may be an option newer than this list.
     fn misspelled_disk_elements(&self, disk: &model::Disk) -> Vec<Value> {
         let kind = match disk.kind.as_str() {
@@ -528,7 +528,7 @@ impl<'a> ConfigFacts<'a> {
             .filter_map(|e| {
                 let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
                 let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
-                Some(json!({"name": e.name, "suggestion": suggestion, "at": self.at(e.origin)}))
+                Some(json!({"name": e.name, "suggestion": suggestion, "value": e.value(), "at": self.at(e.origin)}))
             })
             .collect()
     }

@@ -67,6 +67,9 @@ pub fn render(report: &Report) -> String {
         }
         let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
         let _ = writeln!(out, "Fix ({restart}):\n");
+        if let Some(manual) = &f.remediation.manual {
+            let _ = writeln!(out, "{}\n", manual.trim_end());
+        }
         if let Some(config) = &f.remediation.config {
             let _ = writeln!(out, "```xml\n{}\n```\n", config.trim_end());
         }

@@ -146,8 +146,11 @@ fn present_finding(f: &mut Finding) {
     for h in &mut f.hosts {
         mask_evidence(&mut h.evidence);
     }
-    for text in [&mut f.remediation.config, &mut f.remediation.sql].into_iter().flatten() {
+    for text in [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql].into_iter().flatten() {
         *text = mask::mask_text(text).into_owned();
+    }
+    for fragment in &mut f.remediation.fragments {
+        fragment.xml = mask::mask_text(&fragment.xml).into_owned();
     }
 }
 

@@ -233,7 +233,7 @@ impl Diagnostic for FindingDiagnostic {
 fn write_fix(out: &mut String, f: &Finding) {
     let restart = if f.remediation.restart { "needs a restart" } else { "no restart needed" };
     let _ = writeln!(out, "  fix ({restart}):");
-    for snippet in [&f.remediation.config, &f.remediation.sql].into_iter().flatten() {
+    for snippet in [&f.remediation.manual, &f.remediation.config, &f.remediation.sql].into_iter().flatten() {
         for line in snippet.trim_end().lines() {
             let _ = writeln!(out, "      {line}");
         }

@@ -12,7 +12,7 @@ use crate::spanned_yaml::{Yaml, read_document};
 use super::check::{self, Checker};
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
-use super::schema::{Confidence, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
+use super::schema::{Confidence, ConfigTree, Effect, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
 use crate::eval::OutcomeKind;
 use crate::facts::schema::Type;
 
@@ -20,6 +20,7 @@ const KEYS: &[&str] = &[
     "id",
     "title",
     "severity",
+    "effect",
     "category",
     "tags",
     "description",
@@ -129,6 +130,7 @@ impl Parser<'_> {
         let references = self.string_list(self.doc, "references");
         let description = self.required_str(self.doc, "description", origin);
         let (sources, optional_sources, versions) = self.applies(origin);
+        let effect = self.effect(severity, origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
@@ -149,9 +151,11 @@ impl Parser<'_> {
             &evidence,
             [
                 message.as_ref().and_then(Option::as_ref),
-                remediation.as_ref().and_then(|r| r.config.as_ref()),
+                remediation.as_ref().and_then(|r| r.manual.as_ref()),
                 remediation.as_ref().and_then(|r| r.sql.as_ref()),
-            ],
+            ]
+            .into_iter()
+            .chain(remediation.iter().flat_map(|r| r.config.iter().map(|(_, t)| Some(t)))),
         );
         let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
             None | Some((Some("false"), _)) => false,
@@ -165,6 +169,7 @@ impl Parser<'_> {
             id: id?,
             title: title?,
             severity: severity?,
+            effect,
             category,
             tags,
             description: description?,
@@ -300,7 +305,7 @@ impl Parser<'_> {
 
     /// The rule's expressions against the facts catalog; returns the facts they read.
     #[allow(clippy::too_many_arguments)]
-    fn check_facts(
+    fn check_facts<'t>(
         &mut self,
         sources: &[Source],
         optional: &[Source],
@@ -308,7 +313,7 @@ impl Parser<'_> {
         item: &str,
         [for_each, when, location, impact]: [&Option<Expr>; 4],
         evidence: &[(String, Expr)],
-        templates: [Option<&Template>; 3],
+        templates: impl Iterator<Item = Option<&'t Template>>,
     ) -> (Vec<FactRef>, BTreeSet<FactRef>) {
         let mut checker = Checker::new(sources, optional, params);
         if let Some(e) = for_each {
@@ -329,7 +334,7 @@ impl Parser<'_> {
         for (_, e) in evidence {
             self.check_one(&mut checker, e, None);
         }
-        for t in templates.into_iter().flatten() {
+        for t in templates.flatten() {
             for e in t.holes() {
                 self.check_one(&mut checker, e, None);
             }
@@ -484,12 +489,14 @@ impl Parser<'_> {
 
     fn remediation(&mut self, origin: Origin) -> Option<Remediation> {
         let Some(node) = self.doc.get("remediation") else {
-            self.error(origin, "missing `remediation` (restart, config or sql)", None);
+            self.error(origin, "missing `remediation` (restart, config, manual or sql)", None);
             return None;
         };
         match node {
-            Yaml::Mapping(pairs, _) => self.known_keys(pairs, &["restart", "config", "sql"], "remediation."),
-            other => self.error(other.origin(), "`remediation` maps `restart`, `config` and `sql`", None),
+            Yaml::Mapping(pairs, _) => {
+                self.known_keys(pairs, &["restart", "config", "manual", "sql"], "remediation.")
+            }
+            other => self.error(other.origin(), "`remediation` maps `restart`, `config`, `manual` and `sql`", None),
         }
         let restart = match node.get("restart").and_then(Yaml::as_str) {
             Some("true") => true,
@@ -499,12 +506,60 @@ impl Parser<'_> {
                 false
             }
         };
-        let config = self.template(node, "config", false, origin)?;
+        let config = self.fragments(node, origin)?;
+        let manual = self.template(node, "manual", false, origin)?;
         let sql = self.template(node, "sql", false, origin)?;
-        if config.is_none() && sql.is_none() {
-            self.error(node.origin(), "a remediation gives a `config` snippet or `sql`", None);
+        if config.is_empty() && manual.is_none() && sql.is_none() {
+            self.error(node.origin(), "a remediation gives `config` fragments, `manual` steps or `sql`", None);
         }
-        Some(Remediation { restart, config, sql })
+        if !config.is_empty() && manual.is_some() {
+            // a fix is either written by `chaudit fix` or left to the user, never half of each
+            self.error(node.origin(), "a remediation has `config` fragments or `manual` steps, not both", None);
+        }
+        Some(Remediation { restart, config, manual, sql })
+    }
+
+    /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
+    /// it, and an engine test proves it on the rule's fixtures); one that stops the server
+    /// is critical.
+    fn effect(&mut self, severity: Option<Severity>, origin: Origin) -> Option<Effect> {
+        let node = self.doc.get("effect");
+        let effect = match node.map(|n| (n.as_str(), n.origin())) {
+            None => None,
+            Some((text, at)) => {
+                let parsed = text.and_then(Effect::parse);
+                if parsed.is_none() {
+                    self.error(at, "unknown effect", Some(format!("one of {}", Effect::NAMES)));
+                }
+                parsed
+            }
+        };
+        if effect == Some(Effect::RefusesToStart) && severity.is_some_and(|s| s != Severity::Critical) {
+            let at = node.map_or(origin, Yaml::origin);
+            self.error(at, "a problem that stops the server is `severity: critical`", None);
+        }
+        effect
+    }
+
+    /// `config:` maps a tree (`server`, `users`) to the `<clickhouse>` fragment merged into it.
+    fn fragments(&mut self, node: &Yaml, origin: Origin) -> Option<Vec<(ConfigTree, Template)>> {
+        let Some(config) = node.get("config") else { return Some(Vec::new()) };
+        let Yaml::Mapping(pairs, _) = config else {
+            self.error(
+                config.origin(),
+                "`config` maps a tree (`server` or `users`) to the `<clickhouse>` fragment merged into it",
+                None,
+            );
+            return None;
+        };
+        self.known_keys(pairs, &["server", "users"], "remediation.config.");
+        let mut fragments = Vec::new();
+        for (tree, key) in [(ConfigTree::Server, "server"), (ConfigTree::Users, "users")] {
+            if let Some(template) = self.template(config, key, false, origin)? {
+                fragments.push((tree, template));
+            }
+        }
+        Some(fragments)
     }
 
     fn tests(&mut self, base: &Path) -> Vec<RuleTest> {

@@ -10,7 +10,7 @@ pub mod schema;
 use std::path::{Path, PathBuf};
 
 pub use error::RuleError;
-pub use schema::{Rule, Severity};
+pub use schema::{ConfigTree, FIX_FILE, Rule, Severity};
 
 use crate::config::error::FileProblem;
 use crate::config::{SourceMap, files};

@@ -82,12 +82,68 @@ impl Confidence {
     }
 }
 
+/// What ClickHouse does with the problem a config rule finds, proven on the real server
+/// (tests/effect_engine.rs starts clickhouse-server on each must-fire fixture).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effect {
+    /// The server does not start on the config (such a rule is critical).
+    RefusesToStart,
+    /// The server starts and the element has no effect.
+    Ignored,
+    /// The server starts; queries or background work fail later.
+    FailsAtRuntime,
+    /// The server starts and works, worse (slower, less safe, unbounded).
+    Degrades,
+}
+
+impl Effect {
+    pub const NAMES: &'static str = "refuses-to-start, ignored, fails-at-runtime, degrades";
+
+    pub fn parse(s: &str) -> Option<Effect> {
+        Some(match s {
+            "refuses-to-start" => Effect::RefusesToStart,
+            "ignored" => Effect::Ignored,
+            "fails-at-runtime" => Effect::FailsAtRuntime,
+            "degrades" => Effect::Degrades,
+            _ => return None,
+        })
+    }
+}
+
+/// The config tree a fragment is merged into: the server config (config.d/) or the users
+/// config (users.d/, or config.d/ when users live in the main config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigTree {
+    Server,
+    Users,
+}
+
+impl ConfigTree {
+    /// The fragment directory a fix goes to, as a stock install names it.
+    pub fn fragment_dir(self) -> &'static str {
+        match self {
+            ConfigTree::Server => "config.d",
+            ConfigTree::Users => "users.d",
+        }
+    }
+}
+
+/// The file a fix fragment is written to: `zz-` sorts it after every fragment of a stock
+/// install, so its values and `remove="1"` markers apply last.
+pub const FIX_FILE: &str = "zz-chaudit-fix.xml";
+
 #[derive(Debug, Clone)]
 pub struct Remediation {
     /// Whether the fix needs a server restart.
     pub restart: bool,
-    /// A config.d (or users.d) snippet, a template.
-    pub config: Option<Template>,
+    /// Fragments (`<clickhouse>` documents, templates) merged into the server or users
+    /// config: what `chaudit fix` writes, each after every other fragment.
+    pub config: Vec<(ConfigTree, Template)>,
+    /// What only the user can do or choose (a password, a host, an environment variable):
+    /// such a finding has no fragment and `chaudit fix` lists it as needing the user.
+    pub manual: Option<Template>,
     pub sql: Option<Template>,
 }
 
@@ -197,6 +253,8 @@ pub struct Rule {
     pub id: String,
     pub title: String,
     pub severity: Severity,
+    /// What ClickHouse does with the problem (every built-in rule that reads only the config says).
+    pub effect: Option<Effect>,
     pub category: String,
     pub tags: Vec<String>,
     /// Markdown: what, why, how to fix.

@@ -1,0 +1,156 @@
+//! `chaudit fix`: its arguments as a fix request, its outcome as text and an exit code.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chaudit::audit::{ErrorClass, RulesRequest};
+use chaudit::fix::{self, FixOutcome, FixRequest, Item};
+use chaudit::version::Version;
+use clap::Args;
+
+use super::{RuleArgs, exit, report_all, warn, write_output};
+
+#[derive(Args)]
+pub struct FixArgs {
+    /// The main server config (config.xml, or the directory holding it).
+    #[arg(long, value_name = "MAIN", value_parser = super::main_config)]
+    pub config: PathBuf,
+    /// Only these rules: ids, tags or categories (repeat or comma-separate).
+    #[arg(long, value_delimiter = ',')]
+    pub select: Vec<String>,
+    /// Skip these rules: ids, tags or categories.
+    #[arg(long, value_delimiter = ',')]
+    pub ignore: Vec<String>,
+    /// Print the fix files as a unified diff and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the SQL of findings fixed by a statement (with the finding each is for) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub sql: Option<PathBuf>,
+    /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
+    #[arg(long, value_name = "VERSION")]
+    pub clickhouse_version: Option<String>,
+    /// The include file for `incl` when the config has no <include_from>, or `none`.
+    #[arg(long, value_name = "FILE|none")]
+    pub default_include_from: Option<String>,
+    #[command(flatten)]
+    pub rules: RuleArgs,
+}
+
+pub fn run(args: &FixArgs) -> ExitCode {
+    let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
+        Ok(v) => v,
+        Err(message) => {
+            eprintln!("chaudit: --clickhouse-version: {message}");
+            return ExitCode::from(exit::USAGE_OR_CONFIG);
+        }
+    };
+    let request = FixRequest {
+        config: args.config.clone(),
+        load: super::config_show::load_options(args.default_include_from.as_deref()),
+        version,
+        rules: RulesRequest {
+            builtin: !args.rules.no_builtin_rules,
+            dirs: args.rules.dirs.clone(),
+            select: args.select.clone(),
+            ignore: args.ignore.clone(),
+            params: Vec::new(),
+        },
+        dry_run: args.dry_run,
+    };
+    let outcome = match fix::run(&request) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let code = match e.class() {
+                ErrorClass::Usage => exit::USAGE_OR_CONFIG,
+                ErrorClass::Runtime => exit::RUNTIME,
+            };
+            report_all(vec![e]);
+            return ExitCode::from(code);
+        }
+    };
+    for w in &outcome.warnings {
+        warn(w);
+    }
+    if let Some(path) = &args.sql {
+        let code = write_output(Some(path), &sql_file(&outcome), exit::OK);
+        if code != ExitCode::from(exit::OK) {
+            return code;
+        }
+    }
+    let code = if outcome.cleared() { exit::OK } else { exit::FINDINGS };
+    super::write_stdout(&render(&outcome), code)
+}
+
+fn line(item: &Item) -> String {
+    let at = item.at.as_deref().map_or_else(String::new, |a| format!(" ({a})"));
+    format!("{} [{}]{at}: {}", item.rule_id, item.severity.name(), item.message)
+}
+
+fn render(outcome: &FixOutcome) -> String {
+    let mut out = String::new();
+    if outcome.dry_run {
+        for file in &outcome.files {
+            out.push_str(&file.diff());
+        }
+    }
+    if !outcome.applied.is_empty() {
+        let verb = if outcome.dry_run { "would fix" } else { "fixed" };
+        let _ = writeln!(out, "{verb} {} finding(s):", outcome.applied.len());
+        for item in &outcome.applied {
+            let _ = writeln!(out, "  {}", line(item));
+        }
+        for file in &outcome.files {
+            let verb = if outcome.dry_run { "would write" } else { "wrote" };
+            let _ = writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+        }
+        if !outcome.restart.is_empty() {
+            let _ = writeln!(out, "restart the server for: {}", outcome.restart.join(", "));
+        }
+    } else {
+        out.push_str("no finding has a config fix\n");
+    }
+    if !outcome.needs_user.is_empty() {
+        let _ = writeln!(out, "\nneeds you ({}):", outcome.needs_user.len());
+        for (item, what) in &outcome.needs_user {
+            let _ = writeln!(out, "  {}", line(item));
+            for l in what.trim_end().lines() {
+                let _ = writeln!(out, "      {l}");
+            }
+        }
+    }
+    if !outcome.sql.is_empty() {
+        let _ = writeln!(out, "\n{} finding(s) with SQL (--sql FILE writes it), not changed here", outcome.sql.len());
+    }
+    if !outcome.dry_run && !outcome.files.is_empty() {
+        if outcome.remaining.is_empty() {
+            let _ = writeln!(out, "\nre-audit: every fixed finding is gone");
+        } else {
+            let _ = writeln!(out, "\nre-audit: {} finding(s) remain:", outcome.remaining.len());
+            for (item, why) in &outcome.remaining {
+                let _ = writeln!(out, "  {}\n      {why}", line(item));
+            }
+        }
+        for item in &outcome.introduced {
+            let _ = writeln!(out, "  new after the fix: {}", line(item));
+        }
+    }
+    out
+}
+
+fn tree_name(tree: chaudit::rules::ConfigTree) -> &'static str {
+    match tree {
+        chaudit::rules::ConfigTree::Server => "server",
+        chaudit::rules::ConfigTree::Users => "users",
+    }
+}
+
+/// The SQL of the findings, each headed by the finding it is for.
+fn sql_file(outcome: &FixOutcome) -> String {
+    let mut out = String::new();
+    for (item, sql) in &outcome.sql {
+        let _ = writeln!(out, "-- {}\n{}\n", line(item), sql.trim_end());
+    }
+    out
+}

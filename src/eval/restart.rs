@@ -1,0 +1,40 @@
+//! Whether a fix needs a server restart, from the engine's own word: a profile or user change
+//! is reloaded by the running server; a server setting applies without a restart when
+//! system.server_settings says `changeable_without_restart = Yes` (the bundled catalog). Only
+//! for a section the catalog does not describe (a system log, storage) does the rule's own
+//! `restart:` stand.
+
+use crate::facts::catalog::Catalog;
+use crate::rules::ConfigTree;
+
+use super::finding::Fragment;
+
+pub fn needs_restart(fragments: &[Fragment], rule_says: bool, catalog: &Catalog) -> bool {
+    if fragments.is_empty() {
+        return rule_says;
+    }
+    fragments.iter().filter(|f| f.tree == ConfigTree::Server).any(|f| match crate::fix::document::parse(&f.xml) {
+        Ok(root) => root.children.iter().any(|e| catalog.needs_restart(&e.name).unwrap_or(rule_says)),
+        Err(_) => rule_says,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(xml: &str) -> Vec<Fragment> {
+        vec![Fragment { tree: ConfigTree::Server, xml: xml.into() }]
+    }
+
+    #[test]
+    fn the_catalog_decides_for_server_settings_and_profiles_reload() {
+        let catalog = crate::facts::catalog::builtin();
+        // max_concurrent_queries: changeable_without_restart = Yes on 26.9
+        assert!(!needs_restart(&server("<clickhouse><max_concurrent_queries>100</max_concurrent_queries></clickhouse>"), true, catalog));
+        // listen_host is no setting of the catalog: the rule's word stands
+        assert!(needs_restart(&server("<clickhouse><listen_host>::</listen_host></clickhouse>"), true, catalog));
+        let users = vec![Fragment { tree: ConfigTree::Users, xml: "<clickhouse><profiles/></clickhouse>".into() }];
+        assert!(!needs_restart(&users, true, catalog));
+    }
+}

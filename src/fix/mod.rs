@@ -1,0 +1,340 @@
+//! `chaudit fix` as one library call: audit a config tree, write the config fragments of
+//! its findings to files that sort after every other fragment (`config.d/zz-chaudit-fix.xml`
+//! and `users.d/zz-chaudit-fix.xml`, folding in an earlier run's), then audit again and say
+//! which findings the fix cleared. The user's own files are never edited: removals are
+//! ClickHouse's own `remove="1"` markers in the fix file.
+
+pub mod document;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::audit::{self, AuditError, Policy, ProjectSuppressions, Request, RulesRequest, Verdict};
+use crate::config::{LoadOptions, LoadedConfig};
+use crate::eval::Finding;
+use crate::rules::{ConfigTree, FIX_FILE, Severity};
+use crate::version::Version;
+
+/// What to fix, and how.
+pub struct FixRequest {
+    /// The main server config.
+    pub config: PathBuf,
+    pub load: LoadOptions,
+    pub version: Option<Version>,
+    pub rules: RulesRequest,
+    /// Plan and show the fix files, write nothing.
+    pub dry_run: bool,
+}
+
+/// A finding as the fix reports it.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub rule_id: String,
+    pub severity: Severity,
+    /// `file:line`, when the finding has a place.
+    pub at: Option<String>,
+    pub message: String,
+}
+
+impl Item {
+    fn of(f: &Finding) -> Item {
+        Item {
+            rule_id: f.rule_id.clone(),
+            severity: f.severity,
+            at: f.location.as_ref().map(|l| format!("{}:{}", l.file, l.line)),
+            message: f.message.clone(),
+        }
+    }
+}
+
+/// One fix file: where it goes, what it held before and what it holds now.
+#[derive(Debug, Clone)]
+pub struct FixFile {
+    pub path: PathBuf,
+    /// The path as shown: relative to the main config's directory when under it.
+    pub shown: String,
+    pub tree: ConfigTree,
+    /// The file's text before the run (empty when it did not exist).
+    pub before: String,
+    pub after: String,
+    /// How many findings' fragments went into it this run.
+    pub fixes: usize,
+}
+
+impl FixFile {
+    /// The change as a unified diff (`--dry-run`).
+    pub fn diff(&self) -> String {
+        let shown = &self.shown;
+        let old = if self.before.is_empty() { "/dev/null".to_string() } else { format!("a/{shown}") };
+        similar::TextDiff::from_lines(&self.before, &self.after)
+            .unified_diff()
+            .header(&old, &format!("b/{shown}"))
+            .to_string()
+    }
+}
+
+/// What the run did and what the re-audit found.
+#[derive(Debug, Default)]
+pub struct FixOutcome {
+    pub files: Vec<FixFile>,
+    /// Findings whose fragments were written.
+    pub applied: Vec<Item>,
+    /// Findings only the user can fix (a password, a host to choose), with what to do.
+    pub needs_user: Vec<(Item, String)>,
+    /// Findings with neither fragments nor steps (a live finding's SQL, a query to run).
+    pub sql: Vec<(Item, String)>,
+    /// Findings with a fragment that the re-audit still reports, each with why.
+    pub remaining: Vec<(Item, String)>,
+    /// Findings of medium severity or more that the fixed tree has and the original had not.
+    pub introduced: Vec<Item>,
+    /// Some written fix needs a server restart to take effect.
+    pub restart: Vec<String>,
+    /// Warnings (a user fragment sorting after the fix file).
+    pub warnings: Vec<String>,
+    /// Nothing written: `--dry-run`.
+    pub dry_run: bool,
+}
+
+impl FixOutcome {
+    /// Every finding that had a fragment is gone, and none of medium or more came.
+    pub fn cleared(&self) -> bool {
+        self.remaining.is_empty() && self.introduced.is_empty()
+    }
+}
+
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum FixError {
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Audit(#[from] AuditError),
+    /// A tree ClickHouse would refuse cannot be fixed by adding a fragment to it.
+    #[error("{tree} config does not load, so no fragment can be merged into it: {reason}")]
+    #[diagnostic(code(chaudit::fix::unloadable))]
+    Unloadable { tree: &'static str, reason: String },
+    #[error("the fix file {path} is not a config fragment chaudit can fold into: {reason}")]
+    #[diagnostic(code(chaudit::fix::earlier_file), help("move it away, or delete it, and run `chaudit fix` again"))]
+    EarlierFile { path: String, reason: String },
+    #[error("cannot write {0}")]
+    #[diagnostic(code(chaudit::fix::write))]
+    Write(#[source] crate::regular_file::WriteError),
+    #[error("cannot create {path}: {source}")]
+    #[diagnostic(code(chaudit::fix::mkdir))]
+    Mkdir { path: String, source: std::io::Error },
+}
+
+impl FixError {
+    /// Bad arguments or config (exit 2), or the run failed (exit 3).
+    pub fn class(&self) -> audit::ErrorClass {
+        match self {
+            FixError::Audit(e) => e.class(),
+            FixError::Write(crate::regular_file::WriteError::NotRegular { .. }) => audit::ErrorClass::Usage,
+            FixError::Write(_) | FixError::Mkdir { .. } => audit::ErrorClass::Runtime,
+            FixError::Unloadable { .. } | FixError::EarlierFile { .. } => audit::ErrorClass::Usage,
+        }
+    }
+}
+
+const HEADER: &str = "Written by `chaudit fix`: remediations of its findings, merged after every other fragment.\n\
+It folds into the next run's; edit or delete it as any fragment.";
+
+/// Audits, writes the fix files (unless a dry run), audits again.
+pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
+    let before = audit_tree(request)?;
+    let Some(loaded) = &before.loaded else { return Err(FixError::Audit(AuditError::NothingToAudit)) };
+    if let Some(e) = &loaded.server_error {
+        return Err(FixError::Unloadable { tree: "the server", reason: e.to_string() });
+    }
+    let targets = Targets::of(&request.config, loaded);
+    let mut outcome = FixOutcome { dry_run: request.dry_run, ..FixOutcome::default() };
+    let fragments: BTreeMap<&str, &Vec<crate::eval::Fragment>> =
+        before.fragments.iter().map(|(fp, f)| (fp.as_str(), f)).collect();
+    let mut documents: BTreeMap<PathBuf, (ConfigTree, document::Node, usize)> = BTreeMap::new();
+    let mut fixed_fingerprints = BTreeSet::new();
+    for finding in before.report.findings.iter().filter(|f| f.is_active()) {
+        let item = Item::of(finding);
+        let Some(fragments) = fragments.get(finding.fingerprint.as_str()) else {
+            if let Some(manual) = &finding.remediation.manual {
+                outcome.needs_user.push((item, manual.clone()));
+            } else if let Some(sql) = &finding.remediation.sql {
+                outcome.sql.push((item, sql.clone()));
+            }
+            continue;
+        };
+        match plan(fragments, &targets, &mut documents, &request.config) {
+            Ok(()) => {
+                fixed_fingerprints.insert(finding.fingerprint.clone());
+                if finding.remediation.restart {
+                    outcome.restart.push(finding.rule_id.clone());
+                }
+                outcome.applied.push(item);
+            }
+            Err(why) => outcome.needs_user.push((item, why)),
+        }
+    }
+    for (path, (tree, doc, fixes)) in documents {
+        let before_text = read_existing(&path)?;
+        let base = request.config.parent().unwrap_or(Path::new(""));
+        let shown = path.strip_prefix(base).unwrap_or(&path).display().to_string();
+        outcome.files.push(FixFile { path, shown, tree, before: before_text, after: doc.render(HEADER), fixes });
+    }
+    outcome.warnings = later_fragments(&outcome.files);
+    outcome.restart.sort();
+    outcome.restart.dedup();
+    if request.dry_run || outcome.files.is_empty() {
+        return Ok(outcome);
+    }
+    for file in &outcome.files {
+        write(&file.path, &file.after)?;
+    }
+    let after = audit_tree(request)?;
+    judge(&before, &after, &fixed_fingerprints, &mut outcome);
+    Ok(outcome)
+}
+
+/// Where each tree's fix file goes.
+struct Targets {
+    server: PathBuf,
+    /// None: the users come from no file chaudit can add a fragment beside.
+    users: Option<PathBuf>,
+}
+
+impl Targets {
+    fn of(main: &Path, loaded: &LoadedConfig) -> Targets {
+        let server = main.with_extension("d").join(FIX_FILE);
+        let users = match (&loaded.users, loaded.users_in_main) {
+            (Some(users), _) => {
+                users.files.first().map(|id| loaded.sources.file(*id).path.with_extension("d").join(FIX_FILE))
+            }
+            // users in config.xml itself: its config.d/ is their fragment directory too
+            (None, true) => Some(server.clone()),
+            (None, false) => None,
+        };
+        Targets { server, users }
+    }
+
+    fn path(&self, tree: ConfigTree) -> Option<&PathBuf> {
+        match tree {
+            ConfigTree::Server => Some(&self.server),
+            ConfigTree::Users => self.users.as_ref(),
+        }
+    }
+}
+
+/// Folds one finding's fragments into the documents, all or none; or says why it cannot.
+fn plan(
+    fragments: &[crate::eval::Fragment],
+    targets: &Targets,
+    documents: &mut BTreeMap<PathBuf, (ConfigTree, document::Node, usize)>,
+    main: &Path,
+) -> Result<(), String> {
+    let mut parsed = Vec::new();
+    for fragment in fragments {
+        let path = targets
+            .path(fragment.tree)
+            .ok_or("the users come from no users config file (user_directories names none): add the fragment where your users are defined")?;
+        let node = document::parse(&fragment.xml).map_err(|e| format!("the rule's fragment is not a config: {e}"))?;
+        parsed.push((path.clone(), fragment.tree, node));
+    }
+    for (path, tree, node) in parsed {
+        if !documents.contains_key(&path) {
+            let existing = read_existing(&path).map_err(|e| e.to_string())?;
+            let doc = if existing.is_empty() {
+                document::Node::root()
+            } else {
+                document::parse(&existing).map_err(|reason| {
+                    let shown = path.strip_prefix(main.parent().unwrap_or(Path::new(""))).unwrap_or(&path);
+                    format!("the earlier fix file {} does not parse: {reason}", shown.display())
+                })?
+            };
+            documents.insert(path.clone(), (tree, doc, 0));
+        }
+        if let Some((_, doc, fixes)) = documents.get_mut(&path) {
+            doc.fold(node);
+            *fixes += 1;
+        }
+    }
+    Ok(())
+}
+
+fn read_existing(path: &Path) -> Result<String, FixError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(FixError::EarlierFile { path: path.display().to_string(), reason: e.to_string() }),
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), FixError> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| FixError::Mkdir { path: dir.display().to_string(), source })?;
+    }
+    crate::regular_file::replace(path, text.as_bytes()).map_err(FixError::Write)
+}
+
+/// A fragment named after the fix file in its directory would merge after it and could undo it.
+fn later_fragments(files: &[FixFile]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for file in files {
+        let Some(dir) = file.path.parent() else { continue };
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut later: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|name| name.as_str() > FIX_FILE && !name.starts_with('.'))
+            .collect();
+        later.sort();
+        if !later.is_empty() {
+            warnings.push(format!(
+                "{} merges after {}: it may undo the fix ({})",
+                later.join(", "),
+                file.path.display(),
+                "the re-audit tells"
+            ));
+        }
+    }
+    warnings
+}
+
+fn audit_tree(request: &FixRequest) -> Result<Verdict, AuditError> {
+    let audit = Request {
+        config: Some(request.config.clone()),
+        load: request.load.clone(),
+        version: request.version,
+        snapshot: None,
+        host: None,
+        rules: request.rules.clone(),
+        suppressions: ProjectSuppressions::Default,
+        baseline: None,
+        write_baseline: None,
+        policy: Policy { fail_on: Some(Severity::Medium), allow_inconclusive: true },
+    };
+    audit::run(&audit, || Ok(None))
+}
+
+/// Which fixed findings the re-audit still reports (and why), and what it reports anew.
+fn judge(before: &Verdict, after: &Verdict, fixed: &BTreeSet<String>, outcome: &mut FixOutcome) {
+    if let Some(loaded) = &after.loaded
+        && let Some(e) = loaded.server_error.as_ref().or(loaded.users_error.as_ref())
+    {
+        for item in &outcome.applied {
+            outcome.remaining.push((item.clone(), format!("the fixed config does not load: {e}")));
+        }
+        return;
+    }
+    let key = |f: &Finding| (f.rule_id.clone(), f.message.clone());
+    let old: BTreeSet<_> = before.report.findings.iter().map(key).collect();
+    for f in before.report.findings.iter().filter(|f| fixed.contains(&f.fingerprint)) {
+        let still = after.report.findings.iter().find(|a| a.fingerprint == f.fingerprint || key(a) == key(f));
+        if let Some(still) = still {
+            let at = still.location.as_ref().map_or_else(String::new, |l| format!(" at {}:{}", l.file, l.line));
+            outcome.remaining.push((Item::of(f), format!("still reported{at} after the fix: {}", still.message)));
+        }
+    }
+    outcome.introduced = after
+        .report
+        .findings
+        .iter()
+        .filter(|f| f.is_active() && f.severity >= Severity::Medium && !old.contains(&key(f)))
+        .map(Item::of)
+        .collect();
+}

@@ -1,0 +1,64 @@
+//! The restart advice of the fixes, proven on a running clickhouse-server 25.8: a fix file
+//! written beside its config while it runs is applied without a restart when it changes a
+//! profile (users.d/), a server setting the catalog marks `changeable_without_restart = Yes`,
+//! or adds a disk (config.d/); a new storage policy is not (its fixes say restart).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+const USERS: &str = "<clickhouse><profiles><default/></profiles><users><default><password/>\
+    <networks><ip>::/0</ip></networks><profile>default</profile><access_management>1</access_management>\
+    </default></users><quotas><default/></quotas></clickhouse>";
+
+fn eventually(server: &support::LiveServer, sql: &str, expected: &str) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(30) {
+        if server.query(sql).trim() == expected {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    false
+}
+
+#[test]
+fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_restart() {
+    let server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
+        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        std::fs::write(dir.join("config.d/users.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>")
+            .unwrap();
+        std::fs::write(dir.join("users.xml"), USERS).unwrap();
+    });
+    let dir = server.dir.path().join("server");
+    let catalog = chaudit::facts::catalog::for_version("25.8".parse().unwrap()).unwrap();
+    assert_eq!(catalog.needs_restart("max_concurrent_queries"), Some(false));
+
+    std::fs::create_dir_all(dir.join("users.d")).unwrap();
+    std::fs::write(
+        dir.join("users.d/zz-chaudit-fix.xml"),
+        "<clickhouse><profiles><default><max_threads>3</max_threads></default></profiles></clickhouse>",
+    )
+    .unwrap();
+    let disk = dir.join("fixdisk");
+    std::fs::create_dir_all(&disk).unwrap();
+    std::fs::write(
+        dir.join("config.d/zz-chaudit-fix.xml"),
+        format!(
+            "<clickhouse><max_concurrent_queries>77</max_concurrent_queries>\
+             <storage_configuration><disks><fixdisk><path>{}/</path></fixdisk></disks>\
+             <policies><fix_policy><volumes><main><disk>fixdisk</disk></main></volumes></fix_policy></policies>\
+             </storage_configuration></clickhouse>",
+            disk.display()
+        ),
+    )
+    .unwrap();
+    assert!(eventually(&server, "SELECT getSetting('max_threads')", "3"), "the profile change was not reloaded");
+    assert!(
+        eventually(&server, "SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'", "77"),
+        "max_concurrent_queries was not reloaded"
+    );
+    assert!(eventually(&server, "SELECT count() FROM system.disks WHERE name = 'fixdisk'", "1"), "the new disk was not reloaded");
+    // the same reload that added the disk leaves the new policy out: a policy fix needs a restart
+    assert_eq!(server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(), "0");
+}
