@@ -139,7 +139,7 @@ when: >-
 message: never
 remediation:
   restart: false
-  config: ""
+  manual: nothing
 references: []
 "#,
     )
@@ -179,7 +179,7 @@ fn loops_over_literal_lists_are_stopped_at_the_budget_too() {
             format!(
                 "id: {id}\ntitle: Nested loops\nseverity: low\ncategory: security\ntags: [test]\nconfidence: high\n\
                  description: costs 300^4 steps\napplies:\n  sources: [config]\nwhen: >-\n  {when}\nmessage: never\n\
-                 remediation:\n  restart: false\n  config: \"\"\nreferences: []\n"
+                 remediation:\n  restart: false\n  manual: nothing\nreferences: []\n"
             ),
         )
         .unwrap();
