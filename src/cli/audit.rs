@@ -13,6 +13,14 @@ use chaudit::version::Version;
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
+    let asked = match snapshot {
+        Some(_) => offline_only(args),
+        None => args.connect.check_asked(),
+    };
+    if let Err(message) = asked {
+        eprintln!("chaudit: {message}");
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
     }
@@ -117,6 +125,30 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// `check --snapshot` judges the recorded facts, offline: a flag that reads a server or this
+/// machine would mix another source into them.
+fn offline_only(args: &AuditArgs) -> Result<(), String> {
+    let c = &args.connect;
+    let live = [
+        (!c.dsn.is_empty(), "--dsn"),
+        (c.host.is_some(), "--host"),
+        (c.port.is_some(), "--port"),
+        (c.cluster.is_some(), "--cluster"),
+        (c.dry_run, "--dry-run"),
+        (args.host_facts, "--host-facts"),
+        (c.user.is_some(), "--user"),
+        (c.password.is_some(), "--password"),
+        (c.password_file.is_some(), "--password-file"),
+    ];
+    match live.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(format!(
+            "check --snapshot audits the recorded snapshot offline; {flag} reads a live server or this machine: \
+             drop it, or run `chaudit {flag} …` without `check --snapshot`"
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Maps an audit error to its message and exit code.

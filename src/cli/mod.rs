@@ -35,9 +35,15 @@ pub mod exit {
     name = "chaudit",
     version,
     about = "Audit a ClickHouse server's configuration",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    // -h is the host, as in clickhouse-client: `chaudit -h ch1` must audit ch1, not print the
+    // help and exit 0 having judged nothing
+    disable_help_flag = true
 )]
 struct Cli {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help, global = true)]
+    help: Option<bool>,
     /// Color in text output: auto (a terminal, and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     color: ColorChoice,
