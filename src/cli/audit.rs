@@ -57,7 +57,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let footprint = std::cell::Cell::new(None);
     let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
-        Err(error) => return fail(error),
+        Err(error) => return fail(args, error),
     };
     if let Some(stats) = footprint.take() {
         let rows = stats
@@ -73,6 +73,16 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     }
     for w in &verdict.warnings {
         warn(w);
+    }
+    // A users config ClickHouse cannot load: the server config was audited, the users were not.
+    let loaded = verdict.loaded.as_mut();
+    let broken = loaded.and_then(|l| match (l.users_error.take(), l.server_error.take()) {
+        (Some(err), _) => Some(("users", "server", err)),
+        (None, Some(err)) => Some(("server", "users", err)),
+        (None, None) => None,
+    });
+    if let Some((_, _, err)) = &broken {
+        verdict.report.errors.extend(chaudit::report::RunError::of(err));
     }
     let report = &verdict.report;
     let text = match args.format {
@@ -100,13 +110,6 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         Status::Failing => exit::FINDINGS,
         Status::Passed => exit::OK,
     };
-    // A users config ClickHouse cannot load: the server config was audited, the users were not.
-    let loaded = verdict.loaded.as_mut();
-    let broken = loaded.and_then(|l| match (l.users_error.take(), l.server_error.take()) {
-        (Some(err), _) => Some(("users", "server", err)),
-        (None, Some(err)) => Some(("server", "users", err)),
-        (None, None) => None,
-    });
     let code = match broken {
         Some((broken, audited, err)) => {
             eprintln!(
@@ -151,9 +154,15 @@ fn offline_only(args: &AuditArgs) -> Result<(), String> {
     }
 }
 
-/// Maps an audit error to its message and exit code.
-fn fail(error: AuditError) -> ExitCode {
+/// Maps an audit error to its message and exit code; SARIF, JUnit and JSON carry it too, so
+/// a CI step that uploads the report shows why nothing was audited.
+fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let class = error.class();
+    let carried = matches!(args.format, Format::Sarif | Format::Junit | Format::Json).then(|| {
+        let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
+        let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
+        report::Report::of_errors(target, base, report::RunError::of(&error))
+    });
     match error {
         // the collector has said why
         AuditError::Collection(_) => {}
@@ -163,10 +172,21 @@ fn fail(error: AuditError) -> ExitCode {
         AuditError::Selection(e) => report_all(vec![e]),
         other => eprintln!("chaudit: {other}"),
     }
-    ExitCode::from(match class {
+    let code = match class {
         ErrorClass::Usage => exit::USAGE_OR_CONFIG,
         ErrorClass::Runtime => exit::RUNTIME,
-    })
+    };
+    match carried {
+        Some(report) => {
+            let text = match args.format {
+                Format::Sarif => report::sarif::render(&report),
+                Format::Junit => report::junit::render(&report),
+                _ => report::json::render(&report),
+            };
+            write_output(args.output.as_deref(), &text, code)
+        }
+        None => ExitCode::from(code),
+    }
 }
 
 /// Reads the server or cluster the arguments name, if any (progress and `--stats` on stderr).

@@ -12,7 +12,8 @@ pub fn render(report: &Report) -> String {
     let is_error =
         |kind: OutcomeKind| kind == OutcomeKind::Errored || (kind == OutcomeKind::Inconclusive && !allow_inconclusive);
     let failures = report.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Fired).count();
-    let errors = report.outcomes.iter().filter(|o| is_error(o.outcome)).count();
+    let errors = report.outcomes.iter().filter(|o| is_error(o.outcome)).count() + report.errors.len();
+    let tests = report.outcomes.len() + report.errors.len();
     let skipped = report
         .outcomes
         .iter()
@@ -21,15 +22,23 @@ pub fn render(report: &Report) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         out,
-        "<testsuites name=\"chaudit\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
-        report.outcomes.len()
+        "<testsuites name=\"chaudit\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">"
     );
     let _ = writeln!(
         out,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
-        escape(&report.target),
-        report.outcomes.len()
+        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\">",
+        escape(&report.target)
     );
+    // an input that could not be processed: what it governs was not judged
+    for e in &report.errors {
+        let _ = writeln!(
+            out,
+            "    <testcase classname=\"chaudit\" name=\"{}\">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
+            escape(&e.code),
+            escape(&e.code),
+            escape(&e.message)
+        );
+    }
     for o in &report.outcomes {
         let _ = write!(out, "    <testcase classname=\"chaudit\" name=\"{}\"", escape(&o.rule_id));
         match o.outcome {
