@@ -229,6 +229,13 @@ enum RulesCommand {
         #[command(flatten)]
         rules: RuleArgs,
     },
+    /// Write the rules reference: one Markdown page per rule and an index (README.md).
+    Docs {
+        /// The directory (e.g. docs/rules); pages of rules that no longer exist are removed.
+        dir: PathBuf,
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
     /// Run each rule's fixtures (must fire / must stay quiet).
     Test {
         /// Rules directory to test (default: ./rules).
@@ -244,6 +251,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
+        Some(Command::Rules(RulesCommand::Docs { dir, rules })) => rules::docs(&dir, &rules),
         Some(Command::Collect { connect, output }) => {
             audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
         }
