@@ -152,6 +152,17 @@ fn completions_and_manual_page() {
     let man = chaudit(&["man"], &[]);
     let text = String::from_utf8_lossy(&man.stdout);
     assert!(man.status.success() && text.contains(".TH chaudit") && text.contains("\\-\\-fail\\-on"), "{text}");
+    // what a manual page owes its reader: exit status, environment, examples
+    for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES", "CLICKHOUSE_PASSWORD", "\\fB3\\fR"] {
+        assert!(text.contains(section), "no {section} in the manual page");
+    }
+    // every exit code of the README's table is in the manual page
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for code in ["| 0 |", "| 1 |", "| 2 |", "| 3 |"] {
+        assert!(readme.contains(code));
+        let roff = format!("\\fB{}\\fR", code.trim_matches(|c| c == '|' || c == ' '));
+        assert!(text.contains(&roff), "exit code {code} missing from the manual page");
+    }
 }
 
 /// The rule docs speak to users: no internal labels (`seed 004`, tags like S1..S24).
@@ -206,9 +217,15 @@ fn packaging_files_use_this_tree() {
     assert!(hooks.contains("- id: chaudit") && hooks.contains("entry: chaudit") && hooks.contains("language: rust"));
     let docker = read("Dockerfile");
     assert!(docker.contains("cargo build --release --locked") && docker.contains("target/release/chaudit"));
+    // the Actions example installs the release workflow's asset, checked by its checksum
     let actions = read("examples/github-actions.yml");
-    assert!(actions.contains("cargo install --locked --path"), "{actions}");
-    assert!(!actions.contains("--git"), "installs from a repository URL that exists nowhere else");
+    let release = read(".github/workflows/release.yml");
+    assert!(actions.contains("chaudit-$CHAUDIT_VERSION-x86_64-unknown-linux-musl") && actions.contains("sha256sum -c"));
+    assert!(
+        release.contains("name=\"chaudit-$VERSION-$TARGET\"") && release.contains("TARGET: x86_64-unknown-linux-musl")
+    );
+    assert!(release.contains("sha256sum \"$name.tar.gz\" > \"$name.tar.gz.sha256\""));
+    assert!(!actions.contains("cargo install"), "compiles chaudit on every run");
 }
 
 /// clickhouse-client's environment completes a live audit that was asked for; exported, it

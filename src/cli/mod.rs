@@ -3,6 +3,7 @@
 mod audit;
 pub mod config_show;
 mod live;
+mod manual;
 mod rules;
 mod upgrade;
 
@@ -263,16 +264,13 @@ pub fn run() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "chaudit", &mut out);
             write_stdout(&String::from_utf8_lossy(&out), exit::OK)
         }
-        Some(Command::Man) => {
-            let mut out = Vec::new();
-            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                Ok(()) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
-                Err(e) => {
-                    eprintln!("chaudit: cannot render the manual page: {e}");
-                    ExitCode::from(exit::RUNTIME)
-                }
+        Some(Command::Man) => match manual::render(Cli::command()) {
+            Ok(out) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
+            Err(e) => {
+                eprintln!("chaudit: cannot render the manual page: {e}");
+                ExitCode::from(exit::RUNTIME)
             }
-        }
+        },
         None => audit::run(&cli.audit, None),
     }
 }
