@@ -132,3 +132,14 @@ fn other_yaml_is_a_clickhouse_config() {
     let (_, stdout, _) = support::chaudit(dir.path(), &["--config", "config.yaml", "--format", "json"]);
     assert!(stdout.contains("<max_concurent_queries> is not a ClickHouse server setting"), "{stdout}");
 }
+
+/// A layout of a hundred million hosts is an error at the cluster, not a memory bomb.
+#[test]
+fn a_huge_layout_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = "kind: ClickHouseInstallation\nmetadata: {name: big}\nspec:\n  configuration:\n    clusters:\n      - name: c\n        layout: {shardsCount: 100000000, replicasCount: 1000000}\n";
+    std::fs::write(dir.path().join("chi.yaml"), manifest).unwrap();
+    let (code, _, stderr) = support::chaudit(dir.path(), &["--config", "chi.yaml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("chi.yaml:6:9: the clusters have more than 10000 hosts"), "{stderr}");
+}

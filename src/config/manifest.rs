@@ -18,6 +18,10 @@ use crate::spanned_yaml::{Yaml, read_documents};
 /// The kinds whose `spec.configuration` is a ClickHouse config.
 pub const KINDS: [&str; 2] = ["ClickHouseInstallation", "ClickHouseInstallationTemplate"];
 
+/// Hosts of an installation's clusters rendered at most (a `shardsCount` of a million is a
+/// typo or an attack, not a cluster).
+const MAX_HOSTS: usize = 10_000;
+
 /// Documents read from one manifest at most (a stream of a few kinds, not a dump).
 const MAX_DOCUMENTS: usize = 1000;
 
@@ -105,6 +109,11 @@ pub fn render(sources: &SourceMap, file: FileId, defaults: Defaults) -> Result<O
         _ => Vec::new(),
     };
     if !clusters.is_empty() {
+        let hosts: usize = clusters.iter().flat_map(|c| layout(c)).map(|(_, _, replicas)| replicas).sum();
+        if hosts > MAX_HOSTS {
+            let at = clusters.first().map_or(root, |c| c.origin());
+            return Err(fail(at, format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")));
+        }
         fragments.push(remote_servers(name, &clusters, root));
     }
     if let Some(cluster) = clusters.first() {
@@ -367,14 +376,14 @@ fn layout(cluster: &Yaml) -> Vec<(Origin, Option<&Yaml>, usize)> {
             })
             .or_else(|| count(layout, "replicasCount"))
             .unwrap_or(1)
-            .max(1)
+            .clamp(1, MAX_HOSTS + 1)
     };
     match layout.and_then(|l| l.get("shards")) {
         Some(Yaml::Sequence(shards, _)) if !shards.is_empty() => {
             shards.iter().map(|s| (s.origin(), Some(s), replicas_of(Some(s)))).collect()
         }
         _ => {
-            let shards = count(layout, "shardsCount").unwrap_or(1).clamp(1, 1024);
+            let shards = count(layout, "shardsCount").unwrap_or(1).clamp(1, MAX_HOSTS + 1);
             (0..shards).map(|_| (cluster.origin(), None, replicas_of(None))).collect()
         }
     }
@@ -409,7 +418,7 @@ fn remote_servers(installation: &str, clusters: &[&Yaml], root: Origin) -> Eleme
                 },
             );
             let mut parts = vec![leaf("internal_replication", internal, shard_at)];
-            for r in 0..replicas.min(1024) {
+            for r in 0..replicas {
                 let host = host_name(installation, name, s, r);
                 parts.push(element(
                     "replica",
