@@ -75,3 +75,35 @@ fn the_queries_page_is_current() {
     let written = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(written == page, "docs/queries.md is stale: run `CHAUDIT_UPDATE_DOCS=1 cargo test --test docs`");
 }
+
+/// Every relative link of README.md and docs/ names a file that exists (anchors aside).
+#[test]
+fn links_resolve() {
+    let root = support::repo_root();
+    let mut pages = vec![root.join("README.md")];
+    for dir in [root.join("docs"), root.join("docs/rules")] {
+        pages.extend(
+            std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md")),
+        );
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") || target.contains(' ') {
+                continue;
+            }
+            if !page.parent().unwrap().join(target).exists() {
+                broken.push(format!("{}: {target}", page.strip_prefix(&root).unwrap().display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:?}");
+}

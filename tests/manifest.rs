@@ -143,3 +143,40 @@ fn a_huge_layout_is_refused_at_its_line() {
     assert_eq!(code, 2);
     assert!(stderr.contains("chi.yaml:6:9: the clusters have more than 10000 hosts"), "{stderr}");
 }
+
+/// The rendered files are what the real clickhouse-server 25.8 accepts: each example's server
+/// and users configs start it; the manifest with a query setting at the server's root (the
+/// critical finding above) stops it, as the rule says.
+#[test]
+fn the_real_server_starts_on_the_rendered_files() {
+    let manifests = support::repo_root().join("tests/manifests");
+    let render = |manifest: &str, users: bool| {
+        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
+        if users {
+            args.push("--users");
+        }
+        let (code, stdout, stderr) = support::chaudit(&manifests, &args);
+        assert_eq!(code, 0, "{manifest}: {stderr}");
+        stdout
+    };
+    for manifest in EXAMPLES.iter().chain(&["mistakes.yaml"]) {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        // the users config beside it, named as the image's config.xml names it
+        let server = render(manifest, false).replacen(
+            "</clickhouse>",
+            "    <users_config>users.xml</users_config>\n</clickhouse>",
+            1,
+        );
+        std::fs::write(tree.join("config.xml"), server).unwrap();
+        std::fs::write(tree.join("users.xml"), render(manifest, true)).unwrap();
+        let verdict = support::engine_start(&tree);
+        if *manifest == "mistakes.yaml" {
+            assert!(!verdict.started, "{verdict:?}");
+            assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
+        } else {
+            assert!(verdict.started, "{manifest}: {verdict:?}");
+        }
+    }
+}
