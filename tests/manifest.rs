@@ -60,8 +60,9 @@ fn the_operators_examples_audit_as_the_configs_it_generates() {
     }
 }
 
-/// Settings, users, per-cluster settings and Secret references, each finding at the line
-/// of the manifest that set it.
+/// Settings, users, per-cluster settings, Secret references and files given inline, each
+/// finding at the line of the manifest that set it; a file ClickHouse would not read from
+/// config.d (notes.txt) is not read.
 #[test]
 fn findings_point_at_the_manifest_lines() {
     let (code, report, _) = audit("mistakes.yaml");
@@ -72,12 +73,16 @@ fn findings_point_at_the_manifest_lines() {
     assert_eq!(
         found,
         [
-            at("logger-level-test", 35),
-            at("plaintext-password", 22),
+            at("logger-level-test", 47),
+            at("plaintext-password", 34),
             at("query-setting-at-server-root", 17),
+            at("system-log-without-ttl", 25),
             at("unknown-server-setting", 19),
         ]
     );
+    // a file given inline is parsed where it stands: its finding has the manifest's column too
+    let ttl = report["findings"].as_array().unwrap().iter().find(|f| f["rule_id"] == "system-log-without-ttl").unwrap();
+    assert_eq!(ttl["location"]["column"], 13);
     // the Secret's value reached the user through from_env, never printed
     assert!(!report.to_string().contains("s3cr3t-from-secret"));
     // the example whose users the operator hashes: only the Secret passed by environment

@@ -11,7 +11,7 @@
 //! Secret (`valueFrom.secretKeyRef`) becomes `from_env`, as the operator passes it to the pod.
 
 use super::error::{ConfigError, Pointer, Result};
-use super::source::{FileId, Origin, SourceMap};
+use super::source::{FileId, Origin, SourceFile, SourceMap};
 use super::tree::{Attribute, Element, Node, Text};
 use crate::spanned_yaml::{Yaml, read_documents};
 
@@ -77,8 +77,10 @@ pub type Defaults = (Vec<Element>, Vec<Element>);
 
 /// The installation in a manifest file over the operator's own files, or `None` when no
 /// document is one.
-pub fn render(sources: &SourceMap, file: FileId, defaults: Defaults) -> Result<Option<Rendered>> {
-    let source = sources.file(file);
+pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Result<Option<Rendered>> {
+    let manifest = sources.file(file);
+    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text.to_string());
+    let source = &source;
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(source, origin.offset, 1), message);
     let documents = read_documents(&source.text, file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
@@ -122,6 +124,20 @@ pub fn render(sources: &SourceMap, file: FileId, defaults: Defaults) -> Result<O
             fragments.push(convert(paths("settings", settings))?);
         }
     }
+    let mut users_files = Vec::new();
+    let host_files = clusters.first().and_then(|c| c.get("files"));
+    for given in [section("files"), host_files] {
+        let Some(Yaml::Mapping(pairs, _)) = given else { continue };
+        for (key, value) in pairs {
+            let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
+            let Some((place, file_name)) = placement(name) else { continue };
+            let Some(fragment) = file_fragment(sources, source, file_name, content, *at)? else { continue };
+            match place {
+                Place::Users => users_files.push(fragment),
+                Place::Server => fragments.push(fragment),
+            }
+        }
+    }
     super::merge::merge_fragments(&mut server, fragments, sources)?;
 
     let mut users = Element::new("clickhouse", root);
@@ -141,6 +157,7 @@ pub fn render(sources: &SourceMap, file: FileId, defaults: Defaults) -> Result<O
             fragments.push(fragment);
         }
     }
+    fragments.extend(users_files);
     super::merge::merge_fragments(&mut users, fragments, sources)?;
     Ok(Some(Rendered { server, users, env: secrets.env.into_inner() }))
 }
@@ -196,6 +213,78 @@ fn normalize_user(user: &mut Element, pods: &str) {
 
 fn remove(element: &mut Element, names: &[&str]) {
     element.children.retain(|n| !matches!(n, Node::Element(e) if names.contains(&e.name.as_str())));
+}
+
+/// Where the operator puts a file of `files`.
+enum Place {
+    Server,
+    Users,
+}
+
+/// A `files` key as the operator reads it (files_generator.go): `config.d/` or `{common}/`
+/// (or no prefix, at the installation's level) for config.d, `conf.d/` or `{hosts}/` (or no
+/// prefix, at a cluster's) for conf.d, `users.d/` or `{users}/` for users.d; another prefix is
+/// ignored, a subfolder dropped. Only the names ClickHouse reads from those folders count
+/// (.xml, .conf, .yaml, .yml).
+fn placement(key: &str) -> Option<(Place, &str)> {
+    let (prefix, rest) = key.split_once('/').unwrap_or(("", key));
+    let place = match prefix {
+        "" | "config.d" | "{common}" | "conf.d" | "{hosts}" => Place::Server,
+        "users.d" | "{users}" => Place::Users,
+        _ => return None,
+    };
+    let name = rest.rsplit('/').next().unwrap_or(rest);
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    matches!(extension.as_deref(), Some("xml" | "conf" | "yaml" | "yml")).then_some((place, name))
+}
+
+/// A file given inline: parsed where it stands in the manifest when it is a block scalar
+/// (`|`), so its elements keep the manifest's lines; otherwise as a file of its own, named
+/// after the manifest and the key. A root other than `<clickhouse>`/`<yandex>` is skipped,
+/// as ClickHouse skips such a fragment.
+fn file_fragment(
+    sources: &mut SourceMap,
+    manifest: &SourceFile,
+    name: &str,
+    content: &str,
+    at: Origin,
+) -> Result<Option<Element>> {
+    let file = match in_place(&manifest.text, at.offset as usize, content) {
+        Some(text) => SourceFile::new(manifest.path.clone(), manifest.display.clone(), text),
+        None => SourceFile::new(
+            manifest.path.with_file_name(format!("{}#{name}", manifest.display)),
+            format!("{}#{name}", manifest.display),
+            content.to_string(),
+        ),
+    };
+    let yaml = name.ends_with(".yaml") || name.ends_with(".yml");
+    let id = sources.next_id();
+    let parsed = if yaml { super::yaml::parse(&file, id) } else { super::xml::parse(&file, id) };
+    sources.push(file);
+    let fragment = parsed?;
+    Ok(matches!(fragment.name.as_str(), "clickhouse" | "yandex").then_some(fragment))
+}
+
+/// The manifest's text with everything but a block scalar's lines blanked (newlines kept):
+/// parsed, its positions are the manifest's. `None` when the lines are not the scalar's
+/// content as written (a quoted or folded scalar).
+fn in_place(text: &str, scalar: usize, content: &str) -> Option<String> {
+    let mut out: Vec<u8> = text.bytes().map(|b| if b == b'\n' { b'\n' } else { b' ' }).collect();
+    // the scalar's position is its `|` indicator, or (as the parser reports some) its first line
+    let indicator = text.get(scalar..)?.starts_with(['|', '>']);
+    let line_start = text[..scalar].rfind('\n').map_or(0, |i| i + 1);
+    let mut pos = if indicator { scalar + text[scalar..].find('\n')? + 1 } else { line_start };
+    for line in content.lines() {
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let written = &text[pos..end];
+        let indent = written.len().checked_sub(line.len())?;
+        if !written.ends_with(line) || !written[..indent].trim().is_empty() {
+            return None;
+        }
+        out[pos + indent..end].copy_from_slice(line.as_bytes());
+        pos = (end + 1).min(text.len());
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The settings of the first host's cluster, shard and replica, in the order the operator

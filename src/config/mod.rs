@@ -190,7 +190,7 @@ fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<
         let fragment = files::parse(sources.file(file), file)?;
         if name.starts_with("users.d/") { &mut defaults.1 } else { &mut defaults.0 }.push(fragment);
     }
-    let Some(rendered) = manifest::render(&sources, id, defaults)? else { return Ok(None) };
+    let Some(rendered) = manifest::render(&mut sources, id, defaults)? else { return Ok(None) };
     let mut problems = Vec::new();
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables
