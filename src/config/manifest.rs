@@ -179,7 +179,7 @@ fn normalize_user(user: &mut Element, pods: &str) {
         remove(user, &["password_sha256_hex", "password"]);
     } else if has(user, "password_sha256_hex") {
         remove(user, &["password_double_sha1_hex", "password"]);
-    } else if !user.child("password").is_some_and(|p| !p.attributes.is_empty()) {
+    } else if user.child("password").is_none_or(|p| p.attributes.is_empty()) {
         let origin = user.child("password").map_or(user.origin, |p| p.value_origin());
         let given = user.child("password").map(Element::value).unwrap_or_default();
         let plain = if given.is_empty() && user.name != "default" { "default".to_string() } else { given };
