@@ -144,7 +144,8 @@ pub fn dsn(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let options = chaudit::collect::dsn::ConnectOptions { dsn: Some(text.to_string()), ..Default::default() };
     match chaudit::collect::dsn::resolve(&options) {
-        Ok(endpoint) => {
+        Ok(resolved) => {
+            let endpoint = resolved.endpoint;
             // how an endpoint is named in reports (Display, url, Debug) does not depend on its password
             let shown = |e: &chaudit::collect::dsn::Endpoint| format!("{e} {} {e:?}", e.url());
             let mut other = endpoint.clone();

@@ -65,6 +65,12 @@ fn weight(node: &Yaml) -> (u64, u64) {
 
 /// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
 pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
+    Ok(read_documents(text, file, 1)?.pop().unwrap_or(Yaml::Null(Origin { file, offset: 0 })))
+}
+
+/// Up to `limit` documents of the stream (a Kubernetes manifest holds several), with anchors
+/// resolved; the alias budget is the stream's.
+pub fn read_documents(text: &str, file: FileId, limit: usize) -> Result<Vec<Yaml>, Failure> {
     enum Open {
         Sequence(Vec<Yaml>, usize, Origin),
         Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>, usize, Origin),
@@ -76,6 +82,7 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
     let mut anchors: HashMap<usize, (Yaml, (u64, u64))> = HashMap::new();
     let (mut alias_nodes, mut alias_bytes) = (0u64, 0u64);
     let mut document: Option<Yaml> = None;
+    let mut documents = Vec::new();
 
     for item in Parser::new_from_str(text) {
         let (event, span) = item.map_err(|e| (origin_of(e.marker().line(), e.marker().col()), e.info().to_string()))?;
@@ -115,8 +122,12 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
                 None => continue,
             },
             Event::DocumentEnd => {
-                if document.is_some() {
-                    break;
+                if let Some(done) = document.take() {
+                    documents.push(done);
+                    anchors.clear();
+                    if documents.len() >= limit {
+                        break;
+                    }
                 }
                 continue;
             }
@@ -135,7 +146,11 @@ pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
             None => document = Some(value),
         }
     }
-    Ok(document.unwrap_or(Yaml::Null(origin_of(1, 0))))
+    documents.extend(document);
+    if documents.is_empty() {
+        documents.push(Yaml::Null(origin_of(1, 0)));
+    }
+    Ok(documents)
 }
 
 /// The position of the first scalar in a node (for diagnostics about the node).

@@ -236,3 +236,60 @@ fn a_yaml_config_takes_ignore_comments_too() {
     assert_eq!(finding["suppressed"]["kind"], "inline");
     assert_eq!(finding["suppressed"]["reason"], "kept for the 24.8 replicas until they upgrade");
 }
+
+/// A config that cannot be processed is still a report in the CI formats: a SARIF result at
+/// the error's file, line and column (it was a 0-byte file), a JUnit error, a JSON error
+/// object; the exit code stays 2.
+#[test]
+fn a_config_that_cannot_be_processed_is_carried_by_every_ci_format() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("deploy")).unwrap();
+    std::fs::write(dir.path().join("deploy/config.xml"), "<clickhouse>\n  <macros><shard>1</shard>\n</clickhouse>\n")
+        .unwrap();
+    let run = |format: &str, file: &str| {
+        let (code, stdout, stderr) =
+            support::chaudit(dir.path(), &["--config", "deploy/config.xml", "--format", format, "-o", file]);
+        assert_eq!(code, 2, "{stderr}");
+        assert!(stdout.is_empty());
+        assert!(stderr.contains("ill-formed document"), "the error is still on stderr: {stderr}");
+        std::fs::read_to_string(dir.path().join(file)).unwrap()
+    };
+    let sarif: Value = serde_json::from_str(&run("sarif", "x.sarif")).unwrap();
+    assert_valid_sarif(&dir.path().join("x.sarif"));
+    let result = &results(&sarif)[0];
+    assert_eq!((result["ruleId"].as_str(), result["level"].as_str()), (Some("chaudit-error"), Some("error")));
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "deploy/config.xml");
+    assert_eq!(
+        (location["region"]["startLine"].as_u64(), location["region"]["startColumn"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert!(result["message"]["text"].as_str().unwrap().contains("expected `</macros>`"));
+    assert_eq!(sarif["runs"][0]["invocations"][0]["executionSuccessful"], false);
+
+    let junit = run("junit", "x.xml");
+    assert!(junit.contains("errors=\"1\"") && junit.contains("<error type=\"chaudit::config::syntax\""), "{junit}");
+
+    let json: Value = serde_json::from_str(&run("json", "x.json")).unwrap();
+    let error = &json["errors"][0];
+    assert_eq!(error["code"], "chaudit::config::syntax");
+    assert_eq!((error["location"]["file"].as_str(), error["location"]["line"].as_u64()), (Some("config.xml"), Some(3)));
+    assert_eq!(json["summary"]["status"], "incomplete");
+}
+
+/// A broken users config beside a good server config: the report of the server config,
+/// with the users config's error as a SARIF result too.
+#[test]
+fn a_partly_broken_config_carries_its_error_beside_the_findings() {
+    let dir = scenario();
+    std::fs::write(dir.path().join("deploy/clickhouse/users.xml"), "<clickhouse>\n<users>\n</clickhouse>\n").unwrap();
+    let (code, stdout, stderr) =
+        support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "sarif"]);
+    assert_eq!(code, 2, "{stderr}");
+    std::fs::write(dir.path().join("out.sarif"), &stdout).unwrap();
+    assert_valid_sarif(&dir.path().join("out.sarif"));
+    let sarif: Value = serde_json::from_str(&stdout).unwrap();
+    let error = result_of(&sarif, "chaudit-error");
+    assert_eq!(error["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "deploy/clickhouse/users.xml");
+    assert!(results(&sarif).len() > 1, "the server config's findings are there too");
+}

@@ -194,6 +194,17 @@ fn completions_and_manual_page() {
     let man = chaudit(&["man"], &[]);
     let text = String::from_utf8_lossy(&man.stdout);
     assert!(man.status.success() && text.contains(".TH chaudit") && text.contains("\\-\\-fail\\-on"), "{text}");
+    // what a manual page owes its reader: exit status, environment, examples
+    for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH EXAMPLES", "CLICKHOUSE_PASSWORD", "\\fB3\\fR"] {
+        assert!(text.contains(section), "no {section} in the manual page");
+    }
+    // every exit code of the README's table is in the manual page
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for code in ["| 0 |", "| 1 |", "| 2 |", "| 3 |"] {
+        assert!(readme.contains(code));
+        let roff = format!("\\fB{}\\fR", code.trim_matches(|c| c == '|' || c == ' '));
+        assert!(text.contains(&roff), "exit code {code} missing from the manual page");
+    }
 }
 
 /// The rule docs speak to users: no internal labels (`seed 004`, tags like S1..S24).
@@ -248,7 +259,79 @@ fn packaging_files_use_this_tree() {
     assert!(hooks.contains("- id: chaudit") && hooks.contains("entry: chaudit") && hooks.contains("language: rust"));
     let docker = read("Dockerfile");
     assert!(docker.contains("cargo build --release --locked") && docker.contains("target/release/chaudit"));
+    // the Actions example installs the release workflow's asset, checked by its checksum
     let actions = read("examples/github-actions.yml");
-    assert!(actions.contains("cargo install --locked --path"), "{actions}");
-    assert!(!actions.contains("--git"), "installs from a repository URL that exists nowhere else");
+    let release = read(".github/workflows/release.yml");
+    assert!(actions.contains("chaudit-$CHAUDIT_VERSION-x86_64-unknown-linux-musl") && actions.contains("sha256sum -c"));
+    assert!(
+        release.contains("name=\"chaudit-$VERSION-$TARGET\"") && release.contains("TARGET: x86_64-unknown-linux-musl")
+    );
+    assert!(release.contains("sha256sum \"$name.tar.gz\" > \"$name.tar.gz.sha256\""));
+    assert!(!actions.contains("cargo install"), "compiles chaudit on every run");
+}
+
+/// clickhouse-client's environment completes a live audit that was asked for; exported, it
+/// never turns an offline run live (it did: CLICKHOUSE_HOST made `--config` connect).
+#[test]
+fn clickhouse_environment_never_makes_an_offline_run_live() {
+    let env = [
+        ("CLICKHOUSE_HOST", "127.0.0.1"),
+        ("CLICKHOUSE_PORT", "1"),
+        ("CLICKHOUSE_USER", "someone"),
+        ("CLICKHOUSE_PASSWORD", "hunter2"),
+    ];
+    let audit = ["--config", EXAMPLE, "--format", "json"];
+    let offline = chaudit(&audit, &[]);
+    let exported = chaudit(&audit, &env);
+    assert_eq!(exported.status.code(), offline.status.code(), "{}", String::from_utf8_lossy(&exported.stderr));
+    assert_eq!(exported.stdout, offline.stdout);
+    let review = chaudit(&["upgrade", "--from", "25.8", "--to", "26.9"], &env);
+    assert_eq!(review.status.code(), Some(0), "{}", String::from_utf8_lossy(&review.stderr));
+    // credentials without a server to send them to are a mistake, not an offline audit
+    let out = chaudit(&["--config", EXAMPLE, "-u", "bob"], &env);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--user is for a live audit: give --host or --dsn"));
+}
+
+/// `-h` is the host, as in clickhouse-client; `--help` prints the help.
+#[test]
+fn dash_h_is_the_host() {
+    let out = chaudit(&["-h", "127.0.0.1", "--port", "1", "--timeout", "1"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach default@http://127.0.0.1:1"));
+    let out = chaudit(&["-h"], &[]);
+    assert_eq!(out.status.code(), Some(2), "a bare -h is not a run that judged nothing and passed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--help"));
+    let out = chaudit(&["--help"], &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("-h, --host <HOST>"));
+    let out = chaudit(&["check", "--help"], &[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("--snapshot"));
+    // `--password` without a value and no terminal: no prompt to answer, a clear error
+    let out = chaudit(&["-h", "127.0.0.1", "--password"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use --password-file or CLICKHOUSE_PASSWORD"));
+    let out = chaudit(&["-h", "127.0.0.1", "--password", "a", "--password-file", "f"], &[]);
+    assert_eq!(out.status.code(), Some(2), "two passwords are refused, not picked silently");
+}
+
+/// `check --snapshot` judges the recorded facts only: a flag that reads a server or this
+/// machine is refused (it was honoured, and the snapshot ignored).
+#[test]
+fn snapshot_mode_is_offline() {
+    let snapshot = "tests/cmd/fixtures/snapshots/overloaded.json";
+    assert!(Path::new(snapshot).is_file());
+    for flags in [
+        &["--dsn", "http://127.0.0.1:1"][..],
+        &["--cluster", "prod"],
+        &["--host-facts"],
+        &["--dry-run"],
+        &["-h", "127.0.0.1"],
+    ] {
+        let out = chaudit(&[&["check", "--snapshot", snapshot][..], flags].concat(), &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {stderr}");
+        assert!(stderr.contains("check --snapshot audits the recorded snapshot offline") && stderr.contains(flags[0]));
+        assert!(out.stdout.is_empty());
+    }
 }

@@ -218,9 +218,68 @@ fn connection_faults_are_clear_errors_with_exit_3() {
     assert_eq!(code, 3);
     assert!(stderr.contains("cannot reach"), "{stderr}");
 
-    let (code, _, stderr) = support::chaudit(dir.path(), &["--dsn", "clickhouse://127.0.0.1:9000"]);
+    // clickhouse-client's connection string: a native port with no known HTTP counterpart
+    let (code, _, stderr) = support::chaudit(dir.path(), &["--dsn", "clickhouse://127.0.0.1:9001"]);
     assert_eq!(code, 2);
-    assert!(stderr.contains("native protocol") && stderr.contains("8123"), "{stderr}");
+    assert!(stderr.contains("native protocol") && stderr.contains("http://HOST:HTTP_PORT"), "{stderr}");
+}
+
+/// clickhouse-client's habits: `-h`, `-u`, `--password` asked on the terminal without echo,
+/// CLICKHOUSE_* completing what the command line leaves out, the command line winning.
+#[test]
+fn clickhouse_client_conventions_reach_the_server() {
+    let server = server();
+    let dir = tempfile::tempdir().unwrap();
+    let port = server.http_port.to_string();
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"));
+        command.args(args).current_dir(dir.path()).env("NO_COLOR", "1");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let out = command.output().unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let audited = |code: i32| code == 0 || code == 1;
+    let base = ["-h", "127.0.0.1", "--port", &port, "--format", "json", "--fail-on", "never", "--since", "0"];
+    // -u and the environment's password
+    let (code, stderr) = run(&[&base[..], &["-u", "auditor"]].concat(), &[("CLICKHOUSE_PASSWORD", "s3cr3t-pw")]);
+    assert!(audited(code), "exit {code}: {stderr}");
+    // the environment's user and password complete --host
+    let env = [("CLICKHOUSE_USER", "auditor"), ("CLICKHOUSE_PASSWORD", "s3cr3t-pw")];
+    let (code, stderr) = run(&base, &env);
+    assert!(audited(code), "exit {code}: {stderr}");
+    // --password on the command line wins over CLICKHOUSE_PASSWORD
+    let (code, stderr) = run(&[&base[..], &["--password", "wrong-pw"]].concat(), &env);
+    assert!(code == 3 && stderr.contains("refused the login") && !stderr.contains("wrong-pw"), "{stderr}");
+    // CLICKHOUSE_HOST and CLICKHOUSE_PORT complete --port and --host
+    let (code, stderr) = run(
+        &["--port", &port, "-u", "auditor", "--since", "0", "--format", "json", "--fail-on", "never"],
+        &[("CLICKHOUSE_HOST", "127.0.0.1"), ("CLICKHOUSE_PASSWORD", "s3cr3t-pw")],
+    );
+    assert!(audited(code), "exit {code}: {stderr}");
+    // --password without a value: asked on the terminal (a pseudo-terminal from script(1)),
+    // not echoed
+    let command = format!(
+        "{} -h 127.0.0.1 --port {port} -u auditor --password --since 0 --fail-on never --format json -o report.json",
+        env!("CARGO_BIN_EXE_chaudit")
+    );
+    let mut script = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("script(1) from util-linux");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::io::Write::write_all(script.stdin.as_mut().unwrap(), b"s3cr3t-pw\n").unwrap();
+    let out = script.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(shown.contains("Password:") && !shown.contains("s3cr3t-pw"), "{shown}");
+    assert!(audited(out.status.code().unwrap_or(-1)), "{shown}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap()).unwrap();
+    assert!(report["target"].as_str().is_some_and(|t| t.starts_with("auditor@")), "{}", report["target"]);
 }
 
 #[test]

@@ -139,7 +139,7 @@ fn the_password_is_in_no_output_of_any_format_or_error() {
     let unused = support::free_port();
     for dsn in [
         format!("http://auditor:{PASSWORD}@127.0.0.1:{unused}"),
-        format!("http://auditor:{PASSWORD}@127.0.0.1:9000"),
+        format!("clickhouse://auditor:{PASSWORD}@127.0.0.1:9001"),
         format!("http://auditor:{PASSWORD}@127.0.0.1:{silent_port}"),
         format!("http://auditor:{PASSWORD}/x@127.0.0.1:{port}"),
         format!("http://auditor:{PASSWORD}%ff@127.0.0.1:{port}"),

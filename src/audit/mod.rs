@@ -335,7 +335,16 @@ pub fn run(
         verdict(&report.outcomes, &mut errors, report.summary.failing, request.policy.allow_inconclusive);
     report.summary.status = status;
     report.summary.allow_inconclusive = request.policy.allow_inconclusive;
-    report.errors = errors.iter().map(|e| crate::report::mask::shown(e)).collect();
+    // the broken tree's error keeps its file and line (CI formats place it there)
+    let located = broken.iter().flat_map(|(tree, err)| {
+        let other = if *tree == "users" { "server" } else { "users" };
+        crate::report::RunError::of(err).into_iter().map(move |mut e| {
+            e.message = format!("the {tree} config cannot be processed; only the {other} config was audited: {}", e.message);
+            e
+        })
+    });
+    let others = errors.iter().skip(broken.iter().count()).map(|e| crate::report::RunError::plain(e));
+    report.errors = located.chain(others).collect();
     report.unjudged = unjudged;
     report.warnings = warnings;
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();

@@ -13,6 +13,14 @@ use chaudit::version::Version;
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
+    let asked = match snapshot {
+        Some(_) => offline_only(args),
+        None => args.connect.check_asked(),
+    };
+    if let Err(message) = asked {
+        eprintln!("chaudit: {message}");
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
     let server = args.connect.wanted() || args.connect.is_cluster();
     if args.connect.dry_run && (!server || snapshot.is_some()) {
         eprintln!("chaudit: --dry-run shows the queries a server would be sent: give --dsn (a snapshot or a config reads no server)");
@@ -62,7 +70,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let footprint = std::cell::Cell::new(None);
     let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
-        Err(error) => return fail(error),
+        Err(error) => return fail(args, error),
     };
     if let Some(stats) = footprint.take() {
         let rows = stats
@@ -102,9 +110,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         eprintln!("chaudit: error: the {tree} config cannot be processed; only the {audited} config was audited:");
         report_all(vec![err]);
     }
-    // the broken tree's error comes first in the report's errors, and has been shown with its snippet
-    for error in report.errors.iter().skip(usize::from(broken_shown)) {
-        eprintln!("chaudit: error: {error}");
+    // the broken tree's errors come first in the report's errors, and have been shown with their snippet
+    for error in report.errors.iter().filter(|e| !broken_shown || e.location.is_none()) {
+        eprintln!("chaudit: error: {}", error.message);
     }
     if report.summary.status == Status::Incomplete {
         let unread = report.unjudged.iter().any(|u| u.outcome == chaudit::eval::OutcomeKind::Inconclusive);
@@ -137,9 +145,39 @@ fn is_this_machine(host: &str) -> bool {
     std::fs::read_to_string("/proc/sys/kernel/hostname").is_ok_and(|name| name.trim().eq_ignore_ascii_case(host))
 }
 
-/// Maps an audit error to its message and exit code.
-fn fail(error: AuditError) -> ExitCode {
+/// `check --snapshot` judges the recorded facts, offline: a flag that reads a server or this
+/// machine would mix another source into them.
+fn offline_only(args: &AuditArgs) -> Result<(), String> {
+    let c = &args.connect;
+    let live = [
+        (!c.dsn.is_empty(), "--dsn"),
+        (c.host.is_some(), "--host"),
+        (c.port.is_some(), "--port"),
+        (c.cluster.is_some(), "--cluster"),
+        (c.dry_run, "--dry-run"),
+        (args.host_facts, "--host-facts"),
+        (c.user.is_some(), "--user"),
+        (c.password.is_some(), "--password"),
+        (c.password_file.is_some(), "--password-file"),
+    ];
+    match live.iter().find(|(given, _)| *given) {
+        Some((_, flag)) => Err(format!(
+            "check --snapshot audits the recorded snapshot offline; {flag} reads a live server or this machine: \
+             drop it, or run `chaudit {flag} …` without `check --snapshot`"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Maps an audit error to its message and exit code; SARIF, JUnit and JSON carry it too, so
+/// a CI step that uploads the report shows why nothing was audited.
+fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let class = error.class();
+    let carried = matches!(args.format, Format::Sarif | Format::Junit | Format::Json).then(|| {
+        let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
+        let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
+        report::Report::of_errors(target, base, report::RunError::of(&error))
+    });
     match error {
         // the collector has said why
         AuditError::Collection(_) => {}
@@ -149,10 +187,21 @@ fn fail(error: AuditError) -> ExitCode {
         AuditError::Selection(e) => report_all(vec![e]),
         other => eprintln!("chaudit: {other}"),
     }
-    ExitCode::from(match class {
+    let code = match class {
         ErrorClass::Usage => exit::USAGE_OR_CONFIG,
         ErrorClass::Runtime => exit::RUNTIME,
-    })
+    };
+    match carried {
+        Some(report) => {
+            let text = match args.format {
+                Format::Sarif => report::sarif::render(&report),
+                Format::Junit => report::junit::render(&report),
+                _ => report::json::render(&report),
+            };
+            write_output(args.output.as_deref(), &text, code)
+        }
+        None => ExitCode::from(code),
+    }
 }
 
 /// Reads the server or cluster the arguments name, if any (progress and `--stats` on stderr).

@@ -14,7 +14,8 @@ use super::exit;
 
 #[derive(Args, Clone, Default)]
 pub struct ConnectArgs {
-    /// http(s)://user:password@host:8123/db or clickhouse://... (HTTP interface). Repeat it to
+    /// http(s)://user:password@host:8123/db, or clickhouse-client's clickhouse://user@host (its native
+    /// port read as the stock HTTP port beside it: 9000 as 8123, 9440 as 8443). Repeat it to
     /// audit several nodes as one cluster.
     #[arg(long, value_name = "DSN")]
     pub dsn: Vec<String>,
@@ -42,18 +43,20 @@ pub struct ConnectArgs {
     /// Queries chaudit sends at once to a server (each takes one of its query slots).
     #[arg(long, default_value_t = 1)]
     pub in_flight: usize,
-    /// Server host (like clickhouse-client; env CLICKHOUSE_HOST: set, it audits that server).
-    #[arg(long, env = "CLICKHOUSE_HOST")]
+    /// Server host, as clickhouse-client's --host/-h: audits that server live.
+    #[arg(long, short = 'h', conflicts_with = "dsn")]
     pub host: Option<String>,
-    /// HTTP(S) port (default 8123, or 8443 with --secure).
-    #[arg(long)]
+    /// HTTP(S) port, audits a server live (default 8123, or 8443 with --secure; env
+    /// CLICKHOUSE_PORT). A native port (9000, 9440) is read as the stock HTTP port beside it.
+    #[arg(long, conflicts_with = "dsn")]
     pub port: Option<u16>,
     /// User (env CLICKHOUSE_USER; default `default`).
-    #[arg(long)]
+    #[arg(long, short = 'u')]
     pub user: Option<String>,
-    /// Password (env CLICKHOUSE_PASSWORD; prefer --password-file: arguments are visible to other users).
-    #[arg(long)]
-    pub password: Option<String>,
+    /// Password; without a value it is asked for on the terminal, not echoed (env
+    /// CLICKHOUSE_PASSWORD; a value on the command line is visible to other users).
+    #[arg(long, value_name = "PASSWORD", num_args = 0..=1, conflicts_with = "password_file")]
+    pub password: Option<Option<String>>,
     /// Read the password from this file (first line).
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
@@ -112,8 +115,27 @@ fn parse_window(s: &str) -> Result<u64, String> {
 }
 
 impl ConnectArgs {
+    /// A live audit is asked for by `--dsn`, `--host` or `--port` on the command line, never by
+    /// the environment (CLICKHOUSE_HOST exported leaves an offline audit offline).
     pub fn wanted(&self) -> bool {
-        !self.dsn.is_empty() || self.host.is_some()
+        !self.dsn.is_empty() || self.host.is_some() || self.port.is_some()
+    }
+
+    /// Credentials or TLS without a server to send them to: a mistake, not an offline audit.
+    pub fn check_asked(&self) -> Result<(), String> {
+        if self.wanted() || self.cluster.is_some() {
+            return Ok(());
+        }
+        let given = [
+            (self.user.is_some(), "--user"),
+            (self.password.is_some(), "--password"),
+            (self.password_file.is_some(), "--password-file"),
+            (self.secure, "--secure"),
+        ];
+        match given.iter().find(|(given, _)| *given) {
+            Some((_, flag)) => Err(format!("{flag} is for a live audit: give --host or --dsn too")),
+            None => Ok(()),
+        }
     }
 
     /// Several nodes: `--cluster`, or `--dsn` given more than once.
@@ -140,9 +162,13 @@ impl ConnectArgs {
                     .next()
                     .unwrap_or_default(),
             )),
-            None => self.password.clone().map(Secret::new),
+            None => match &self.password {
+                Some(Some(given)) => Some(Secret::new(given.as_str())),
+                Some(None) => Some(prompt_password()?),
+                None => None,
+            },
         };
-        collect::dsn::resolve(&ConnectOptions {
+        let resolved = collect::dsn::resolve(&ConnectOptions {
             dsn,
             host: self.host.clone(),
             port: self.port,
@@ -150,8 +176,26 @@ impl ConnectArgs {
             password,
             secure: self.secure,
             ca_cert: self.ca_cert.clone(),
-        })
+            env: collect::dsn::Environment::read(),
+        })?;
+        for note in &resolved.notes {
+            super::warn(note);
+        }
+        Ok(resolved.endpoint)
     }
+}
+
+/// `--password` without a value: asked for on the terminal without echo, as clickhouse-client
+/// does; without a terminal there is no one to ask.
+fn prompt_password() -> Result<Secret, String> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(
+            "--password without a value asks on a terminal and there is none: use --password-file or CLICKHOUSE_PASSWORD"
+                .into(),
+        );
+    }
+    rpassword::prompt_password("Password: ").map(Secret::new).map_err(|e| format!("cannot read the password: {e}"))
 }
 
 /// What `--stats` prints about the audit's own footprint.

@@ -4,6 +4,7 @@ mod audit;
 pub mod config_show;
 mod fix;
 mod live;
+mod manual;
 mod rules;
 mod upgrade;
 
@@ -36,9 +37,15 @@ pub mod exit {
     name = "chaudit",
     version,
     about = "Audit a ClickHouse server's configuration",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    // -h is the host, as in clickhouse-client: `chaudit -h ch1` must audit ch1, not print the
+    // help and exit 0 having judged nothing
+    disable_help_flag = true
 )]
 struct Cli {
+    /// Print help.
+    #[arg(long, action = clap::ArgAction::Help, global = true)]
+    help: Option<bool>,
     /// Color in text output: auto (a terminal, and NO_COLOR unset), always or never.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, global = true)]
     color: ColorChoice,
@@ -240,6 +247,13 @@ enum RulesCommand {
         #[command(flatten)]
         rules: RuleArgs,
     },
+    /// Write the rules reference: one Markdown page per rule and an index (README.md).
+    Docs {
+        /// The directory (e.g. docs/rules); pages of rules that no longer exist are removed.
+        dir: PathBuf,
+        #[command(flatten)]
+        rules: RuleArgs,
+    },
     /// Run each rule's fixtures (must fire / must stay quiet).
     Test {
         /// Rules directory to test (default: ./rules).
@@ -255,6 +269,7 @@ pub fn run() -> ExitCode {
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
         Some(Command::Rules(RulesCommand::Explain { id, rules })) => rules::explain(&id, &rules),
         Some(Command::Rules(RulesCommand::Test { dir })) => rules::test(dir),
+        Some(Command::Rules(RulesCommand::Docs { dir, rules })) => rules::docs(&dir, &rules),
         Some(Command::Collect { connect, output }) => {
             audit::collect(&connect, output.as_deref().filter(|p| *p != Path::new("-")))
         }
@@ -267,16 +282,13 @@ pub fn run() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "chaudit", &mut out);
             write_stdout(&String::from_utf8_lossy(&out), exit::OK)
         }
-        Some(Command::Man) => {
-            let mut out = Vec::new();
-            match clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                Ok(()) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
-                Err(e) => {
-                    eprintln!("chaudit: cannot render the manual page: {e}");
-                    ExitCode::from(exit::RUNTIME)
-                }
+        Some(Command::Man) => match manual::render(Cli::command()) {
+            Ok(out) => write_stdout(&String::from_utf8_lossy(&out), exit::OK),
+            Err(e) => {
+                eprintln!("chaudit: cannot render the manual page: {e}");
+                ExitCode::from(exit::RUNTIME)
             }
-        }
+        },
         None => audit::run(&cli.audit, None),
     }
 }

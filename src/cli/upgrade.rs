@@ -43,6 +43,10 @@ pub enum ReviewFormat {
 }
 
 pub fn run(args: &UpgradeArgs) -> ExitCode {
+    if let Err(message) = args.connect.check_asked() {
+        eprintln!("chaudit: {message}");
+        return ExitCode::from(exit::USAGE_OR_CONFIG);
+    }
     if args.connect.dry_run {
         return live::print_plan(&args.connect, true);
     }

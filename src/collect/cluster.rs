@@ -389,6 +389,7 @@ pub fn direct_endpoints(
         let endpoint = match (dsn, addresses.port) {
             (Some(dsn), _) => {
                 let given = super::dsn::resolve(&super::dsn::ConnectOptions { dsn: Some(dsn), ..Default::default() })
+                    .map(|resolved| resolved.endpoint)
                     .map_err(|e| CollectError::Replicas(format!("replica {name}: {e}")))?;
                 Endpoint {
                     secure: given.secure,
@@ -549,7 +550,7 @@ mod tests {
     fn replicas_get_the_addresses_the_user_gives() {
         let options =
             super::super::dsn::ConnectOptions { dsn: Some("http://auditor:pw@ch1:18123".into()), ..Default::default() };
-        let seed = super::super::dsn::resolve(&options).unwrap();
+        let seed = super::super::dsn::resolve(&options).unwrap().endpoint;
         let members = [member("ch1", 9000, true), member("ch2", 9000, false), member("ch3", 9001, false)];
         // no address: an error naming the first replica that needs one (it was the seed's port)
         let err = direct_endpoints(&seed, &members, &ReplicaAddresses::default()).unwrap_err().to_string();

@@ -1,6 +1,6 @@
 //! Where and how to connect, from the forms people type: `http(s)://user:pass@host:8123/db`,
-//! `clickhouse://...`, or `--host --port --user --password --secure` like clickhouse-client,
-//! with CLICKHOUSE_HOST / CLICKHOUSE_USER / CLICKHOUSE_PASSWORD from the environment.
+//! clickhouse-client's `clickhouse://...`, or `--host --port --user --password --secure` like
+//! clickhouse-client, completed by CLICKHOUSE_HOST / _PORT / _USER / _PASSWORD from the environment.
 //! The password is kept apart and never displayed.
 
 use std::fmt;
@@ -52,7 +52,7 @@ impl fmt::Display for Endpoint {
     }
 }
 
-/// Connection options as given on the command line and in the environment.
+/// Connection options as given on the command line.
 #[derive(Debug, Default, Clone)]
 pub struct ConnectOptions {
     pub dsn: Option<String>,
@@ -62,22 +62,71 @@ pub struct ConnectOptions {
     pub password: Option<Secret>,
     pub secure: bool,
     pub ca_cert: Option<std::path::PathBuf>,
+    /// CLICKHOUSE_HOST, CLICKHOUSE_PORT, CLICKHOUSE_USER, CLICKHOUSE_PASSWORD.
+    pub env: Environment,
 }
 
-const NATIVE_PORTS: [u16; 2] = [9000, 9440];
+/// clickhouse-client's environment variables. They complete a connection that was asked
+/// for; they never ask for one.
+#[derive(Debug, Default, Clone)]
+pub struct Environment {
+    pub host: Option<String>,
+    pub port: Option<String>,
+    pub user: Option<String>,
+    pub password: Option<Secret>,
+}
 
-pub fn resolve(options: &ConnectOptions) -> Result<Endpoint, String> {
+impl Environment {
+    pub fn read() -> Environment {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        Environment {
+            host: var("CLICKHOUSE_HOST"),
+            port: var("CLICKHOUSE_PORT"),
+            user: var("CLICKHOUSE_USER"),
+            password: var("CLICKHOUSE_PASSWORD").map(Secret::new),
+        }
+    }
+}
+
+/// Where to connect, and what was assumed on the way (a native port read as its HTTP
+/// counterpart): the caller shows the notes.
+#[derive(Debug)]
+pub struct Resolved {
+    pub endpoint: Endpoint,
+    pub notes: Vec<String>,
+}
+
+/// clickhouse-client's native ports and the HTTP ports a stock server pairs them with.
+const NATIVE_TO_HTTP: [(u16, u16, bool); 2] = [(9000, 8123, false), (9440, 8443, true)];
+
+/// The endpoint, each part from the first place that gives it:
+/// - host: `--dsn`, `--host`, CLICKHOUSE_HOST, `localhost`;
+/// - port: `--dsn`, `--port`, CLICKHOUSE_PORT (only without `--dsn`), 8123 (8443 with `--secure`);
+/// - user: `--user`, the DSN's user, CLICKHOUSE_USER, `default`;
+/// - password: `--password`/`--password-file`, the DSN's password, CLICKHOUSE_PASSWORD, none.
+///
+/// A native port (9000, 9440) is read as the stock HTTP port beside it (8123, 8443) with a
+/// note; `clickhouse://` is clickhouse-client's connection string, whose port is native.
+pub fn resolve(options: &ConnectOptions) -> Result<Resolved, String> {
+    let env = &options.env;
+    let mut notes = Vec::new();
     let mut endpoint = match &options.dsn {
-        Some(dsn) => parse_dsn(dsn)?,
+        Some(dsn) => parse_dsn(dsn, &mut notes)?,
         None => {
-            let host = options
-                .host
-                .clone()
-                .or_else(|| std::env::var("CLICKHOUSE_HOST").ok())
-                .unwrap_or_else(|| "localhost".into());
-            let port = options.port.unwrap_or(if options.secure { 8443 } else { 8123 });
+            let host = options.host.clone().or_else(|| env.host.clone()).unwrap_or_else(|| "localhost".into());
+            let port = match (options.port, &env.port) {
+                (Some(port), _) => Some(port),
+                (None, Some(text)) => {
+                    Some(text.parse::<u16>().map_err(|_| format!("CLICKHOUSE_PORT `{text}` is not a port number"))?)
+                }
+                (None, None) => None,
+            };
+            let (port, secure) = match port {
+                Some(port) => http_port(port, options.secure, &mut notes),
+                None => (if options.secure { 8443 } else { 8123 }, options.secure),
+            };
             Endpoint {
-                secure: options.secure,
+                secure,
                 host,
                 port,
                 user: String::new(),
@@ -91,38 +140,47 @@ pub fn resolve(options: &ConnectOptions) -> Result<Endpoint, String> {
         endpoint.user = user.clone();
     }
     if endpoint.user.is_empty() {
-        endpoint.user = std::env::var("CLICKHOUSE_USER").unwrap_or_else(|_| "default".into());
+        endpoint.user = env.user.clone().unwrap_or_else(|| "default".into());
     }
     if let Some(password) = &options.password {
         endpoint.password = password.clone();
     } else if endpoint.password.expose().is_empty()
-        && let Ok(p) = std::env::var("CLICKHOUSE_PASSWORD")
+        && let Some(p) = &env.password
     {
-        endpoint.password = Secret::new(p);
+        endpoint.password = p.clone();
     }
     endpoint.ca_cert = options.ca_cert.clone();
-    if NATIVE_PORTS.contains(&endpoint.port) {
-        return Err(format!(
-            "port {} is ClickHouse's native protocol; chaudit speaks HTTP: use port {} (the server's http_port{})",
-            endpoint.port,
-            if endpoint.port == 9440 { 8443 } else { 8123 },
-            if endpoint.port == 9440 { "/https_port" } else { "" }
-        ));
+    Ok(Resolved { endpoint, notes })
+}
+
+/// A port as given: a native one becomes the HTTP(S) port a stock server pairs with it.
+fn http_port(port: u16, secure: bool, notes: &mut Vec<String>) -> (u16, bool) {
+    match NATIVE_TO_HTTP.iter().find(|(native, _, _)| *native == port) {
+        Some(&(native, http, tls)) => {
+            notes.push(format!(
+                "port {native} is ClickHouse's native protocol (clickhouse-client's); chaudit speaks HTTP, so it \
+                 connects to {http}, the stock {} (give --port with the server's own if it differs)",
+                if tls { "https_port" } else { "http_port" }
+            ));
+            (http, secure || tls)
+        }
+        None => (port, secure),
     }
-    Ok(endpoint)
 }
 
 /// `scheme://[user[:password]@]host[:port][/database]`, parsed by the `url` crate (percent
 /// escapes, IPv6 literals). No message shows the credentials: they are cut out of the DSN
-/// before it is echoed.
-fn parse_dsn(dsn: &str) -> Result<Endpoint, String> {
+/// before it is echoed. `clickhouse://` is clickhouse-client's connection string: its port is
+/// native (9000 by default, 9440 with `?secure`), read as the HTTP port beside it; another
+/// native port has no known HTTP counterpart and is refused.
+fn parse_dsn(dsn: &str, notes: &mut Vec<String>) -> Result<Endpoint, String> {
     let shown = redact(dsn);
     let (scheme, _) =
         dsn.split_once("://").ok_or_else(|| format!("`{shown}`: a DSN looks like http://user@host:8123/db"))?;
-    let secure = match scheme {
-        "http" | "clickhouse" => false,
-        "https" | "clickhouses" => true,
-        other => return Err(format!("unknown DSN scheme `{other}` (http, https, clickhouse)")),
+    let native = match scheme {
+        "http" | "https" => false,
+        "clickhouse" => true,
+        other => return Err(format!("unknown DSN scheme `{other}` (http, https, or clickhouse-client's clickhouse)")),
     };
     let url = url::Url::parse(dsn).map_err(|e| {
         let hint = if dsn.contains('@')
@@ -140,7 +198,27 @@ fn parse_dsn(dsn: &str) -> Result<Endpoint, String> {
         Some(url::Host::Domain(name)) if !name.is_empty() => decoded(name, "host", &shown)?,
         _ => return Err(format!("`{shown}`: no host")),
     };
-    let port = url.port().unwrap_or(if secure { 8443 } else { 8123 });
+    let (secure, port) = if native {
+        let secure = url.query_pairs().any(|(k, v)| k == "secure" && matches!(&*v, "" | "1" | "true"));
+        let port = url.port().unwrap_or(if secure { 9440 } else { 9000 });
+        if !NATIVE_TO_HTTP.iter().any(|(n, _, _)| *n == port) {
+            return Err(format!(
+                "`{shown}`: clickhouse:// is clickhouse-client's native protocol and port {port} has no known HTTP \
+                 counterpart; chaudit speaks HTTP: give http://HOST:HTTP_PORT (the server's http_port)"
+            ));
+        }
+        let (port, tls) = http_port(port, secure, notes);
+        (tls, port)
+    } else {
+        let secure = scheme == "https";
+        match url.port() {
+            Some(port) => {
+                let (port, tls) = http_port(port, secure, notes);
+                (tls, port)
+            }
+            None => (secure, if secure { 8443 } else { 8123 }),
+        }
+    };
     let user = decoded(url.username(), "user", &shown)?;
     let password = Secret::new(decoded(url.password().unwrap_or_default(), "password", &shown)?);
     let database = decoded(url.path().trim_start_matches('/'), "database", &shown)?;
@@ -171,7 +249,7 @@ mod tests {
     use super::*;
 
     fn dsn(s: &str) -> Result<Endpoint, String> {
-        resolve(&ConnectOptions { dsn: Some(s.into()), ..Default::default() })
+        resolve(&ConnectOptions { dsn: Some(s.into()), ..Default::default() }).map(|r| r.endpoint)
     }
 
     #[test]
@@ -181,15 +259,70 @@ mod tests {
         assert_eq!(e.password.expose(), "p@ss");
         assert_eq!(e.database.as_deref(), Some("analytics"));
         assert_eq!(e.to_string(), "alice@https://ch.example.com:8443");
-        let e = dsn("clickhouse://[::1]:18123").unwrap();
+        let e = dsn("http://[::1]:18123").unwrap();
         assert_eq!((e.host.as_str(), e.port), ("::1", 18123));
         assert_eq!(e.url(), "http://[::1]:18123");
     }
 
     #[test]
-    fn native_ports_are_refused_with_the_http_port() {
-        let err = dsn("clickhouse://host:9000").unwrap_err();
-        assert!(err.contains("native protocol") && err.contains("8123"), "{err}");
+    fn clickhouse_scheme_is_the_native_connection_string_read_as_http() {
+        let resolved = resolve(&ConnectOptions { dsn: Some("clickhouse://u:pw@h/db".into()), ..Default::default() });
+        let resolved = resolved.unwrap();
+        assert_eq!(resolved.endpoint.url(), "http://h:8123");
+        assert!(resolved.notes[0].contains("port 9000 is ClickHouse's native protocol"), "{:?}", resolved.notes);
+        assert_eq!(dsn("clickhouse://h:9440").unwrap().url(), "https://h:8443");
+        assert_eq!(dsn("clickhouse://h?secure").unwrap().url(), "https://h:8443");
+        let err = dsn("clickhouse://u:hunter2@h:9001").unwrap_err();
+        assert!(err.contains("no known HTTP counterpart") && !err.contains("hunter2"), "{err}");
+        assert!(dsn("clickhouses://h").unwrap_err().contains("unknown DSN scheme"));
+    }
+
+    #[test]
+    fn native_ports_become_the_stock_http_ports_with_a_note() {
+        let options = ConnectOptions { host: Some("h".into()), port: Some(9440), ..Default::default() };
+        let resolved = resolve(&options).unwrap();
+        assert_eq!(resolved.endpoint.url(), "https://h:8443");
+        assert!(resolved.notes[0].contains("https_port"), "{:?}", resolved.notes);
+        assert_eq!(dsn("http://h:9000").unwrap().port, 8123);
+    }
+
+    #[test]
+    fn each_part_comes_from_the_first_place_that_gives_it() {
+        let env = Environment {
+            host: Some("env-host".into()),
+            port: Some("9000".into()),
+            user: Some("env-user".into()),
+            password: Some(Secret::new("env-pw")),
+        };
+        let with = |options: ConnectOptions| resolve(&ConnectOptions { env: env.clone(), ..options }).unwrap().endpoint;
+        // the environment completes the command line
+        let e = with(ConnectOptions { port: Some(18123), ..Default::default() });
+        assert_eq!(
+            (e.host.as_str(), e.port, e.user.as_str(), e.password.expose()),
+            ("env-host", 18123, "env-user", "env-pw")
+        );
+        let e = with(ConnectOptions { host: Some("h".into()), ..Default::default() });
+        assert_eq!((e.host.as_str(), e.port), ("h", 8123));
+        // the command line wins over the DSN, the DSN over the environment
+        let e = with(ConnectOptions {
+            dsn: Some("http://dsn-user:dsn-pw@d:18124".into()),
+            user: Some("cli-user".into()),
+            ..Default::default()
+        });
+        assert_eq!((e.host.as_str(), e.port, e.user.as_str(), e.password.expose()), ("d", 18124, "cli-user", "dsn-pw"));
+        let e = with(ConnectOptions {
+            dsn: Some("http://d".into()),
+            password: Some(Secret::new("cli-pw")),
+            ..Default::default()
+        });
+        assert_eq!((e.user.as_str(), e.password.expose()), ("env-user", "cli-pw"));
+        let e = resolve(&ConnectOptions { dsn: Some("http://d".into()), ..Default::default() }).unwrap().endpoint;
+        assert_eq!((e.user.as_str(), e.password.expose()), ("default", ""));
+        let bad = ConnectOptions {
+            env: Environment { port: Some("ninety".into()), ..Default::default() },
+            ..Default::default()
+        };
+        assert!(resolve(&bad).unwrap_err().contains("CLICKHOUSE_PORT `ninety`"));
     }
 
     #[test]

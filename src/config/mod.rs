@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod files;
+pub mod manifest;
 pub mod merge;
 pub mod model;
 pub mod render;
@@ -136,6 +137,9 @@ impl LoadedConfig {
 /// Loads the main server config, its fragments and its users config.
 pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    if let Some(loaded) = load_manifest(main, &base_dir, options)? {
+        return Ok(loaded);
+    }
     let mut sources = SourceMap::new(base_dir.clone());
     let mut problems = Vec::new();
     let server = process(main, options, &mut sources, &mut problems)?;
@@ -165,6 +169,46 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         default_include,
         problems,
     })
+}
+
+/// A Kubernetes manifest (see [`manifest`]): the server and users trees the operator
+/// generates, both from the one file; `None` for any other file.
+fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<Option<LoadedConfig>> {
+    let yaml = main.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "yaml" | "yml"));
+    if !yaml {
+        return Ok(None);
+    }
+    let mut sources = SourceMap::new(base_dir.to_path_buf());
+    let id = files::read(&mut sources, main)?;
+    if !manifest::may_be_manifest(&sources.file(id).text) {
+        return Ok(None);
+    }
+    let mut defaults: manifest::Defaults = (Vec::new(), Vec::new());
+    for (name, text) in manifest::OPERATOR_FILES {
+        let path = PathBuf::from(format!("(clickhouse-operator)/{name}"));
+        let file = sources.add(path, text.to_string());
+        let fragment = files::parse(sources.file(file), file)?;
+        if name.starts_with("users.d/") { &mut defaults.1 } else { &mut defaults.0 }.push(fragment);
+    }
+    let Some(rendered) = manifest::render(&mut sources, id, defaults)? else { return Ok(None) };
+    let mut problems = Vec::new();
+    let (mut server, mut users) = (rendered.server, rendered.users);
+    // the pod's environment: the operator sets the Secret values' variables
+    let mut env = options.env.clone();
+    env.extend(rendered.env);
+    for root in [&mut server, &mut users] {
+        Substituter { include_from: None, env: &env, sources: &sources, problems: &mut problems }.run(root)?;
+    }
+    Ok(Some(LoadedConfig {
+        sources,
+        server: ConfigTree { root: server, files: vec![id] },
+        users: Some(ConfigTree { root: users, files: vec![id] }),
+        users_in_main: false,
+        users_error: None,
+        server_error: None,
+        default_include: None,
+        problems,
+    }))
 }
 
 /// Each tree as far as it loads, as ClickHouse preprocesses them apart: a server config it

@@ -28,6 +28,15 @@ pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
     Ok(root)
 }
 
+/// A YAML tree built elsewhere (a Kubernetes manifest's settings) into a `<clickhouse>`
+/// root, by the same rules as a config file.
+pub fn convert(document: Yaml, root: Origin) -> std::result::Result<Element, Failure> {
+    let mut element = Element::new("clickhouse", root);
+    let mut extra = Vec::new();
+    Converter { version: 1 }.process(document, &mut element, &mut extra)?;
+    Ok(element)
+}
+
 struct Converter {
     version: i64,
 }

@@ -19,8 +19,9 @@ pub fn render(report: &Report) -> String {
         errors += 1;
         let _ = writeln!(
             cases,
-            "    <testcase classname=\"chaudit\" name=\"audit\">\n      <error type=\"not-audited\" message=\"{}\"/>\n    </testcase>",
-            escape(error)
+            "    <testcase classname=\"chaudit\" name=\"{}\">\n      <error type=\"not-audited\" message=\"{}\"/>\n    </testcase>",
+            escape(&error.code),
+            escape(&error.message)
         );
     }
     for o in &report.outcomes {

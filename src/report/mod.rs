@@ -27,9 +27,10 @@ pub struct Report {
     /// Unused or expired suppressions, and other notes about the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Why nothing was audited as asked (status `not-audited`).
+    /// What could not be processed (a config ClickHouse refuses, a broken rule file): CI
+    /// formats carry it at its file and line, so code scanning shows it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub errors: Vec<String>,
+    pub errors: Vec<RunError>,
     /// The rules that did not judge, on the target or on a replica (status `incomplete`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<crate::audit::Unjudged>,
@@ -137,6 +138,65 @@ impl Report {
     }
 }
 
+/// A problem that stopped the run or part of it, where it is.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunError {
+    /// The diagnostic's code, e.g. `chaudit::config::syntax`.
+    pub code: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<ErrorLocation>,
+}
+
+/// 1-based line and column in a file named relative to the main config's directory.
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorLocation {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl RunError {
+    /// An error known only by its message.
+    pub fn plain(message: &str) -> RunError {
+        RunError { code: "chaudit::error".to_string(), message: mask::shown(message), location: None }
+    }
+
+    /// The diagnostic and, when it gathers several (a rule pack's problems), each of them.
+    pub fn of(diagnostic: &dyn miette::Diagnostic) -> Vec<RunError> {
+        let related: Vec<RunError> = diagnostic.related().into_iter().flatten().flat_map(RunError::of).collect();
+        if !related.is_empty() {
+            return related;
+        }
+        let location =
+            diagnostic.source_code().zip(diagnostic.labels().and_then(|mut l| l.next())).and_then(|(source, label)| {
+                let contents = source.read_span(label.inner(), 0, 0).ok()?;
+                Some(ErrorLocation {
+                    file: contents.name().unwrap_or_default().to_string(),
+                    line: contents.line() + 1,
+                    column: contents.column() + 1,
+                })
+            });
+        vec![RunError {
+            code: diagnostic.code().map_or_else(|| "chaudit::error".to_string(), |c| c.to_string()),
+            message: mask::shown(&diagnostic.to_string()),
+            location,
+        }]
+    }
+}
+
+impl Report {
+    /// The report of a run that stopped before any rule ran: only its errors.
+    pub fn of_errors(target: String, artifact_base: String, errors: Vec<RunError>) -> Report {
+        let mut report =
+            Report::new(target, Evaluation { outcomes: Vec::new(), findings: Vec::new() }, Some(Severity::High));
+        report.summary.status = crate::audit::Status::NotAudited;
+        report.artifact_base = artifact_base;
+        report.errors = errors;
+        report
+    }
+}
+
 /// A finding as every format shows it: secrets masked, values bounded, the score rounded.
 fn present_finding(f: &mut Finding) {
     // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
@@ -181,7 +241,10 @@ fn fail_on_name<S: serde::Serializer>(fail_on: &Option<Severity>, s: S) -> Resul
 /// it did: the findings and their count say the rest).
 pub fn status_line(report: &Report) -> Option<String> {
     match report.summary.status {
-        crate::audit::Status::NotAudited => Some(format!("not audited: {}", report.errors.join("; "))),
+        crate::audit::Status::NotAudited => {
+            let errors: Vec<&str> = report.errors.iter().map(|e| e.message.as_str()).collect();
+            Some(format!("not audited: {}", errors.join("; ")))
+        }
         crate::audit::Status::Incomplete => {
             let rules: std::collections::BTreeSet<&str> = report.unjudged.iter().map(|u| u.rule_id.as_str()).collect();
             Some(format!(

@@ -20,7 +20,7 @@ const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
 fn invocation(report: &Report, written: usize) -> serde_json::Value {
     use crate::eval::OutcomeKind;
     let mut notifications: Vec<serde_json::Value> =
-        report.errors.iter().map(|e| json!({"level": "error", "message": {"text": e}})).collect();
+        report.errors.iter().map(|e| json!({"level": "error", "message": {"text": e.message}})).collect();
     let notice = |rule: &str, host: Option<&str>, kind: OutcomeKind, reason: &str, level: &str| {
         let on = host.map_or_else(String::new, |h| format!(" on {h}"));
         let text = format!("{rule}{on} {}: {reason}", super::outcome_name(kind));
@@ -90,9 +90,25 @@ fn gzip_size(text: &str) -> usize {
     encoder.finish().map_or(usize::MAX, |bytes| bytes.len())
 }
 
+/// The rule id of results that say an input could not be processed.
+const ERROR_RULE: &str = "chaudit-error";
+
 fn document(report: &Report, written: usize) -> String {
-    let rules: Vec<Value> = report.rules.iter().map(rule).collect();
-    let results: Vec<Value> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
+    let mut rules: Vec<Value> = report.rules.iter().map(rule).collect();
+    let mut results: Vec<Value> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
+    if !report.errors.is_empty() {
+        rules.push(json!({
+            "id": ERROR_RULE,
+            "name": "ChauditError",
+            "shortDescription": {"text": "An input chaudit could not process"},
+            "fullDescription": {"text": "A config ClickHouse would refuse, or a rule, suppression or baseline file that cannot be read: what it governs was not audited."},
+            "help": {"text": "Fix the input at the location shown; the audit exits 2 until then.", "markdown": "Fix the input at the location shown; the audit exits 2 until then."},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"tags": ["chaudit"], "precision": "very-high"},
+        }));
+        let index = rules.len() - 1;
+        results.extend(report.errors.iter().map(|e| error_result(report, e, index)));
+    }
     let sarif = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
@@ -188,6 +204,26 @@ fn result(report: &Report, f: &Finding) -> Value {
         value["suppressions"] = json!([{"kind": kind, "justification": s.reason, "status": "accepted"}]);
     }
     value
+}
+
+/// An input that could not be processed, at its file, line and column when known.
+fn error_result(report: &Report, e: &super::RunError, rule_index: usize) -> Value {
+    let location = match &e.location {
+        Some(l) => json!({"physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(&report.artifact_base, &l.file)},
+            "region": {"startLine": l.line.max(1), "startColumn": l.column.max(1)},
+        }}),
+        None => json!({"logicalLocations": [{"name": report.target, "kind": "resource"}]}),
+    };
+    let at = e.location.as_ref().map_or(String::new(), |l| format!("{}:{}:{}", l.file, l.line, l.column));
+    json!({
+        "ruleId": ERROR_RULE,
+        "ruleIndex": rule_index,
+        "level": "error",
+        "message": {"text": e.message},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT_KEY: format!("{}@{at}", e.code)},
+    })
 }
 
 /// The file's path from the working directory, with forward slashes and no `./`.

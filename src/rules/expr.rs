@@ -174,6 +174,17 @@ enum Part {
 }
 
 impl Template {
+    /// The template as written, holes and all (for the rules reference).
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .map(|part| match part {
+                Part::Text(text) => text.clone(),
+                Part::Hole(expr) => format!("{{{{ {} }}}}", expr.source),
+            })
+            .collect()
+    }
+
     /// Compiles the holes; an error gives the byte offset of the hole in `text`.
     pub fn compile(text: &str, origin: Origin) -> Result<Template, (usize, CompileError)> {
         let mut parts = Vec::new();

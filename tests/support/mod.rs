@@ -61,9 +61,8 @@ pub fn engine_start(tree: &Path) -> EngineStart {
         tree.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!("engine start verdict is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
-    })
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("engine start verdict is not JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout)))
 }
 
 /// What the real engine reports after loading `config` (see tests/clickhouse/engine_probe.py).

@@ -1,0 +1,109 @@
+//! The generated parts of docs/ stay current: the rules reference (one page per rule) and
+//! the page of every query the live audit sends. `CHAUDIT_UPDATE_DOCS=1 cargo test --test
+//! docs` rewrites them.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn chaudit(args: &[&str]) -> String {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_chaudit")).args(args).current_dir(support::repo_root()).output().unwrap();
+    assert!(out.status.success(), "chaudit {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn update() -> bool {
+    std::env::var_os("CHAUDIT_UPDATE_DOCS").is_some()
+}
+
+fn markdown_files(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md"))
+                .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read_to_string(&p).unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn the_rules_reference_is_current() {
+    let committed = support::repo_root().join("docs/rules");
+    if update() {
+        chaudit(&["rules", "docs", committed.to_str().unwrap()]);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    chaudit(&["rules", "docs", dir.path().to_str().unwrap()]);
+    let (fresh, written) = (markdown_files(dir.path()), markdown_files(&committed));
+    let stale: Vec<&String> =
+        fresh.keys().chain(written.keys()).filter(|name| fresh.get(*name) != written.get(*name)).collect();
+    assert!(stale.is_empty(), "docs/rules is stale ({stale:?}): run `cargo run -- rules docs docs/rules`");
+}
+
+#[test]
+fn the_queries_page_is_current() {
+    let mut page = String::from(
+        "# Every query the live audit sends\n\n\
+         Generated from `--dry-run`, which prints the plan and sends nothing (`CHAUDIT_UPDATE_DOCS=1 cargo test \
+         --test docs` rewrites this page; the test fails when it is stale). Every query is a SELECT or an \
+         EXPLAIN; each carries a `chaudit-...` query_id. See [live.md](live.md) for how the answers are used.\n",
+    );
+    let plans = [
+        ("One node: `chaudit --dsn URL --dry-run`", &["--dsn", "http://localhost:8123", "--dry-run"][..]),
+        (
+            "A cluster through clusterAllReplicas: `chaudit --dsn URL --cluster NAME --dry-run`",
+            &["--dsn", "http://localhost:8123", "--cluster", "NAME", "--dry-run"],
+        ),
+        (
+            "The pre-upgrade review: `chaudit upgrade --to VERSION --dsn URL --dry-run`",
+            &["upgrade", "--to", "26.9", "--dsn", "http://localhost:8123", "--dry-run"],
+        ),
+    ];
+    for (title, args) in plans {
+        page.push_str(&format!("\n## {title}\n\n```sql\n{}```\n", chaudit(args)));
+    }
+    let path = support::repo_root().join("docs/queries.md");
+    if update() {
+        std::fs::write(&path, &page).unwrap();
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(written == page, "docs/queries.md is stale: run `CHAUDIT_UPDATE_DOCS=1 cargo test --test docs`");
+}
+
+/// Every relative link of README.md and docs/ names a file that exists (anchors aside).
+#[test]
+fn links_resolve() {
+    let root = support::repo_root();
+    let mut pages = vec![root.join("README.md")];
+    for dir in [root.join("docs"), root.join("docs/rules")] {
+        pages.extend(
+            std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "md")),
+        );
+    }
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for (i, _) in text.match_indices("](") {
+            let rest = &text[i + 2..];
+            let Some(end) = rest.find(')') else { continue };
+            let target = rest[..end].split('#').next().unwrap_or_default();
+            if target.is_empty() || target.contains("://") || target.contains(' ') {
+                continue;
+            }
+            if !page.parent().unwrap().join(target).exists() {
+                broken.push(format!("{}: {target}", page.strip_prefix(&root).unwrap().display()));
+            }
+        }
+    }
+    assert!(broken.is_empty(), "links to nothing: {broken:?}");
+}

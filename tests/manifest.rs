@@ -1,0 +1,187 @@
+//! Kubernetes manifests: an Altinity ClickHouseInstallation read as the config files the
+//! operator generates, audited by every offline rule, each finding at the manifest's line.
+//! The examples are the operator's own (tests/manifests/SOURCE.md).
+
+mod support;
+
+use std::path::Path;
+
+use chaudit::config::{self, Element, LoadOptions};
+use serde_json::Value;
+
+fn audit(manifest: &str) -> (i32, Value, String) {
+    let dir = support::repo_root().join("tests/manifests");
+    let (code, stdout, stderr) = support::chaudit(&dir, &["--config", manifest, "--format", "json"]);
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
+    (code, json, stderr)
+}
+
+fn findings(report: &Value) -> Vec<(String, String, u64)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let at = &f["location"];
+            (
+                f["rule_id"].as_str().unwrap().to_string(),
+                at["file"].as_str().unwrap_or("").to_string(),
+                at["line"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+const EXAMPLES: [&str; 6] = [
+    "01-simple-layout-02-1shard-2repl.yaml",
+    "04-replication-zookeeper-02-detailed.yaml",
+    "05-settings-01-overview.yaml",
+    "21-secure-cluster-secret-02-plaintext.yaml",
+    "50-CHIT-01-manual-template-simple.yaml",
+    "99-clickhouseinstallation-max.yaml",
+];
+
+/// The operator's examples audit cleanly: no finding about the manifest's own keys
+/// (apiVersion, kind, metadata, spec: they were reported as unknown server settings), no
+/// error, and every finding is at a line of the manifest or of the operator's own files.
+#[test]
+fn the_operators_examples_audit_as_the_configs_it_generates() {
+    for manifest in EXAMPLES {
+        let (code, report, stderr) = audit(manifest);
+        assert!(code == 0 || code == 1, "{manifest}: exit {code}: {stderr}");
+        assert!(report.get("errors").is_none(), "{manifest}: {}", report["errors"]);
+        let text = report["findings"].to_string();
+        for key in ["apiVersion", "<kind>", "<spec>", "<metadata>"] {
+            assert!(!text.contains(key), "{manifest}: a finding about the manifest's own {key}: {text}");
+        }
+        for (rule, file, line) in findings(&report) {
+            assert!(file == manifest && line > 0, "{manifest}: {rule} at {file}:{line}");
+        }
+    }
+}
+
+/// Settings, users, per-cluster settings, Secret references and files given inline, each
+/// finding at the line of the manifest that set it; a file ClickHouse would not read from
+/// config.d (notes.txt) is not read.
+#[test]
+fn findings_point_at_the_manifest_lines() {
+    let (code, report, _) = audit("mistakes.yaml");
+    assert_eq!(code, 1);
+    let mut found = findings(&report);
+    found.sort();
+    let at = |rule: &str, line: u64| (rule.to_string(), "mistakes.yaml".to_string(), line);
+    assert_eq!(
+        found,
+        [
+            at("logger-level-test", 47),
+            at("plaintext-password", 34),
+            at("query-setting-at-server-root", 17),
+            at("system-log-without-ttl", 25),
+            at("unknown-server-setting", 19),
+        ]
+    );
+    // a file given inline is parsed where it stands: its finding has the manifest's column too
+    let ttl = report["findings"].as_array().unwrap().iter().find(|f| f["rule_id"] == "system-log-without-ttl").unwrap();
+    assert_eq!(ttl["location"]["column"], 13);
+    // the Secret's value reached the user through from_env, never printed
+    assert!(!report.to_string().contains("s3cr3t-from-secret"));
+    // the example whose users the operator hashes: only the Secret passed by environment
+    // stays a plain-text password
+    let (_, report, _) = audit("05-settings-01-overview.yaml");
+    assert_eq!(findings(&report), [("plaintext-password".to_string(), "05-settings-01-overview.yaml".to_string(), 55)]);
+}
+
+fn users_of(manifest: &str) -> Element {
+    let path = support::repo_root().join("tests/manifests").join(manifest);
+    let loaded = config::load(&path, &LoadOptions::for_fixture(path.parent().unwrap())).unwrap();
+    loaded.users.expect("a users tree").root
+}
+
+/// The operator's normalizer: a plain password stored as its SHA256, the profile, quota and
+/// networks it adds, the Secret's value through the variable it sets on the pod.
+#[test]
+fn users_are_normalized_as_the_operator_does() {
+    let users = users_of("05-settings-01-overview.yaml");
+    let test = users.find("users/test").unwrap();
+    assert!(test.child("password").is_none());
+    // sha256("qwerty")
+    assert_eq!(
+        test.child("password_sha256_hex").unwrap().value(),
+        "65e84be33532fb784c48129675f9eff3a682b27168c0ea744b2cf58ee02337c5"
+    );
+    let ips: Vec<String> = test.find("networks").unwrap().children_named("ip").map(Element::value).collect();
+    assert_eq!(ips, ["127.0.0.1/32", "192.168.74.1/24", "::1", "127.0.0.1"]);
+    let default = users.find("users/default").unwrap();
+    assert_eq!(default.child("quota").unwrap().value(), "default");
+    assert!(default.find("networks/host_regexp").unwrap().value().starts_with("(chi-settings-01-[^.]+"));
+    // a Secret in the same manifest: its stringData value, as the pod's environment has it
+    let analyst = users_of("mistakes.yaml");
+    let password = analyst.find("users/analyst/password").unwrap();
+    assert_eq!(password.value(), "s3cr3t-from-secret");
+    // the cluster's settings over the global ones, and the host's macros
+    let path = support::repo_root().join("tests/manifests/mistakes.yaml");
+    let server = config::load(&path, &LoadOptions::for_fixture(Path::new("tests/manifests"))).unwrap().server.root;
+    assert_eq!(server.find("logger/level").unwrap().value(), "test");
+    assert_eq!(server.find("macros/replica").unwrap().value(), "chi-mistakes-replicated-0-0");
+    let shard = server.find("remote_servers/replicated/shard").unwrap();
+    assert_eq!(shard.children_named("replica").count(), 2);
+    assert_eq!(shard.child("internal_replication").unwrap().value(), "true");
+}
+
+/// A YAML file that is not a manifest is a ClickHouse YAML config as before.
+#[test]
+fn other_yaml_is_a_clickhouse_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.yaml"), "kind: ClickHouseInstallation-like\nmax_concurent_queries: 1\n")
+        .unwrap();
+    let (_, stdout, _) = support::chaudit(dir.path(), &["--config", "config.yaml", "--format", "json"]);
+    assert!(stdout.contains("<max_concurent_queries> is not a ClickHouse server setting"), "{stdout}");
+}
+
+/// A layout of a hundred million hosts is an error at the cluster, not a memory bomb.
+#[test]
+fn a_huge_layout_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = "kind: ClickHouseInstallation\nmetadata: {name: big}\nspec:\n  configuration:\n    clusters:\n      - name: c\n        layout: {shardsCount: 100000000, replicasCount: 1000000}\n";
+    std::fs::write(dir.path().join("chi.yaml"), manifest).unwrap();
+    let (code, _, stderr) = support::chaudit(dir.path(), &["--config", "chi.yaml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("chi.yaml:6:9: the clusters have more than 10000 hosts"), "{stderr}");
+}
+
+/// The rendered files are what the real clickhouse-server 25.8 accepts: each example's server
+/// and users configs start it; the manifest with a query setting at the server's root (the
+/// critical finding above) stops it, as the rule says.
+#[test]
+fn the_real_server_starts_on_the_rendered_files() {
+    let manifests = support::repo_root().join("tests/manifests");
+    let render = |manifest: &str, users: bool| {
+        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
+        if users {
+            args.push("--users");
+        }
+        let (code, stdout, stderr) = support::chaudit(&manifests, &args);
+        assert_eq!(code, 0, "{manifest}: {stderr}");
+        stdout
+    };
+    for manifest in EXAMPLES.iter().chain(&["mistakes.yaml"]) {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(&tree).unwrap();
+        // the users config beside it, named as the image's config.xml names it
+        let server = render(manifest, false).replacen(
+            "</clickhouse>",
+            "    <users_config>users.xml</users_config>\n</clickhouse>",
+            1,
+        );
+        std::fs::write(tree.join("config.xml"), server).unwrap();
+        std::fs::write(tree.join("users.xml"), render(manifest, true)).unwrap();
+        let verdict = support::engine_start(&tree);
+        if *manifest == "mistakes.yaml" {
+            assert!(!verdict.started, "{verdict:?}");
+            assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
+        } else {
+            assert!(verdict.started, "{manifest}: {verdict:?}");
+        }
+    }
+}
