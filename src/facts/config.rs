@@ -323,6 +323,8 @@ impl<'a> ConfigFacts<'a> {
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.logs(),
             "problems": self.problems(),
+            "start_problems": self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o))),
+            "unread_users_file": self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()),
             "absent": self.absent(),
             "unavailable": self.unavailable(),
             "users_file_sections": self.users_file_sections(),

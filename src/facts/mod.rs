@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod config;
 pub mod schema;
+pub mod startup;
 
 use std::collections::BTreeSet;
 
