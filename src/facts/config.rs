@@ -241,7 +241,7 @@ impl<'a> ConfigFacts<'a> {
         if self.loaded.users_root().is_some() || self.loaded.users_error.is_some() {
             return Map::new();
         }
-        let why = json!("no users config was found (users.xml beside the main config, or <users_config>)");
+        let why = json!("user_directories names no users_xml: users live in the server's access storage, not in the config files");
         USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
