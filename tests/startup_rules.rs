@@ -41,6 +41,10 @@ const REFUSALS: &[(&str, &str)] = &[
     ("users-read-from-main-config", "THERE_IS_NO_PROFILE"),
 ];
 
+/// Rules of configs the server starts on but that break it (tests/startup_broken.rs shows
+/// how): their `broken` fixture starts.
+const STARTS_BROKEN: &[&str] = &["backups-disk-missing", "policy-disk-missing"];
+
 fn fixture(rule: &str, case: &str) -> PathBuf {
     support::repo_root().join("rules/startup").join(rule).join(case)
 }
@@ -53,7 +57,8 @@ fn every_startup_rule_has_a_refusal_here() {
         .filter_map(|e| e.ok()?.file_name().to_str()?.strip_suffix(".yaml").map(str::to_string))
         .collect();
     on_disk.sort();
-    let mut here: Vec<String> = REFUSALS.iter().map(|(id, _)| id.to_string()).collect();
+    let mut here: Vec<String> =
+        REFUSALS.iter().map(|(id, _)| id.to_string()).chain(STARTS_BROKEN.iter().map(|id| id.to_string())).collect();
     here.sort();
     assert_eq!(on_disk, here);
 }
@@ -83,4 +88,12 @@ fn the_server_refuses_what_each_rule_fires_on_and_starts_on_what_it_passes() {
         halves.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_server_starts_on_what_breaks_it_later() {
+    for rule in STARTS_BROKEN {
+        let broken = support::engine_start(&fixture(rule, "broken"));
+        assert!(broken.started, "{rule}: {broken:?}");
+    }
 }

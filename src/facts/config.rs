@@ -324,6 +324,10 @@ impl<'a> ConfigFacts<'a> {
             "logs": self.logs(),
             "problems": self.problems(),
             "start_problems": self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o))),
+            // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
+            "backups_allowed_disks": root.find("backups").map(|b| {
+                b.children_named("allowed_disk").map(|d| json!({"name": d.value(), "at": self.at(d.value_origin())})).collect::<Vec<_>>()
+            }).unwrap_or_default(),
             "unread_users_file": self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()),
             "absent": self.absent(),
             "unavailable": self.unavailable(),
