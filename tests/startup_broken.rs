@@ -35,4 +35,16 @@ fn a_policy_or_backup_disk_that_does_not_exist_starts_but_breaks() {
     server.query("CREATE TABLE default.m (x UInt8) ENGINE = Memory");
     let (backed_up, error) = try_query(&server, "BACKUP TABLE default.m TO Disk('backups', 'b1')");
     assert!(!backed_up && error.contains("UNKNOWN_DISK") && error.contains("backups"), "{error}");
+
+    // the live audit names the cause of the missing system logs
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://default@127.0.0.1:{}", server.http_port);
+    let (_, report, stderr) = support::chaudit(
+        dir.path(),
+        &["--dsn", &dsn, "--select", "unknown-disk-errors", "--format", "json", "--fail-on", "never"],
+    );
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let finding = support::report_entry(&report, "findings", "unknown-disk-errors").expect("a finding naming the cause");
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("system log tables are missing"), "{message}");
 }
