@@ -97,3 +97,14 @@ fn the_server_starts_on_what_breaks_it_later() {
         assert!(broken.started, "{rule}: {broken:?}");
     }
 }
+
+/// Rules of other areas whose finding also means the server will not start.
+const REFUSED_ELSEWHERE: &[(&str, &str)] = &[("config/unknown-setting-in-profile/typo", "UNKNOWN_SETTING")];
+
+#[test]
+fn other_rules_that_mean_the_server_will_not_start() {
+    for (tree, error) in REFUSED_ELSEWHERE {
+        let refused = support::engine_start(&support::repo_root().join("rules").join(tree));
+        assert!(!refused.started && refused.errors.iter().any(|e| e.contains(error)), "{tree}: {refused:?}");
+    }
+}
