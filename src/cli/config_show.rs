@@ -123,11 +123,19 @@ pub fn users_warning(loaded: &LoadedConfig, main: &std::path::Path) -> Option<St
              the config files; the user and profile rules see none of them"
                 .into(),
         ),
-        Some(root) if loaded.users_in_main && root.child("users").is_none() => Some(format!(
-            "no users config found: no users.xml or users.yaml beside {main}, and it has no <users> \
-             (ClickHouse then reads users from the main config); the user and profile rules see no users",
-            main = main.display()
-        )),
+        Some(root) if loaded.users_in_main && root.child("users").is_none() => Some(match &loaded.unread_users_file {
+            Some(beside) => format!(
+                "{main} names neither <users_config> nor <user_directories>: ClickHouse reads users from it, \
+                 which has no <users>, and does not read {beside}; the user and profile rules see no users",
+                main = main.display(),
+                beside = beside.display()
+            ),
+            None => format!(
+                "{main} names neither <users_config> nor <user_directories> and has no <users>: ClickHouse \
+                 reads users from it; the user and profile rules see no users",
+                main = main.display()
+            ),
+        }),
         Some(_) => None,
     }
 }

@@ -187,6 +187,37 @@ pub const FACTS: &[FactQuery] = &[
               toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days FROM system.one",
         since: None,
     },
+    // rows: {name, storage, auth_type (as text: one method, or a list of them), host_ip[],
+    // host_names[], host_names_regexp[], host_names_like[]}
+    FactQuery {
+        name: "users",
+        purpose: "users, where each is defined, how it authenticates and where it may connect from",
+        sql: "SELECT name, storage, toString(auth_type) AS auth_type, host_ip, host_names, host_names_regexp, \
+              host_names_like FROM system.users",
+        since: None,
+    },
+    // rows: {user_name, role_name, access_type, grant_option}: grants on every database (*.*)
+    FactQuery {
+        name: "grants",
+        purpose: "privileges granted on every database (ALL, ACCESS MANAGEMENT, ... on *.*) and with GRANT OPTION",
+        sql: "SELECT user_name, role_name, toString(access_type) AS access_type, grant_option FROM system.grants \
+              WHERE database IS NULL AND NOT is_partial_revoke",
+        since: None,
+    },
+    // rows: {user_name, role_name, granted_role_name, with_admin_option}
+    FactQuery {
+        name: "role_grants",
+        purpose: "roles granted to users and roles",
+        sql: "SELECT user_name, role_name, granted_role_name, with_admin_option FROM system.role_grants",
+        since: None,
+    },
+    // rows: {name, storage, apply_to_all, apply_to_list[], apply_to_except[]}
+    FactQuery {
+        name: "quotas",
+        purpose: "quotas and whom they apply to (users under no quota)",
+        sql: "SELECT name, storage, apply_to_all, apply_to_list, apply_to_except FROM system.quotas",
+        since: None,
+    },
     FactQuery {
         name: "projections",
         purpose: "projections of user tables (projection indexes read _part_offset)",

@@ -104,8 +104,12 @@ pub struct LoadedConfig {
     pub server: ConfigTree,
     /// The users config (users.xml + users.d/); `None` when user_directories names none.
     pub users: Option<ConfigTree>,
-    /// True when users come from the main config itself (no users.xml beside it).
+    /// True when users come from the main config itself: it names neither users_config nor
+    /// user_directories (AccessControl::addStoragesFromMainConfig), or names itself.
     pub users_in_main: bool,
+    /// A users.xml (or .yaml/.yml) beside the main config that the server does not read,
+    /// because users come from the main config itself.
+    pub unread_users_file: Option<PathBuf>,
     /// Why the users config could not be processed: ClickHouse then fails only the users
     /// (the server config is still written), so the server tree stands on its own.
     pub users_error: Option<ConfigError>,
@@ -156,6 +160,7 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         UsersSource::Main => users_in_main = true,
         UsersSource::None => {}
     }
+    let unread_users_file = users_in_main.then(|| users_file_beside(main)).flatten();
     // The <include_from> element is substituted twice (as ClickHouse does): report once.
     let mut seen = std::collections::HashSet::new();
     problems.retain(|p| seen.insert(p.to_string()));
@@ -164,6 +169,7 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         server,
         users,
         users_in_main,
+        unread_users_file,
         users_error,
         server_error: None,
         default_include,
@@ -204,6 +210,7 @@ fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<
         server: ConfigTree { root: server, files: vec![id] },
         users: Some(ConfigTree { root: users, files: vec![id] }),
         users_in_main: false,
+        unread_users_file: None,
         users_error: None,
         server_error: None,
         default_include: None,
@@ -231,6 +238,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         server,
         users: Some(users),
         users_in_main: false,
+        unread_users_file: None,
         users_error: None,
         server_error: Some(server_error),
         default_include: None,
@@ -253,7 +261,15 @@ pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, Conf
             let tree = process(&path, options, &mut sources, &mut problems)?;
             Ok((sources, tree, problems))
         }
-        _ => Err(ConfigError::NotFound { path: main.with_file_name("users.xml") }),
+        // a main config that cannot be processed: the users.xml beside it, which is what
+        // such a tree most often means
+        _ => match users_file_beside(main) {
+            Some(path) => {
+                let tree = process(&path, options, &mut sources, &mut problems)?;
+                Ok((sources, tree, problems))
+            }
+            None => Err(ConfigError::NotFound { path: main.with_file_name("users.xml") }),
+        },
     }
 }
 
@@ -366,8 +382,10 @@ enum UsersSource {
     None,
 }
 
-/// Where users come from: `user_directories/users_xml/path`, else `users_config`, else
-/// users.xml (or .yaml/.yml) beside the main config, else the main config itself.
+/// Where users come from, as AccessControl::addStoragesFromMainConfig finds them:
+/// `user_directories/users_xml/path`, else `users_config`, else the main config itself (a
+/// users.xml beside it is not read). A relative path is resolved against the main config's
+/// directory.
 fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems: &mut Vec<ConfigError>) -> UsersSource {
     let base_dir = main.parent().unwrap_or(Path::new(""));
     let named = match root.child("user_directories") {
@@ -377,20 +395,23 @@ fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems:
         },
         None => root.child("users_config"),
     };
-    if let Some(element) = named {
-        let path = base_dir.join(element.value());
-        if !path.exists() {
-            let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
-            problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
-            return UsersSource::None;
-        }
-        return if same_file(&path, main) { UsersSource::Main } else { UsersSource::File(path) };
+    let Some(element) = named else { return UsersSource::Main };
+    let path = base_dir.join(element.value());
+    if !path.exists() {
+        let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
+        problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
+        return UsersSource::None;
     }
+    if same_file(&path, main) { UsersSource::Main } else { UsersSource::File(path) }
+}
+
+/// A users file beside the main config (users.xml, users.yaml, users.yml).
+fn users_file_beside(main: &Path) -> Option<PathBuf> {
+    let base_dir = main.parent().unwrap_or(Path::new(""));
     ["users.xml", "users.yaml", "users.yml"]
         .iter()
         .map(|name| base_dir.join(name))
         .find(|p| p.is_file() && !same_file(p, main))
-        .map_or(UsersSource::Main, UsersSource::File)
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -421,12 +442,27 @@ mod tests {
     #[test]
     fn a_broken_users_config_leaves_the_server_tree() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.xml"), "<clickhouse><a>1</a></clickhouse>").unwrap();
+        let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";
+        std::fs::write(dir.path().join("config.xml"), config).unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users>").unwrap();
         let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
         assert!(loaded.users.is_none() && loaded.users_error.is_some());
+    }
+
+    #[test]
+    fn without_users_config_users_come_from_the_main_config_not_the_file_beside_it() {
+        // AccessControl::addStoragesFromMainConfig; the real 25.8 server agrees
+        // (tests/startup_rules.rs, users-read-from-main-config)
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("config.xml"), "<clickhouse><profiles><default/></profiles></clickhouse>").unwrap();
+        std::fs::write(dir.path().join("users.xml"), "<clickhouse><users><u/></users></clickhouse>").unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
+        assert!(loaded.users_in_main && loaded.users.is_none());
+        assert_eq!(loaded.unread_users_file, Some(dir.path().join("users.xml")));
+        assert!(loaded.users_root().unwrap().child("profiles").is_some());
     }
 
     #[test]

@@ -257,7 +257,7 @@ impl<'a> ConfigFacts<'a> {
         if self.loaded.users_root().is_some() || self.loaded.users_error.is_some() {
             return Map::new();
         }
-        let why = json!("no users config was found (users.xml beside the main config, or <users_config>)");
+        let why = json!("user_directories names no users_xml: users live in the server's access storage, not in the config files");
         USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
@@ -351,6 +351,12 @@ impl<'a> ConfigFacts<'a> {
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.gated("logs", || self.logs()),
             "problems": self.gated("problems", || self.problems()),
+            "start_problems": self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o))),
+            // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
+            "backups_allowed_disks": root.find("backups").map(|b| {
+                b.children_named("allowed_disk").map(|d| json!({"name": d.value(), "at": self.at(d.value_origin())})).collect::<Vec<_>>()
+            }).unwrap_or_default(),
+            "unread_users_file": self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()),
             "absent": self.absent(),
             "unavailable": self.unavailable(),
             "users_file_sections": self.gated("users_file_sections", || self.users_file_sections()),

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod config;
 pub mod config_keys;
 pub mod schema;
+pub mod startup;
 
 use std::collections::BTreeSet;
 
