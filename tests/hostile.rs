@@ -139,7 +139,7 @@ when: >-
 message: never
 remediation:
   restart: false
-  config: ""
+  sql: "SELECT 1"
 references: []
 "#,
     )
