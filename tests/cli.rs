@@ -72,7 +72,11 @@ fn secrets_are_masked_everywhere() {
     }
     // an error quoting the lines around a password
     let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::write(dir.path().join("config.xml"), "<clickhouse><listen_host>::1</listen_host><users_config>users.xml</users_config></clickhouse>\n").unwrap();
+    std::fs::write(
+        dir.path().join("config.xml"),
+        "<clickhouse><listen_host>::1</listen_host><users_config>users.xml</users_config></clickhouse>\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("users.xml"),
         "<clickhouse>\n<users>\n<app>\n<password>changeme-hunter2</password>\n<networks><ip>::1</networks>\n</app>\n</users>\n</clickhouse>\n",
@@ -140,7 +144,11 @@ fn secrets_are_masked_over_their_span() {
 fn huge_values_are_cut() {
     let dir = tempfile::tempdir().expect("tempdir");
     let huge = "x".repeat(4 << 20);
-    std::fs::write(dir.path().join("config.xml"), "<clickhouse><listen_host>::1</listen_host><users_config>users.xml</users_config></clickhouse>\n").unwrap();
+    std::fs::write(
+        dir.path().join("config.xml"),
+        "<clickhouse><listen_host>::1</listen_host><users_config>users.xml</users_config></clickhouse>\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("users.xml"),
         format!(

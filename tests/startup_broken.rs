@@ -44,7 +44,8 @@ fn a_policy_or_backup_disk_that_does_not_exist_starts_but_breaks() {
         &["--dsn", &dsn, "--select", "unknown-disk-errors", "--format", "json", "--fail-on", "never"],
     );
     let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    let finding = support::report_entry(&report, "findings", "unknown-disk-errors").expect("a finding naming the cause");
+    let finding =
+        support::report_entry(&report, "findings", "unknown-disk-errors").expect("a finding naming the cause");
     let message = finding["message"].as_str().unwrap();
     assert!(message.contains("system log tables are missing"), "{message}");
 }

@@ -456,7 +456,8 @@ mod tests {
         // AccessControl::addStoragesFromMainConfig; the real 25.8 server agrees
         // (tests/startup_rules.rs, users-read-from-main-config)
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("config.xml"), "<clickhouse><profiles><default/></profiles></clickhouse>").unwrap();
+        std::fs::write(dir.path().join("config.xml"), "<clickhouse><profiles><default/></profiles></clickhouse>")
+            .unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users><u/></users></clickhouse>").unwrap();
         let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();

@@ -257,7 +257,9 @@ impl<'a> ConfigFacts<'a> {
         if self.loaded.users_root().is_some() || self.loaded.users_error.is_some() {
             return Map::new();
         }
-        let why = json!("user_directories names no users_xml: users live in the server's access storage, not in the config files");
+        let why = json!(
+            "user_directories names no users_xml: users live in the server's access storage, not in the config files"
+        );
         USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
@@ -734,7 +736,7 @@ fn effective_settings<'a>(
     winners
 }
 
-fn is_true(v: &str) -> bool {
+pub(crate) fn is_true(v: &str) -> bool {
     matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
 }
 

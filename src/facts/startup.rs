@@ -9,6 +9,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use serde_json::{Value, json};
 
 use super::catalog;
+use super::config::is_true;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin, model};
 
 /// One way the config stops the server: which check, what it is about, the server's
@@ -37,8 +38,14 @@ const AUTH_ELEMENTS: &[&str] = &[
 
 /// Elements of a user that `<grants>` excludes (parseUser: "Any other access control
 /// settings can't be specified with `grants`").
-const GRANTS_EXCLUDE: &[&str] =
-    &["allow_databases", "allow_dictionaries", "access_management", "named_collection_control", "show_named_collections", "show_named_collections_secrets"];
+const GRANTS_EXCLUDE: &[&str] = &[
+    "allow_databases",
+    "allow_dictionaries",
+    "access_management",
+    "named_collection_control",
+    "show_named_collections",
+    "show_named_collections_secrets",
+];
 
 /// Disk types DiskFactory knows (registerDisks: local, encrypted, cache, and the object
 /// storages registered by registerObjectStorages / registerDiskObjectStorage).
@@ -59,8 +66,17 @@ const DISK_TYPES: &[&str] = &[
 ];
 
 /// Disk types read through an object storage (a cache disk may wrap only these).
-const OBJECT_DISK_TYPES: &[&str] =
-    &["object_storage", "s3", "s3_plain", "s3_plain_rewritable", "azure_blob_storage", "azure", "hdfs", "web", "local_blob_storage"];
+const OBJECT_DISK_TYPES: &[&str] = &[
+    "object_storage",
+    "s3",
+    "s3_plain",
+    "s3_plain_rewritable",
+    "azure_blob_storage",
+    "azure",
+    "hdfs",
+    "web",
+    "local_blob_storage",
+];
 
 /// Ports the server parses as integers at start.
 const PORTS: &[&str] = &[
@@ -93,7 +109,7 @@ pub fn problems(loaded: &LoadedConfig) -> Vec<StartProblem> {
     users_source(loaded, &mut out);
     if let Some(users_root) = loaded.users_root() {
         users(root, users_root, &mut out);
-        profiles(users_root, &mut out);
+        profiles(root, users_root, &mut out);
         quotas(users_root, &mut out);
         default_profile(loaded, root, users_root, &mut out);
     }
@@ -189,13 +205,7 @@ fn users(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
 }
 
 /// One authentication element: its hash readable, its type allowed by the server.
-fn auth_element(
-    user: &str,
-    auth: &Element,
-    parsing: &str,
-    allows: &dyn Fn(&str) -> bool,
-    out: &mut Vec<StartProblem>,
-) {
+fn auth_element(user: &str, auth: &Element, parsing: &str, allows: &dyn Fn(&str) -> bool, out: &mut Vec<StartProblem>) {
     let hex_len = match auth.name.as_str() {
         "password_sha256_hex" => Some(64),
         "password_double_sha1_hex" => Some(40),
@@ -205,7 +215,7 @@ fn auth_element(
     if let Some(len) = hex_len
         && (value.len() != len || !value.bytes().all(|b| b.is_ascii_hexdigit()))
     {
-        let message = if value.bytes().all(|b| b.is_ascii_hexdigit()) && value.len() % 2 == 0 {
+        let message = if value.bytes().all(|b| b.is_ascii_hexdigit()) && value.len().is_multiple_of(2) {
             format!("Password hash has length {} but must be exactly {} bytes", value.len() / 2, len / 2)
         } else {
             "Cannot read password hash in hex, check for valid characters [0-9a-fA-F] and length".to_string()
@@ -235,8 +245,10 @@ fn auth_element(
 
 /// Settings profiles: parents that exist, settings and constraints the server knows, values
 /// it can parse (UsersConfigAccessStorage's parseSettingsProfile).
-fn profiles(users_root: &Element, out: &mut Vec<StartProblem>) {
+fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
     let profiles = model::profiles(users_root);
+    let prefixes = server.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
+    let custom = |name: &str| prefixes.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p));
     let names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     let catalog = catalog::builtin();
     for p in &profiles {
@@ -265,7 +277,7 @@ fn profiles(users_root: &Element, out: &mut Vec<StartProblem>) {
             }
         }
         for constrained in p.element.children_named("constraints").flat_map(Element::elements) {
-            if !catalog.is_session(&constrained.name) && !custom_setting(&constrained.name) {
+            if !catalog.is_session(&constrained.name) && !custom(&constrained.name) {
                 let reason = format!(
                     "Unknown setting '{}' (a constraint): {parsing} (UNKNOWN_SETTING, code 115)",
                     constrained.name
@@ -280,7 +292,8 @@ fn profiles(users_root: &Element, out: &mut Vec<StartProblem>) {
 fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
     let Some(quotas) = users_root.child("quotas") else { return };
     for quota in quotas.elements() {
-        for duration in quota.elements().filter(|i| i.name.starts_with("interval")).filter_map(|i| i.child("duration")) {
+        for duration in quota.elements().filter(|i| i.name.starts_with("interval")).filter_map(|i| i.child("duration"))
+        {
             if duration.value().parse::<i64>().is_err() {
                 let reason = format!(
                     "Syntax error: Not a valid integer: '{}' (<duration> of quota '{}') (CANNOT_LOAD_CONFIG, code 347)",
@@ -313,8 +326,7 @@ fn default_profile(loaded: &LoadedConfig, root: &Element, users_root: &Element, 
             problem(out, "users-read-from-main-config", file, reason, root.origin);
         }
         (_, Some(element)) => problem(out, "default-profile-missing", name, reason, element.value_origin()),
-        (None, None) => problem(out, "default-profile-missing", name, reason, users_root.origin),
-        (Some(_), None) => problem(out, "default-profile-missing", name, reason, users_root.origin),
+        (_, None) => problem(out, "default-profile-missing", name, reason, users_root.origin),
     }
 }
 
@@ -389,7 +401,8 @@ fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
             problem(out, "listen-host-invalid", v, reason, h.value_origin());
         }
     }
-    let tolerant = ["listen_try", "listen_reuse_port"].iter().any(|s| root.child(s).is_some_and(|e| is_true(&e.value())));
+    let tolerant =
+        ["listen_try", "listen_reuse_port"].iter().any(|s| root.child(s).is_some_and(|e| is_true(&e.value())));
     if tolerant {
         return;
     }
@@ -428,7 +441,13 @@ fn disks(root: &Element, out: &mut Vec<StartProblem>) {
             let reason = format!(
                 "DiskFactory: the disk '{name}' has unknown disk type: {kind} (UNKNOWN_ELEMENT_IN_CONFIG, code 137)"
             );
-            problem(out, "disk-type-unknown", name, reason, d.element.child("type").map_or(d.element.origin, |t| t.value_origin()));
+            problem(
+                out,
+                "disk-type-unknown",
+                name,
+                reason,
+                d.element.child("type").map_or(d.element.origin, |t| t.value_origin()),
+            );
             continue;
         }
         if kind == "local" {
@@ -437,7 +456,8 @@ fn disks(root: &Element, out: &mut Vec<StartProblem>) {
         if is_s3(d) {
             match d.element.child("endpoint") {
                 None => {
-                    let reason = format!("Not found: storage_configuration.disks.{name}.endpoint (Poco::NotFoundException)");
+                    let reason =
+                        format!("Not found: storage_configuration.disks.{name}.endpoint (Poco::NotFoundException)");
                     problem(out, "object-disk-endpoint-missing", name, reason, d.element.origin);
                 }
                 Some(endpoint) if endpoint.value().ends_with("//") => {
@@ -480,7 +500,8 @@ fn local_disk<'a>(d: &'a model::Disk, paths: &mut HashMap<String, &'a str>, out:
         return;
     }
     if let Some(first) = paths.get(&value) {
-        let reason = format!("Disk {name} and disk {first} cannot have the same path ({value}) (BAD_ARGUMENTS, code 36)");
+        let reason =
+            format!("Disk {name} and disk {first} cannot have the same path ({value}) (BAD_ARGUMENTS, code 36)");
         problem(out, "disks-same-path", name, reason, path.value_origin());
     } else {
         paths.insert(value, name);
@@ -565,7 +586,13 @@ fn system_logs(root: &Element, out: &mut Vec<StartProblem>) {
                 "If 'engine' is specified for system table, {clause} parameters should be specified directly \
                  inside 'engine' and '{tag}' setting doesn't make sense (BAD_ARGUMENTS, code 36)"
             );
-            problem(out, "system-log-engine-with-parameters", log.name.as_str(), reason, log.child(tag).map_or(log.origin, |e| e.origin));
+            problem(
+                out,
+                "system-log-engine-with-parameters",
+                log.name.as_str(),
+                reason,
+                log.child(tag).map_or(log.origin, |e| e.origin),
+            );
         }
     }
 }
@@ -612,14 +639,6 @@ fn parses_as(kind: &str, value: &str) -> bool {
         return v.bytes().any(|b| b.is_ascii_digit()) || matches!(v.as_str(), "auto" | "inf" | "-inf" | "nan" | "");
     }
     true
-}
-
-fn custom_setting(name: &str) -> bool {
-    name.starts_with("custom_")
-}
-
-fn is_true(v: &str) -> bool {
-    matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
 }
 
 /// The facts of the problems: one map per problem.
