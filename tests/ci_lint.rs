@@ -274,7 +274,7 @@ fn a_config_that_cannot_be_processed_is_carried_by_every_ci_format() {
     let error = &json["errors"][0];
     assert_eq!(error["code"], "chaudit::config::syntax");
     assert_eq!((error["location"]["file"].as_str(), error["location"]["line"].as_u64()), (Some("config.xml"), Some(3)));
-    assert_eq!(json["summary"]["status"], "incomplete");
+    assert_eq!(json["summary"]["status"], "not-audited");
 }
 
 /// A broken users config beside a good server config: the report of the server config,

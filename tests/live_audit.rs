@@ -271,7 +271,8 @@ fn clickhouse_client_conventions_reach_the_server() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("script(1) from util-linux");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // the prompt must be up before the answer is typed (a loaded machine takes a while)
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     std::io::Write::write_all(script.stdin.as_mut().unwrap(), b"s3cr3t-pw\n").unwrap();
     let out = script.wait_with_output().unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);

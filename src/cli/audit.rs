@@ -29,8 +29,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.connect.dry_run {
         return live::print_plan(&args.connect, false);
     }
-    let remote = args.connect.wanted() && args.connect.endpoint().is_ok_and(|e| !is_this_machine(&e.host));
-    if args.host_facts && (snapshot.is_some() || args.connect.is_cluster() || remote) {
+    // the endpoint is resolved only for --host-facts: resolving asks for a prompted password
+    let remote = || args.connect.wanted() && args.connect.endpoint().is_ok_and(|e| !is_this_machine(&e.host));
+    if args.host_facts && (snapshot.is_some() || args.connect.is_cluster() || remote()) {
         eprintln!(
             "chaudit: --host-facts reads the machine chaudit runs on: it describes a server on this machine, not a \
              snapshot's, a cluster's or a server on another machine"

@@ -19,7 +19,8 @@ pub fn render(report: &Report) -> String {
         errors += 1;
         let _ = writeln!(
             cases,
-            "    <testcase classname=\"chaudit\" name=\"{}\">\n      <error type=\"not-audited\" message=\"{}\"/>\n    </testcase>",
+            "    <testcase classname=\"chaudit\" name=\"{}\">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
+            escape(&error.code),
             escape(&error.code),
             escape(&error.message)
         );
