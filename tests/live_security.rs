@@ -2,6 +2,8 @@
 //! system.users and system.grants (one combined facts query), a passwordless user open to any
 //! host with ALL ... WITH GRANT OPTION is critical, a clean server gives no such finding, and
 //! an auditor without the privilege to read the access tables gets inconclusive, not passed.
+//! On the same server: an empty system log section (`<part_log/>`) is a log the server keeps,
+//! as the config facts read it.
 
 mod support;
 
@@ -20,6 +22,8 @@ fn start() -> support::LiveServer {
         );
         std::fs::write(dir.join("users.xml"), users).unwrap();
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
+        // an empty section, as ClickHouse's own Kubernetes operator writes its logs
+        std::fs::write(dir.join("config.d/empty-log.xml"), "<clickhouse><part_log replace=\"1\"/></clickhouse>\n").unwrap();
         // access_control_path: a writable access storage, for CREATE USER
         std::fs::write(
             dir.join("config.d/access.xml"),
@@ -54,6 +58,7 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     let admin = format!("http://default@127.0.0.1:{}", server.http_port);
     let auditor = format!("http://narrow:n4rrow-pw@127.0.0.1:{}", server.http_port);
 
+    an_empty_log_section_is_a_log_the_server_keeps(&server);
     let clean = audit(dir.path(), &admin);
     assert_eq!(outcome(&clean), "passed", "{clean:#}");
 
@@ -76,4 +81,14 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     for part in ["`app`", "local_directory", "ALL", "WITH GRANT OPTION"] {
         assert!(message.contains(part), "{part}: {message}");
     }
+}
+
+/// `<part_log/>` with nothing in it: the server creates system.part_log with its defaults
+/// (the config facts count such a section as present; ClickHouse's operator writes them so).
+fn an_empty_log_section_is_a_log_the_server_keeps(server: &support::LiveServer) {
+    server.query("CREATE TABLE default.parts (x UInt8) ENGINE = MergeTree ORDER BY x");
+    server.query("INSERT INTO default.parts VALUES (1)");
+    server.query("SYSTEM FLUSH LOGS");
+    assert_eq!(server.query("EXISTS TABLE system.part_log").trim(), "1");
+    assert_ne!(server.query("SELECT count() FROM system.part_log WHERE table = 'parts'").trim(), "0");
 }

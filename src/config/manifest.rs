@@ -34,9 +34,31 @@ pub struct Rendered {
     pub env: Vec<(String, String)>,
 }
 
-/// Whether a YAML file could be a manifest (cheap: before parsing it as one).
+/// Whether a YAML file could be a Kubernetes manifest (cheap: before parsing it as one).
 pub fn may_be_manifest(text: &str) -> bool {
-    text.contains("kind:") && KINDS.iter().any(|k| text.contains(k))
+    let kinds = KINDS.iter().chain(&[super::clickhouse_operator::KIND]);
+    text.contains("kind:") && (text.contains("apiVersion:") || kinds.into_iter().any(|k| text.contains(k)))
+}
+
+/// A manifest none of whose documents is a ClickHouse kind: the error naming the kinds it
+/// holds, or `None` when the file is not a Kubernetes manifest after all (a ClickHouse YAML
+/// config that mentions the words).
+pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigError> {
+    let documents = read_documents(&source.text, file, MAX_DOCUMENTS).ok()?;
+    let kinds: Vec<&str> = documents
+        .iter()
+        .filter(|d| d.get("apiVersion").is_some())
+        .filter_map(|d| d.get("kind").and_then(Yaml::as_str))
+        .collect();
+    let first = documents.iter().find(|d| d.get("apiVersion").is_some())?;
+    Some(ConfigError::syntax(
+        Pointer::in_file(source, first.origin().offset, 1),
+        format!(
+            "a Kubernetes manifest with no ClickHouseInstallation, ClickHouseInstallationTemplate or \
+             ClickHouseCluster (it holds {}): chaudit reads the ClickHouse config out of those",
+            kinds.join(", ")
+        ),
+    ))
 }
 
 /// The files the operator puts on every host (its config/chi/config.d and users.d), bundled
@@ -321,6 +343,17 @@ fn paths(section: &str, given: &Yaml, secrets: &Secrets) -> Yaml {
     tree.into_yaml(given.origin())
 }
 
+/// What stands for a Secret's value the manifest does not hold, in `element`: a well-formed
+/// hash for the hash elements (the server checks their form at start; the Secret's real
+/// value is not for chaudit to judge), else `description`.
+pub(super) fn stand_in(element: &str, description: String) -> String {
+    match element {
+        "password_sha256_hex" => "0".repeat(64),
+        "password_double_sha1_hex" => "0".repeat(40),
+        _ => description,
+    }
+}
+
 /// The manifest's Secrets, and the variables Secret values became.
 struct Secrets<'a> {
     documents: &'a [Yaml],
@@ -338,7 +371,8 @@ impl Secrets<'_> {
             .collect();
         let name = reference.get("name").and_then(Yaml::as_str).unwrap_or_default();
         let key = reference.get("key").and_then(Yaml::as_str).unwrap_or_default();
-        let value = self.string_data(name, key).unwrap_or_else(|| format!("(Secret {name}, key {key})"));
+        let element = path.rsplit('/').next().unwrap_or(path);
+        let value = self.string_data(name, key).unwrap_or_else(|| stand_in(element, format!("(Secret {name}, key {key})")));
         self.env.borrow_mut().push((variable.clone(), value));
         let origin = reference.origin();
         Yaml::Mapping(vec![(Yaml::Scalar("@from_env".into(), origin), Yaml::Scalar(variable, origin))], origin)

@@ -2,6 +2,7 @@
 //! its `config.d/` and `conf.d/` fragments, substitutions, and the users config with
 //! `users.d/`, every value keeping the file, line and column that set it.
 
+pub mod clickhouse_operator;
 pub mod error;
 pub mod files;
 pub mod manifest;
@@ -177,7 +178,7 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     })
 }
 
-/// A Kubernetes manifest (see [`manifest`]): the server and users trees the operator
+/// A Kubernetes manifest (see [`manifest`] and [`clickhouse_operator`]): the server and users trees the operator
 /// generates, both from the one file; `None` for any other file.
 fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<Option<LoadedConfig>> {
     let yaml = main.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "yaml" | "yml"));
@@ -189,14 +190,25 @@ fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<
     if !manifest::may_be_manifest(&sources.file(id).text) {
         return Ok(None);
     }
-    let mut defaults: manifest::Defaults = (Vec::new(), Vec::new());
-    for (name, text) in manifest::OPERATOR_FILES {
-        let path = PathBuf::from(format!("(clickhouse-operator)/{name}"));
-        let file = sources.add(path, text.to_string());
-        let fragment = files::parse(sources.file(file), file)?;
-        if name.starts_with("users.d/") { &mut defaults.1 } else { &mut defaults.0 }.push(fragment);
-    }
-    let Some(rendered) = manifest::render(&mut sources, id, defaults)? else { return Ok(None) };
+    let rendered = match clickhouse_operator::render(&mut sources, id)? {
+        Some(rendered) => rendered,
+        None => {
+            let mut defaults: manifest::Defaults = (Vec::new(), Vec::new());
+            for (name, text) in manifest::OPERATOR_FILES {
+                let path = PathBuf::from(format!("(clickhouse-operator)/{name}"));
+                let file = sources.add(path, text.to_string());
+                let fragment = files::parse(sources.file(file), file)?;
+                if name.starts_with("users.d/") { &mut defaults.1 } else { &mut defaults.0 }.push(fragment);
+            }
+            let Some(rendered) = manifest::render(&mut sources, id, defaults)? else {
+                return match manifest::no_clickhouse_kind(sources.file(id), id) {
+                    Some(error) => Err(error),
+                    None => Ok(None),
+                };
+            };
+            rendered
+        }
+    };
     let mut problems = Vec::new();
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables

@@ -599,10 +599,12 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// The system log sections (`query_log`, `metric_log`, ...): present, where, their TTL.
+    /// An empty `<query_log/>` is a section: the server creates the log with its defaults.
     fn logs(&self) -> Map<String, Value> {
         let root = &self.loaded.server.root;
         let mut out = Map::new();
-        for e in root.elements().filter(|e| e.name.ends_with("_log") && e.has_element_children()) {
+        let section = |e: &Element| e.has_element_children() || e.value().trim().is_empty();
+        for e in root.elements().filter(|e| e.name.ends_with("_log") && section(e)) {
             out.entry(e.name.clone()).or_insert_with(|| {
                 json!({
                     "present": true, "at": self.at(e.origin), "settings": leaf_values(e),
