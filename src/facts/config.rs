@@ -352,6 +352,17 @@ impl<'a> ConfigFacts<'a> {
             "policies": self.gated("policies", || self.policies()),
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.gated("logs", || self.logs()),
+            "interserver_exposed": interserver_exposed(root),
+            "openssl_client": root.find("openSSL/client").map(|c| {
+                let mode = c.child("verificationMode");
+                let handler = c.find("invalidCertificateHandler/name");
+                json!({
+                    "verification_mode": mode.map(Element::value),
+                    "invalid_certificate_handler": handler.map(Element::value),
+                    "at": self.at(mode.or(handler).map_or(c.origin, |e| e.origin)),
+                })
+            }),
+            "plaintext_credentials": self.gated("plaintext_credentials", || self.plaintext_credentials()),
             "problems": self.gated("problems", || self.problems()),
             "start_problems": self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o))),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
@@ -438,11 +449,13 @@ impl<'a> ConfigFacts<'a> {
                 p.settings.iter().map(|s| (s.name.to_string(), json!(s.value()))).collect();
             let settings_at: Map<String, Value> =
                 p.settings.iter().map(|s| (s.name.to_string(), self.at(s.origin))).collect();
+            let constrained = constrained(&by_name, p.element);
             out.insert(
                 p.name.clone(),
                 json!({
                     "name": p.name, "inherits": p.inherits, "settings": settings, "settings_at": settings_at,
                     "effective": effective, "effective_at": effective_at, "at": self.at(p.element.origin),
+                    "constrained": constrained,
                 }),
             );
         }
@@ -477,8 +490,10 @@ impl<'a> ConfigFacts<'a> {
                     || host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
                 let profile = u.child("profile").map_or("default".to_string(), Element::value);
                 let access_management = u.child("access_management");
+                let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
                 let mut settings = effective(default_profile);
                 settings.extend(effective(&profile));
+                let constrained = |name: &str| profiles.get(name).is_some_and(|p| p["constrained"] == true);
                 json!({
                     "name": u.name,
                     "at": self.at(u.origin),
@@ -493,6 +508,9 @@ impl<'a> ConfigFacts<'a> {
                     "settings": settings,
                     "access_management": access_management.is_some_and(|a| is_true(&a.value())),
                     "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
+                    "named_collection_control": switch("named_collection_control"),
+                    "show_named_collections_secrets": switch("show_named_collections_secrets"),
+                    "constrained": constrained(default_profile) || constrained(&profile),
                 })
             })
             .collect()
@@ -593,9 +611,38 @@ impl<'a> ConfigFacts<'a> {
                     .iter()
                     .map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect())
                     .collect();
-                json!({"name": c.name, "shards": shards, "at": self.at(c.element.origin)})
+                let remote = c.shards.iter().flatten().any(|r| !is_loopback(&r.host));
+                json!({
+                    "name": c.name, "shards": shards, "at": self.at(c.element.origin),
+                    "secret": c.element.child("secret").is_some(), "remote": remote,
+                })
             })
             .collect()
+    }
+
+    /// Object-storage credentials written in a config file (an `incl` file too), not taken
+    /// from the environment: a value substituted from `from_env` carries the origin of the
+    /// element it replaced.
+    fn plaintext_credentials(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut pending = vec![(String::new(), &self.loaded.server.root)];
+        while let Some((path, e)) = pending.pop() {
+            for child in e.elements() {
+                let child_path = if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
+                let credential = match child.name.as_str() {
+                    "secret_access_key" | "account_key" => true,
+                    "connection_string" => child.value().contains("AccountKey="),
+                    _ => false,
+                };
+                if credential && !child.value().trim().is_empty() && child.value_origin() != child.origin {
+                    out.push(json!({"element": child.name, "path": child_path, "at": self.at(child.origin)}));
+                } else if child.has_element_children() {
+                    pending.push((child_path, child));
+                }
+            }
+        }
+        out.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+        out
     }
 
     /// The system log sections (`query_log`, `metric_log`, ...): present, where, their TTL.
@@ -697,6 +744,45 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
         out.entry(child.name.clone()).or_insert_with(|| json!(child.value()));
     }
     out
+}
+
+/// Whether a profile, or one it inherits, has `<constraints>` with anything in them
+/// (ClickHouse merges constraints through inheritance as it does settings).
+fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
+    let mut seen = HashSet::new();
+    let mut pending = vec![profile];
+    while let Some(p) = pending.pop() {
+        for child in p.elements() {
+            match child.name.as_str() {
+                "constraints" if child.has_element_children() => return true,
+                "profile" => {
+                    let parent = child.value();
+                    if let Some(element) = by_name.get(parent.as_str())
+                        && seen.insert(parent)
+                    {
+                        pending.push(element);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+fn is_loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
+}
+
+/// The interserver port listens on every interface: `interserver_listen_host` says so, or,
+/// without one, `listen_host` does (the port is `interserver_http_port`, on by default in the
+/// stock config, or `interserver_https_port`).
+fn interserver_exposed(root: &Element) -> bool {
+    let all = |h: &Element| matches!(h.value().as_str(), "0.0.0.0" | "::");
+    let port = root.child("interserver_http_port").or(root.child("interserver_https_port"));
+    let mut own = root.children_named("interserver_listen_host").peekable();
+    port.is_some_and(|p| !p.value().trim().is_empty())
+        && if own.peek().is_some() { own.any(|h| all(h)) } else { root.children_named("listen_host").any(all) }
 }
 
 /// A profile's settings in effect and the element that set each, as ClickHouse's
