@@ -1,6 +1,7 @@
 //! Live security on a real clickhouse-server 25.8: users created by SQL are read from
 //! system.users and system.grants (one combined facts query), a passwordless user open to any
-//! host with ALL ... WITH GRANT OPTION is critical, a clean server gives no such finding, and
+//! host with ALL ... WITH GRANT OPTION is critical, a password-protected one that administers
+//! through a role is high (and its SQL fix clears it), a clean server gives no such finding, and
 //! an auditor without the privilege to read the access tables gets inconclusive, not passed.
 //! On the same server: an empty system log section (`<part_log/>`) is a log the server keeps,
 //! as the config facts read it.
@@ -40,15 +41,22 @@ fn start() -> support::LiveServer {
 fn audit(dir: &Path, dsn: &str) -> Value {
     let (_, out, stderr) = support::chaudit(
         dir,
-        &["--dsn", dsn, "--select", "live-passwordless-user-open", "--format", "json", "--fail-on", "never"],
+        &[
+            "--dsn",
+            dsn,
+            "--select",
+            "live-passwordless-user-open,live-admin-open-to-any-network",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ],
     );
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"))
 }
 
-fn outcome(report: &Value) -> &str {
-    support::report_entry(report, "outcomes", "live-passwordless-user-open").expect("an outcome")["outcome"]
-        .as_str()
-        .unwrap()
+fn outcome<'a>(report: &'a Value, rule: &str) -> &'a str {
+    support::report_entry(report, "outcomes", rule).expect("an outcome")["outcome"].as_str().unwrap()
 }
 
 #[test]
@@ -60,7 +68,8 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
 
     an_empty_log_section_is_a_log_the_server_keeps(&server);
     let clean = audit(dir.path(), &admin);
-    assert_eq!(outcome(&clean), "passed", "{clean:#}");
+    assert_eq!(outcome(&clean, "live-passwordless-user-open"), "passed", "{clean:#}");
+    assert_eq!(outcome(&clean, "live-admin-open-to-any-network"), "passed", "{clean:#}");
 
     // an auditor that may read the system tables but not system.users: inconclusive, with
     // the reason (SELECT on system.* alone is enough to read every user on 25.8)
@@ -81,6 +90,21 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     for part in ["`app`", "local_directory", "ALL", "WITH GRANT OPTION"] {
         assert!(message.contains(part), "{part}: {message}");
     }
+
+    // a password, but open to any host and an administrator through a role: high
+    server.query("CREATE ROLE admins");
+    server.query("GRANT ALL ON *.* TO admins WITH GRANT OPTION");
+    server.query("CREATE USER ops IDENTIFIED WITH sha256_password BY '0ps-pw' HOST ANY");
+    server.query("GRANT admins TO ops");
+    let admin_open = audit(dir.path(), &admin);
+    let finding = support::report_entry(&admin_open, "findings", "live-admin-open-to-any-network").expect("a finding");
+    assert_eq!(finding["severity"], "high");
+    assert!(finding["message"].as_str().unwrap().contains("`ops`"), "{finding:#}");
+    assert!(finding["message"].as_str().unwrap().contains("through a role"), "{finding:#}");
+    // its fix, applied as the admin, clears it
+    server.query("ALTER USER ops HOST LOCAL");
+    let fixed = audit(dir.path(), &admin);
+    assert!(support::report_entry(&fixed, "findings", "live-admin-open-to-any-network").is_none(), "{fixed:#}");
 }
 
 /// `<part_log/>` with nothing in it: the server creates system.part_log with its defaults
