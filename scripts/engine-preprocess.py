@@ -109,7 +109,7 @@ def opens_a_port(tree):
     for root, _, files in os.walk(tree):
         for f in files:
             try:
-                if re.search(r"(http_port|tcp_port|https_port|tcp_port_secure)\b", open(os.path.join(root, f), errors="replace").read()):
+                if re.search(r"<(?:http_port|tcp_port|https_port|tcp_port_secure)[\s/>]", open(os.path.join(root, f), errors="replace").read()):
                     return True
             except OSError:
                 pass

@@ -149,7 +149,12 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
     assert!(outcome.applied.len() >= 7, "{:?}", outcome.applied);
     assert!(outcome.cleared(), "remaining {:?}, introduced {:?}", outcome.remaining, outcome.introduced);
     let needs: Vec<&str> = outcome.needs_user.iter().map(|(i, _)| i.rule_id.as_str()).collect();
-    assert_eq!(needs, ["default-user-open", "plaintext-password"], "only the passwords are left to the user");
+    // what only the user can choose: passwords, the cluster's secret, interserver credentials
+    assert_eq!(
+        needs,
+        ["default-user-open", "interserver-open-without-credentials", "plaintext-password", "cluster-without-secret"],
+        "only secrets are left to the user"
+    );
 
     let started = support::engine_start(&tree);
     // the listen_host overlap (0.0.0.0 beside 127.0.0.1: "Address already in use", exit 210)

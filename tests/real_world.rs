@@ -58,16 +58,6 @@ fn findings(case: &Path) -> (BTreeSet<String>, i32) {
 
 #[test]
 fn no_false_finding_and_every_refusal_found_on_configs_written_by_others() {
-    // Start-up rules whose findings on these trees are not yet judged one by one against
-    // the engine's verdict recorded here (known open work, not a pass).
-    const UNREVIEWED: &[&str] = &[
-        "cache-disk-target-invalid",
-        "encrypted-disk-key-invalid",
-        "merge-tree-unknown-setting",
-        "passwordless-user-open",
-        "user-auth-ambiguous",
-        "user-password-hash-invalid",
-    ];
     let record = record();
     let reasons = record["reasons"].as_object().unwrap();
     let cases = record["cases"].as_object().unwrap();
@@ -79,14 +69,14 @@ fn no_false_finding_and_every_refusal_found_on_configs_written_by_others() {
         let (found, code) = findings(&dir);
         let recorded: BTreeSet<String> =
             case["findings"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
-        for new in found.difference(&recorded).filter(|f| !UNREVIEWED.iter().any(|r| f.starts_with(&format!("{r} ")))) {
+        for new in found.difference(&recorded) {
             failures.push(format!("{name}: unjudged finding {new}"));
         }
         for gone in recorded.difference(&found) {
             failures.push(format!("{name}: recorded finding not made: {gone}"));
         }
         for rule in found.iter().map(|f| f.split(' ').next().unwrap()) {
-            if !reasons.contains_key(rule) && !UNREVIEWED.contains(&rule) {
+            if !reasons.contains_key(rule) {
                 failures.push(format!("{name}: no reason recorded why {rule} is true"));
             }
         }

@@ -65,7 +65,8 @@ const DISK_TYPES: &[&str] = &[
     "memory",
 ];
 
-/// Disk types read through an object storage (a cache disk may wrap only these).
+/// Disk types read through an object storage (a cache disk may wrap only these, or
+/// another cache disk: caches stack, as ClickHouse's own test configs do).
 const OBJECT_DISK_TYPES: &[&str] = &[
     "object_storage",
     "s3",
@@ -76,6 +77,7 @@ const OBJECT_DISK_TYPES: &[&str] = &[
     "hdfs",
     "web",
     "local_blob_storage",
+    "cache",
 ];
 
 /// Ports the server parses as integers at start.
@@ -557,7 +559,8 @@ fn encrypted_disk(d: &model::Disk, out: &mut Vec<StartProblem>) {
         problem(out, "encrypted-disk-key-invalid", name, reason, d.element.origin);
         return;
     }
-    let size = match d.setting("algorithm").as_deref() {
+    // the algorithm's name in any case, as ClickHouse's own configs write it (aes_192_ctr)
+    let size = match d.setting("algorithm").map(|a| a.trim().to_ascii_uppercase()).as_deref() {
         Some("AES_192_CTR") => 24,
         Some("AES_256_CTR") => 32,
         _ => 16,

@@ -229,6 +229,10 @@ fn plan(
 ) -> Result<(), String> {
     let mut parsed = Vec::new();
     for fragment in fragments {
+        // a secret stays where its owner wrote it (or in the environment), never copied
+        if crate::report::mask::holds_secret(&fragment.xml) {
+            return Err("the fix would copy a secret value into a new file: make this change where the value is written".into());
+        }
         let path = targets
             .path(fragment.tree)
             .ok_or("the users come from no users config file (user_directories names none): add the fragment where your users are defined")?;

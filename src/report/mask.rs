@@ -69,6 +69,11 @@ pub fn mask_text(text: &str) -> Cow<'_, str> {
     Cow::Owned(masked.join("\n"))
 }
 
+/// Whether XML text holds the value of a secret element or attribute.
+pub fn holds_secret(text: &str) -> bool {
+    matches!(mask_xml(text), Cow::Owned(_))
+}
+
 /// One line with its secrets masked, or None when it shows none.
 pub fn mask_line(line: &str) -> Option<String> {
     match mask_xml(line) {
@@ -276,6 +281,14 @@ mod tests {
     #[test]
     fn control_characters_are_written_out() {
         assert_eq!(shown("red \u{1b}[31mtext\u{7}\nnext\tline"), "red \\u{1b}[31mtext\\u{7}\nnext\tline");
+    }
+
+    #[test]
+    fn a_fix_that_would_copy_a_secret_is_seen() {
+        assert!(holds_secret("<s3><secret_access_key>xxx</secret_access_key></s3>"));
+        assert!(holds_secret("<user password=\"x\"/>"));
+        assert!(!holds_secret("<default><password remove=\"1\"/><networks><ip>::1</ip></networks></default>"));
+        assert!(!holds_secret("<fast><keep_free_space_ratio>0.1</keep_free_space_ratio></fast>"));
     }
 
     #[test]
