@@ -14,7 +14,9 @@ refuses). The engine is clickhouse-server 25.8.2.1 from PyPI chdb==3.7.2 (its sh
 library exports the server's entry point); tests/clickhouse/ensure-engine.sh installs it.
 
 It runs in its own user, network and mount namespace (unshare -rnm): tmpfs over /var/lib and
-/var/log keeps the stock paths private and writable, and the network is loopback only. The
+/var/log keeps the stock paths private and writable, and the network is loopback only. A tree
+whose data, tmp, user files, access or disk paths lie elsewhere (/data/..., /jbod1/) is not
+run: the server would write there, on the machine itself. The
 server writes preprocessed_configs/config.xml right after the merge, and users.xml when it
 first loads users; both come before anything a test tree lacks (Keeper, S3) can fail, so
 the server is stopped as soon as they are there (or it has exited).
@@ -116,8 +118,51 @@ def opens_a_port(tree):
     return False
 
 
+# Where the server may write: private tmpfs mounts of the namespace (and the tree's copy).
+PRIVATE_DIRS = ("/var/lib/", "/var/log/", "/tmp/")
+
+
+def writes_outside(tree):
+    """Absolute directories the tree has the server write to (data, tmp, user files, access
+    storage, disks) outside the private directories: the namespace does not cover them."""
+    import xml.etree.ElementTree as ET
+    found = []
+    for root, _, files in os.walk(tree):
+        for f in files:
+            if not f.endswith(".xml"):
+                continue
+            try:
+                top = ET.parse(os.path.join(root, f)).getroot()
+            except (ET.ParseError, OSError):
+                continue
+            places = [top.find(t) for t in ("path", "tmp_path", "user_files_path", "access_control_path",
+                                             "user_scripts_path", "user_defined_path")]
+            places += top.findall("storage_configuration/disks/*/path")
+            places += top.findall("storage_configuration/disks/*/metadata_path")
+            places += top.findall("user_directories/local_directory/path")
+            for e in places:
+                value = (e.text or "").strip() if e is not None else ""
+                if value.startswith("/") and not value.startswith(PRIVATE_DIRS):
+                    found.append(value)
+    return sorted(set(found))
+
+
+def refuse_outside(tree):
+    """The tree is not run when it would write outside the private directories."""
+    outside = writes_outside(tree)
+    if outside:
+        print(f"harness: not run, the tree writes outside {', '.join(PRIVATE_DIRS)}: {', '.join(outside)}",
+              file=sys.stderr)
+    return outside
+
+
 def start(tree, timeout, env_file):
     """In the namespace: run the server on TREE until it is ready or exits; print the verdict."""
+    outside = writes_outside(tree)
+    if outside:
+        print(json.dumps({"started": False, "exit_status": None,
+                          "errors": [f"harness: not run, the tree writes outside the private directories: {', '.join(outside)}"]}))
+        return
     for d in ("/var/lib", "/var/log"):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
@@ -172,6 +217,8 @@ def start(tree, timeout, env_file):
 
 def inside(tree, out, timeout, env_file):
     """In the namespace: private /var/lib and /var/log, loopback up, one server run."""
+    if refuse_outside(tree):
+        return
     for d in ("/var/lib", "/var/log"):
         subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)

@@ -149,10 +149,10 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
     assert!(outcome.applied.len() >= 7, "{:?}", outcome.applied);
     assert!(outcome.cleared(), "remaining {:?}, introduced {:?}", outcome.remaining, outcome.introduced);
     let needs: Vec<&str> = outcome.needs_user.iter().map(|(i, _)| i.rule_id.as_str()).collect();
-    // what only the user can choose: passwords, the cluster's secret, interserver credentials
+    // what only the user can choose: passwords, the cluster's secret
     assert_eq!(
         needs,
-        ["default-user-open", "interserver-open-without-credentials", "plaintext-password", "cluster-without-secret"],
+        ["default-user-open", "plaintext-password", "cluster-without-secret"],
         "only secrets are left to the user"
     );
 

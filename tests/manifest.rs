@@ -74,6 +74,8 @@ fn findings_point_at_the_manifest_lines() {
     assert_eq!(
         found,
         [
+            // the installation's cluster has no `secret` (the operator writes none unless given)
+            at("cluster-without-secret", 45),
             at("logger-level-test", 47),
             at("plaintext-password", 34),
             at("query-setting-at-server-root", 17),

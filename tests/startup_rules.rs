@@ -20,6 +20,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("interserver-both-ports", "EXCESSIVE_ELEMENT_IN_CONFIG"),
     ("listen-host-invalid", "NETWORK_ERROR"),
     ("listen-host-overlap", "Address already in use"),
+    ("log-level-invalid", "Not a valid log level"),
     ("merge-tree-setting-unparsable", "CANNOT_PARSE"),
     ("merge-tree-unknown-setting", "UNKNOWN_SETTING"),
     ("network-ip-invalid", "Invalid"),

@@ -611,7 +611,9 @@ impl<'a> ConfigFacts<'a> {
                     .iter()
                     .map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect())
                     .collect();
-                let remote = c.shards.iter().flatten().any(|r| !is_loopback(&r.host));
+                // another server: a cluster of one host is this server (prefer_localhost_replica)
+                let hosts: HashSet<&str> = c.shards.iter().flatten().map(|r| r.host.as_str()).collect();
+                let remote = hosts.len() > 1 && hosts.iter().any(|h| !is_loopback(h));
                 json!({
                     "name": c.name, "shards": shards, "at": self.at(c.element.origin),
                     "secret": c.element.child("secret").is_some(), "remote": remote,

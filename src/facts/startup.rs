@@ -118,6 +118,7 @@ pub fn problems(loaded: &LoadedConfig) -> Vec<StartProblem> {
     server(root, &mut out);
     disks(root, &mut out);
     system_logs(root, &mut out);
+    log_levels(root, &mut out);
     clusters(root, &mut out);
     out
 }
@@ -596,6 +597,30 @@ fn system_logs(root: &Element, out: &mut Vec<StartProblem>) {
                 reason,
                 log.child(tag).map_or(log.origin, |e| e.origin),
             );
+        }
+    }
+}
+
+/// The log levels Poco's Logger::parseLevel reads (any case), or a number from 1 to 9.
+const LOG_LEVELS: &[&str] =
+    &["none", "fatal", "critical", "error", "warning", "notice", "information", "debug", "trace", "test"];
+
+/// `<logger><level>` and `<text_log><level>` name a log level (Poco's Logger::parseLevel:
+/// the server stops on anything else, an empty level included).
+fn log_levels(root: &Element, out: &mut Vec<StartProblem>) {
+    for section in ["logger", "text_log"] {
+        let Some(level) = root.child(section).and_then(|s| s.child("level")) else { continue };
+        let value = level.value();
+        let value = value.trim();
+        let known = LOG_LEVELS.iter().any(|l| l.eq_ignore_ascii_case(value))
+            || value.parse::<u8>().is_ok_and(|n| (1..=9).contains(&n));
+        if !known {
+            let shown = if value.is_empty() { "(empty)".to_string() } else { value.to_string() };
+            let reason = format!(
+                "Invalid argument: Not a valid log level: <{section}><level> is {shown}; it takes none, fatal, \
+                 critical, error, warning, notice, information, debug, trace or test"
+            );
+            problem(out, "log-level-invalid", section, reason, level.origin);
         }
     }
 }
