@@ -118,6 +118,16 @@ def opens_a_port(tree):
     return False
 
 
+# The size the private tmpfs mounts report: a server's data disk, not this machine's memory
+# (a filesystem cache's max_size is checked against the capacity of the disk holding it; a
+# tmpfs takes memory only for what is written).
+PRIVATE_SIZE = "4T"
+
+
+def mount_private(d):
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={PRIVATE_SIZE}", "tmpfs", d], check=True)
+
+
 # Where the server may write: private tmpfs mounts of the namespace (and the tree's copy).
 PRIVATE_DIRS = ("/var/lib/", "/var/log/", "/tmp/")
 
@@ -164,7 +174,7 @@ def start(tree, timeout, env_file):
                           "errors": [f"harness: not run, the tree writes outside the private directories: {', '.join(outside)}"]}))
         return
     for d in ("/var/lib", "/var/log"):
-        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+        mount_private(d)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
     for d in ("/var/lib/clickhouse", "/var/log/clickhouse-server"):  # as the package installs them
         os.makedirs(d)
@@ -220,7 +230,7 @@ def inside(tree, out, timeout, env_file):
     if refuse_outside(tree):
         return
     for d in ("/var/lib", "/var/log"):
-        subprocess.run(["mount", "-t", "tmpfs", "tmpfs", d], check=True)
+        mount_private(d)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="tree-", dir="/var/lib")
     shutil.copytree(tree, work, dirs_exist_ok=True)  # links (the shared mains) as files

@@ -30,6 +30,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("profile-parent-missing", "THERE_IS_NO_PROFILE"),
     ("profile-setting-unparsable", "CANNOT_PARSE"),
     ("quota-duration-invalid", "Not a valid integer"),
+    ("quota-limit-unparsable", "Cannot parse input"),
     ("s3-endpoint-empty-key", "Invalid S3 key"),
     ("server-setting-unparsable", "CANNOT_PARSE"),
     ("system-log-engine-with-parameters", "If 'engine' is specified for system table"),

@@ -253,7 +253,7 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: users config {path} does not exist; ClickHouse starts without the users it would define")]
+    #[error("{at}: users config {path} does not exist: the server will not start (FILE_DOESNT_EXIST, code 107)")]
     #[diagnostic(code(chaudit::config::users_missing), severity(Warning))]
     UsersConfigMissing {
         path: PathBuf,

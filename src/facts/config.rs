@@ -653,7 +653,7 @@ impl<'a> ConfigFacts<'a> {
         let root = &self.loaded.server.root;
         let mut out = Map::new();
         let section = |e: &Element| e.has_element_children() || e.value().trim().is_empty();
-        for e in root.elements().filter(|e| e.name.ends_with("_log") && section(e)) {
+        for e in root.elements().filter(|e| SYSTEM_LOGS.contains(&e.name.as_str()) && section(e)) {
             out.entry(e.name.clone()).or_insert_with(|| {
                 json!({
                     "present": true, "at": self.at(e.origin), "settings": leaf_values(e),
@@ -747,6 +747,39 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     }
     out
 }
+
+/// The system log tables a config section creates (LIST_OF_ALL_SYSTEM_LOGS in ClickHouse's
+/// src/Interpreters/SystemLog.h, 24.8 to 26.9): another `*_log` element is no log table.
+const SYSTEM_LOGS: &[&str] = &[
+    "query_log",
+    "query_thread_log",
+    "part_log",
+    "trace_log",
+    "crash_log",
+    "text_log",
+    "metric_log",
+    "latency_log",
+    "filesystem_cache_log",
+    "filesystem_read_prefetches_log",
+    "s3queue_log",
+    "azure_queue_log",
+    "asynchronous_metric_log",
+    "opentelemetry_span_log",
+    "query_views_log",
+    "zookeeper_log",
+    "session_log",
+    "transactions_info_log",
+    "processors_profile_log",
+    "asynchronous_insert_log",
+    "backup_log",
+    "blob_storage_log",
+    "query_metric_log",
+    "error_log",
+    "iceberg_metadata_log",
+    "delta_lake_metadata_log",
+    "background_schedule_pool_log",
+    "aggregated_zookeeper_log",
+];
 
 /// Whether a profile, or one it inherits, has `<constraints>` with anything in them
 /// (ClickHouse merges constraints through inheritance as it does settings).

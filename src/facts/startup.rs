@@ -292,9 +292,44 @@ fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>)
 }
 
 /// Quota intervals: `<duration>` is an integer number of seconds (parseQuota).
+/// The limits of a quota interval (QuotaTypeInfo's names): execution_time is seconds as a
+/// number, the others whole counts (parseQuota reads each with the type's stringToValue).
+const QUOTA_LIMITS: &[&str] = &[
+    "queries",
+    "query_selects",
+    "query_inserts",
+    "errors",
+    "result_rows",
+    "result_bytes",
+    "read_rows",
+    "read_bytes",
+    "execution_time",
+    "written_bytes",
+    "failed_sequential_authentications",
+];
+
 fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
     let Some(quotas) = users_root.child("quotas") else { return };
     for quota in quotas.elements() {
+        for interval in quota.elements().filter(|i| i.name.starts_with("interval")) {
+            for limit in interval.elements().filter(|l| QUOTA_LIMITS.contains(&l.name.as_str())) {
+                let value = limit.value();
+                let value = value.trim();
+                let parses = if limit.name == "execution_time" {
+                    value.parse::<f64>().is_ok_and(f64::is_finite)
+                } else {
+                    value.parse::<u64>().is_ok()
+                };
+                if !parses {
+                    let reason = format!(
+                        "Cannot parse input: <{}>{value}</{}> of quota '{}' is not a number (CANNOT_PARSE, code 27, \
+                         while parsing quota '{}' in users configuration file)",
+                        limit.name, limit.name, quota.name, quota.name
+                    );
+                    problem(out, "quota-limit-unparsable", quota.name.as_str(), reason, limit.value_origin());
+                }
+            }
+        }
         for duration in quota.elements().filter(|i| i.name.starts_with("interval")).filter_map(|i| i.child("duration"))
         {
             if duration.value().parse::<i64>().is_err() {
