@@ -295,6 +295,18 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
+    #[error("{at}: {attribute}=\"...\" on the root of a config.d or users.d file does nothing: ClickHouse merges the file like any other (what the main file holds stays)")]
+    #[diagnostic(code(chaudit::config::root_attribute_ignored), severity(Warning))]
+    RootAttributeIgnored {
+        attribute: String,
+        origin: Origin,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("ignored here")]
+        span: SourceSpan,
+    },
+
     #[error("{path}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file")]
     #[diagnostic(code(chaudit::config::fragment_skipped), severity(Warning))]
     FragmentSkipped { path: String, found: String, expected: String },
@@ -314,6 +326,7 @@ impl ConfigError {
                 | ConfigError::UsersConfigMissing { .. }
                 | ConfigError::FromZkOffline { .. }
                 | ConfigError::FragmentSkipped { .. }
+                | ConfigError::RootAttributeIgnored { .. }
         )
     }
 }

@@ -330,6 +330,16 @@ pub fn process(
             });
             return Ok(());
         }
+        for attribute in fragment.attributes.iter().filter(|a| matches!(a.name.as_str(), "replace" | "remove")) {
+            let p = Pointer::new(sources, fragment.origin, fragment.name.len() + 1);
+            problems.push(ConfigError::RootAttributeIgnored {
+                attribute: attribute.name.clone(),
+                origin: fragment.origin,
+                at: p.at,
+                src: p.src,
+                span: p.span,
+            });
+        }
         merger.merge(&mut root, fragment, sources)?;
         used.push(id);
         Ok(())

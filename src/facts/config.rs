@@ -677,6 +677,10 @@ impl<'a> ConfigFacts<'a> {
                 ConfigError::SubstitutionNotFound { what, tag, origin, .. } => {
                     Some(json!({"kind": "substitution_not_found", "what": what, "tag": tag, "at": self.at(*origin)}))
                 }
+                ConfigError::RootAttributeIgnored { attribute, origin, .. } => {
+                    let file = self.loaded.sources.file(origin.file).display.clone();
+                    Some(json!({"kind": "root_attribute_ignored", "what": file, "tag": attribute, "at": self.at(*origin)}))
+                }
                 _ => None,
             })
             .collect()
