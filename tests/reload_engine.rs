@@ -1,7 +1,9 @@
 //! The restart advice of the fixes, proven on a running clickhouse-server 25.8: a fix file
 //! written beside its config while it runs is applied without a restart when it changes a
 //! profile (users.d/), a server setting the catalog marks `changeable_without_restart = Yes`,
-//! or adds a disk (config.d/); a new storage policy is not (its fixes say restart).
+//! or adds a disk (config.d/); a new storage policy is not (its fixes say restart). After a
+//! restart every config fix still holds, the policy is there, and a system log's TTL given in
+//! the config (the only TTL fix that lasts) is on the table the server recreates.
 
 mod support;
 
@@ -24,7 +26,7 @@ fn eventually(server: &support::LiveServer, sql: &str, expected: &str) -> bool {
 
 #[test]
 fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_restart() {
-    let server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
+    let mut server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
         std::fs::write(dir.join("config.d/users.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>")
             .unwrap();
@@ -61,4 +63,28 @@ fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_res
     assert!(eventually(&server, "SELECT count() FROM system.disks WHERE name = 'fixdisk'", "1"), "the new disk was not reloaded");
     // the same reload that added the disk leaves the new policy out: a policy fix needs a restart
     assert_eq!(server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(), "0");
+
+    // the TTL of system.part_log as chaudit's fix gives it: in the config (an ALTER ... MODIFY
+    // TTL is dropped when the server recreates the table from the config at its next start)
+    server.query("SYSTEM FLUSH LOGS");
+    let before = server.query("SHOW CREATE TABLE system.part_log");
+    assert!(!before.contains("toIntervalDay(30)"), "{before}");
+    std::fs::write(
+        dir.join("config.d/zz-ttl-fix.xml"),
+        "<clickhouse><part_log><ttl>event_date + INTERVAL 30 DAY DELETE</ttl></part_log></clickhouse>",
+    )
+    .unwrap();
+    server.restart();
+    assert_eq!(server.query("SELECT getSetting('max_threads')").trim(), "3", "the profile fix did not survive the restart");
+    assert_eq!(
+        server.query("SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'").trim(),
+        "77",
+        "the server setting fix did not survive the restart"
+    );
+    assert_eq!(server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(), "1");
+    server.query("CREATE TABLE default.ttl_probe (x UInt8) ENGINE = MergeTree ORDER BY x");
+    server.query("INSERT INTO default.ttl_probe VALUES (1)");
+    server.query("SYSTEM FLUSH LOGS");
+    let part_log = server.query("SHOW CREATE TABLE system.part_log");
+    assert!(part_log.contains("TTL event_date + toIntervalDay(30)"), "{part_log}");
 }

@@ -92,6 +92,7 @@ pub struct LiveServer {
     /// The native protocol port (0: not opened).
     pub tcp_port: u16,
     pid: u32,
+    package: String,
 }
 
 /// The PyPI wheels that run as real servers, by ClickHouse version.
@@ -138,10 +139,23 @@ impl LiveServer {
         let server_dir = dir.path().join("server");
         std::fs::create_dir_all(&server_dir).unwrap();
         prepare(&server_dir);
+        let pid = Self::launch(package, dir.path(), http_port, tcp_port)?;
+        Ok(LiveServer { dir, http_port, tcp_port, pid, package: package.to_string() })
+    }
+
+    /// Stops the server and starts it again on the same directory, data and ports: what a
+    /// restart after a config change sees.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.pid = Self::launch(&self.package, self.dir.path(), self.http_port, self.tcp_port)
+            .unwrap_or_else(|e| panic!("ClickHouse server did not start again: {e}"));
+    }
+
+    fn launch(package: &str, dir: &Path, http_port: u16, tcp_port: u16) -> Result<u32, String> {
         let out = Command::new("bash")
             .arg(repo_root().join("tests/clickhouse/start-server.sh"))
             .env("CH_PKG", package)
-            .env("CH_DIR", dir.path())
+            .env("CH_DIR", dir)
             .env("CH_HTTP_PORT", http_port.to_string())
             .env("CH_TCP_PORT", tcp_port.to_string())
             .env("CH_START_TIMEOUT", "120")
@@ -152,8 +166,7 @@ impl LiveServer {
         if !out.status.success() {
             return Err(String::from_utf8_lossy(&out.stderr).into_owned());
         }
-        let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid");
-        Ok(LiveServer { dir, http_port, tcp_port, pid })
+        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid"))
     }
 
     pub fn config_path(&self) -> PathBuf {
