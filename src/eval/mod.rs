@@ -260,7 +260,9 @@ pub fn evaluate_rule_with(
     // a fact that leaves part of its inputs out: what it shows is true, its silence is not
     let partial =
         rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
-    match budget::within(|| findings_of(rule, variables, overrides)) {
+    // restart advice from the audited version's catalog (else the newest)
+    let catalog = crate::facts::catalog::of(facts.version);
+    match budget::within(|| findings_of(rule, variables, overrides, catalog)) {
         Ok(found) if found.is_empty() => match partial {
             Some((source, fact, why)) => {
                 let reason = format!("fact `{}.{fact}` is partial: {why}", source.name());
@@ -277,6 +279,7 @@ fn findings_of(
     rule: &Rule,
     variables: &Variables,
     overrides: &[(String, serde_json::Value)],
+    catalog: &crate::facts::catalog::Catalog,
 ) -> Result<Vec<Finding>, String> {
     let mut context = variables.0.new_inner_scope();
     let mut params: Map<String, serde_json::Value> =
@@ -296,7 +299,7 @@ fn findings_of(
         let mut scope = context.new_inner_scope();
         scope.add_variable_from_value(rule.item.clone(), item);
         match rule.when.eval(&scope)? {
-            Value::Bool(true) => found.push(finding(rule, &scope)?),
+            Value::Bool(true) => found.push(finding(rule, &scope, catalog)?),
             Value::Bool(false) => {}
             other => return Err(format!("`when` gave {}, not true or false", display(&other))),
         }
@@ -304,7 +307,7 @@ fn findings_of(
     Ok(found)
 }
 
-fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
+fn finding(rule: &Rule, scope: &cel::Context, catalog: &crate::facts::catalog::Catalog) -> Result<Finding, String> {
     let message = rule.message.render(scope)?;
     let location = match &rule.location {
         Some(e) => location_of(&e.eval(scope)?),
@@ -334,7 +337,7 @@ fn finding(rule: &Rule, scope: &cel::Context) -> Result<Finding, String> {
         .filter(|f| !matches!(f, Ok(f) if f.xml.trim().is_empty()))
         .collect::<Result<Vec<_>, String>>()?;
     let remediation = finding::Remediation {
-        restart: restart::needs_restart(&fragments, rule.remediation.restart, crate::facts::catalog::builtin()),
+        restart: restart::needs_restart(&fragments, rule.remediation.restart, catalog),
         config: finding::Remediation::pasteable(&fragments),
         fragments,
         manual: render(&rule.remediation.manual)?,

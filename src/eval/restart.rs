@@ -1,6 +1,7 @@
 //! Whether a fix needs a server restart, from the engine's own word: a profile or user change
 //! is reloaded by the running server; a server setting applies without a restart when
-//! system.server_settings says `changeable_without_restart = Yes` (the bundled catalog). Only
+//! system.server_settings says `changeable_without_restart = Yes` (the bundled catalog of the
+//! audited version, else the newest: 24.8 needs a restart for settings 26.9 reloads). Only
 //! for a section the catalog does not describe (a system log, storage) does the rule's own
 //! `restart:` stand.
 
@@ -36,5 +37,14 @@ mod tests {
         assert!(needs_restart(&server("<clickhouse><listen_host>::</listen_host></clickhouse>"), true, catalog));
         let users = vec![Fragment { tree: ConfigTree::Users, xml: "<clickhouse><profiles/></clickhouse>".into() }];
         assert!(!needs_restart(&users, true, catalog));
+    }
+
+    #[test]
+    fn the_audited_versions_catalog_decides() {
+        let fix = server("<clickhouse><concurrent_threads_soft_limit_num>8</concurrent_threads_soft_limit_num></clickhouse>");
+        let of = |v: &str| crate::facts::catalog::of(Some(v.parse().unwrap()));
+        // changeable_without_restart: No on 24.8, Yes on 26.9 (system.server_settings of each)
+        assert!(needs_restart(&fix, false, of("24.8")));
+        assert!(!needs_restart(&fix, true, of("26.9")));
     }
 }
