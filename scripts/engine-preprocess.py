@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(os.environ.get("CHAUDIT_CLICKHOUSE_DIR") or os.path.join(ROOT, "target/clickhouse"),
@@ -135,7 +136,6 @@ PRIVATE_DIRS = ("/var/lib/", "/var/log/", "/tmp/")
 def writes_outside(tree):
     """Absolute directories the tree has the server write to (data, tmp, user files, access
     storage, disks) outside the private directories: the namespace does not cover them."""
-    import xml.etree.ElementTree as ET
     found = []
     for root, _, files in os.walk(tree):
         for f in files:

@@ -36,8 +36,10 @@ fn prepare(dir: &Path) {
 fn audit(server: &support::LiveServer) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let dsn = format!("http://default@127.0.0.1:{}", server.http_port);
-    let (code, stdout, stderr) =
-        support::chaudit(dir.path(), &["--dsn", &dsn, "--fail-on", "never", "--format", "json", "--select", "live-cache-disk-not-in-policy"]);
+    let (code, stdout, stderr) = support::chaudit(
+        dir.path(),
+        &["--dsn", &dsn, "--fail-on", "never", "--format", "json", "--select", "live-cache-disk-not-in-policy"],
+    );
     assert_eq!(code, 0, "{stderr}");
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\n{stderr}"))
 }
@@ -49,8 +51,12 @@ fn a_routed_cache_disk_is_in_a_policy_on_25_8_and_26_9() {
         let disks = server.query("SELECT arrayJoin(disks) FROM system.storage_policies WHERE policy_name = 'cached'");
         assert_eq!(disks.trim(), listed, "{package}: system.storage_policies");
         let report = audit(&server);
-        let findings: Vec<&Value> =
-            report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == "live-cache-disk-not-in-policy").collect();
+        let findings: Vec<&Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule_id"] == "live-cache-disk-not-in-policy")
+            .collect();
         assert!(findings.is_empty(), "{package}: {findings:?}");
         let outcome = support::report_entry(&report, "outcomes", "live-cache-disk-not-in-policy").unwrap();
         assert_eq!(outcome["outcome"], "passed", "{package}");

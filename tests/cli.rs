@@ -297,8 +297,17 @@ fn clickhouse_environment_never_makes_an_offline_run_live() {
     // check), and the environment changes nothing of it
     let upgrade = ["upgrade", "--from", "25.8", "--to", "26.9"];
     let review = chaudit(&upgrade, &env);
-    assert_eq!(review.status.code(), chaudit(&upgrade, &[]).status.code(), "{}", String::from_utf8_lossy(&review.stderr));
-    assert!(!String::from_utf8_lossy(&review.stderr).contains("cannot reach"), "{}", String::from_utf8_lossy(&review.stderr));
+    assert_eq!(
+        review.status.code(),
+        chaudit(&upgrade, &[]).status.code(),
+        "{}",
+        String::from_utf8_lossy(&review.stderr)
+    );
+    assert!(
+        !String::from_utf8_lossy(&review.stderr).contains("cannot reach"),
+        "{}",
+        String::from_utf8_lossy(&review.stderr)
+    );
     // credentials without a server to send them to are a mistake, not an offline audit
     let out = chaudit(&["--config", EXAMPLE, "-u", "bob"], &env);
     assert_eq!(out.status.code(), Some(2));

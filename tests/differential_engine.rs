@@ -159,11 +159,14 @@ fn config_show_equals_the_engines_preprocessed_configs() {
 /// reads it: whatever a user pipes the output into must accept it.
 #[test]
 fn config_show_is_well_formed_xml_in_every_mode() {
-    let modes: [&[&str]; 6] =
-        [&[], &["--users"], &["--provenance"], &["--show-secrets"], &["--users", "--provenance"], &[
-            "--users",
-            "--show-secrets",
-        ]];
+    let modes: [&[&str]; 6] = [
+        &[],
+        &["--users"],
+        &["--provenance"],
+        &["--show-secrets"],
+        &["--users", "--provenance"],
+        &["--users", "--show-secrets"],
+    ];
     let mut failures = Vec::new();
     let mut parsed = 0;
     for case in cases() {

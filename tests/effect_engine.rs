@@ -102,10 +102,7 @@ fn a_misspelled_endpoint_stops_the_server_and_the_finding_says_so() {
     std::fs::write(tree.join("users.xml"), support::users_xml("admin", "")).unwrap();
     let verdict = support::engine_start(&tree);
     assert!(!verdict.started, "{verdict:?}");
-    assert!(
-        verdict.errors.iter().any(|e| e.contains("storage_configuration.disks.s3_disk.endpoint")),
-        "{verdict:?}"
-    );
+    assert!(verdict.errors.iter().any(|e| e.contains("storage_configuration.disks.s3_disk.endpoint")), "{verdict:?}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
         .args(["--select", "misspelled-disk-element", "--format", "json", "--config"])
         .arg(tree.join("config.xml"))

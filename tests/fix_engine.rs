@@ -67,7 +67,11 @@ fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
                 config: main.clone(),
                 load: LoadOptions::for_fixture(&tree),
                 version: test.version,
-                rules: RulesRequest { builtin: false, dirs: vec![support::repo_root().join("rules")], ..Default::default() },
+                rules: RulesRequest {
+                    builtin: false,
+                    dirs: vec![support::repo_root().join("rules")],
+                    ..Default::default()
+                },
                 dry_run: false,
             };
             let case = format!("{} on {}", rule.id, test.fixture.display());

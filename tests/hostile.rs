@@ -202,18 +202,25 @@ fn a_run_that_could_not_judge_keeps_the_old_baseline_entries() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
-    std::fs::write(d.join("users.xml"), "<clickhouse><users><default><password></password></default></users></clickhouse>")
-        .unwrap();
-    let (code, stderr) = chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
+    std::fs::write(
+        d.join("users.xml"),
+        "<clickhouse><users><default><password></password></default></users></clickhouse>",
+    )
+    .unwrap();
+    let (code, stderr) =
+        chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
     assert_eq!(code, 0, "{stderr}");
-    let before: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
+    let before: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
     let entries = before["findings"].as_array().unwrap().len();
     assert!(entries > 0, "{before}");
     // the users config breaks: its rules cannot judge, the run exits 2, and their entries stay
     std::fs::write(d.join("users.xml"), "<clickhouse><users><default></users></clickhouse>").unwrap();
-    let (code, stderr) = chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
+    let (code, stderr) =
+        chaudit(d, &["--config", "config.xml", "--write-baseline", "baseline.json", "--fail-on", "never"]);
     assert_eq!(code, 2, "{stderr}");
-    let after: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("baseline.json")).unwrap()).unwrap();
     for entry in before["findings"].as_array().unwrap() {
         assert!(after["findings"].as_array().unwrap().contains(entry), "{entry} lost: {after}");
     }

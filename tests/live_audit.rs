@@ -403,7 +403,8 @@ fn a_fact_the_user_may_not_read_makes_its_rules_inconclusive() {
     assert_ne!(outcome(&report, "setting-not-applied"), "inconclusive");
     // a derived fact is as unread as its inputs: the setting scopes need the profiles it may not read
     assert_eq!(outcome(&report, "live-query-condition-cache-off"), "inconclusive");
-    let reason = support::report_entry(&report, "outcomes", "live-query-condition-cache-off").unwrap()["reason"].clone();
+    let reason =
+        support::report_entry(&report, "outcomes", "live-query-condition-cache-off").unwrap()["reason"].clone();
     assert!(reason.as_str().unwrap().contains("derived from live."), "{reason}");
 }
 

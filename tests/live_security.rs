@@ -24,7 +24,8 @@ fn start() -> support::LiveServer {
         std::fs::write(dir.join("users.xml"), users).unwrap();
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
         // an empty section, as ClickHouse's own Kubernetes operator writes its logs
-        std::fs::write(dir.join("config.d/empty-log.xml"), "<clickhouse><part_log replace=\"1\"/></clickhouse>\n").unwrap();
+        std::fs::write(dir.join("config.d/empty-log.xml"), "<clickhouse><part_log replace=\"1\"/></clickhouse>\n")
+            .unwrap();
         // access_control_path: a writable access storage, for CREATE USER
         std::fs::write(
             dir.join("config.d/access.xml"),

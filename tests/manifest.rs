@@ -152,40 +152,44 @@ fn a_huge_layout_is_refused_at_its_line() {
     assert!(stderr.contains("chi.yaml:6:9: the clusters have more than 10000 hosts"), "{stderr}");
 }
 
+/// Starts the real clickhouse-server 25.8 on the server and users configs rendered from the
+/// manifest (the server config amended for this machine): it starts, except on
+/// `mistakes.yaml`, whose query setting at the server's root stops it.
+fn start_rendered(manifests: &Path, manifest: &str, amend: impl Fn(String) -> String) {
+    let render = |users: bool| {
+        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
+        if users {
+            args.push("--users");
+        }
+        let (code, stdout, stderr) = support::chaudit(manifests, &args);
+        assert_eq!(code, 0, "{manifest}: {stderr}");
+        stdout
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::write(tree.join("config.xml"), amend(render(false))).unwrap();
+    std::fs::write(tree.join("users.xml"), render(true)).unwrap();
+    let verdict = support::engine_start(&tree);
+    if manifest == "mistakes.yaml" {
+        assert!(!verdict.started, "{verdict:?}");
+        assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
+    } else {
+        assert!(verdict.started, "{manifest}: {verdict:?}");
+    }
+}
+
 /// The rendered files are what the real clickhouse-server 25.8 accepts: each example's server
 /// and users configs start it; the manifest with a query setting at the server's root (the
 /// critical finding above) stops it, as the rule says.
 #[test]
 fn the_real_server_starts_on_the_rendered_files() {
     let manifests = support::repo_root().join("tests/manifests");
-    let render = |manifest: &str, users: bool| {
-        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
-        if users {
-            args.push("--users");
-        }
-        let (code, stdout, stderr) = support::chaudit(&manifests, &args);
-        assert_eq!(code, 0, "{manifest}: {stderr}");
-        stdout
-    };
     for manifest in EXAMPLES.iter().chain(&["mistakes.yaml"]) {
-        let dir = tempfile::tempdir().unwrap();
-        let tree = dir.path().join("tree");
-        std::fs::create_dir_all(&tree).unwrap();
         // the users config beside it, named as the image's config.xml names it
-        let server = render(manifest, false).replacen(
-            "</clickhouse>",
-            "    <users_config>users.xml</users_config>\n</clickhouse>",
-            1,
-        );
-        std::fs::write(tree.join("config.xml"), server).unwrap();
-        std::fs::write(tree.join("users.xml"), render(manifest, true)).unwrap();
-        let verdict = support::engine_start(&tree);
-        if *manifest == "mistakes.yaml" {
-            assert!(!verdict.started, "{verdict:?}");
-            assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
-        } else {
-            assert!(verdict.started, "{manifest}: {verdict:?}");
-        }
+        start_rendered(&manifests, manifest, |server| {
+            server.replacen("</clickhouse>", "    <users_config>users.xml</users_config>\n</clickhouse>", 1)
+        });
     }
 }
 
@@ -207,9 +211,10 @@ fn clickhouse_operator_examples_audit_as_the_files_it_writes() {
             assert!(file.starts_with("(clickhouse-operator)/") && *line > 0, "{manifest}: {rule} at {file}:{line}");
         }
         let open = found.iter().any(|(rule, ..)| rule == "default-user-open");
-        let has_password = std::fs::read_to_string(support::repo_root().join("tests/manifests/clickhouse-operator").join(manifest))
-            .unwrap()
-            .contains("defaultUserPassword");
+        let has_password =
+            std::fs::read_to_string(support::repo_root().join("tests/manifests/clickhouse-operator").join(manifest))
+                .unwrap()
+                .contains("defaultUserPassword");
         assert_eq!(open, !has_password, "{manifest}: {found:?}");
     }
 }
@@ -221,17 +226,27 @@ fn clickhouse_operator_examples_audit_as_the_files_it_writes() {
 fn clickhouse_cluster_findings_point_at_the_manifest_lines() {
     let (code, report, _) = audit("clickhouse-operator/mistakes.yaml");
     assert_eq!(code, 1);
-    let mut found: Vec<_> = findings(&report).into_iter().filter(|(_, file, _)| file.ends_with("mistakes.yaml")).collect();
+    let mut found: Vec<_> =
+        findings(&report).into_iter().filter(|(_, file, _)| file.ends_with("mistakes.yaml")).collect();
     found.sort();
     let at = |rule: &str, line: u64| (rule.to_string(), "mistakes.yaml".to_string(), line);
-    assert_eq!(found, [at("logger-level-test", 28), at("passwordless-user-open", 32), at("query-setting-at-server-root", 26)]);
+    assert_eq!(
+        found,
+        [at("logger-level-test", 28), at("passwordless-user-open", 32), at("query-setting-at-server-root", 26)]
+    );
     assert!(findings(&report).iter().all(|(rule, ..)| rule != "user-password-hash-invalid"), "{report:#}");
 
     let path = support::repo_root().join("tests/manifests/clickhouse-operator/mistakes.yaml");
     let server = config::load(&path, &LoadOptions::for_fixture(path.parent().unwrap())).unwrap().server.root;
     assert_eq!(server.find("remote_servers/default/shard").map(|s| s.name.clone()), Some("shard".into()));
     assert!(server.find("macros/shard").is_some_and(|s| s.value() == "0"));
-    assert!(server.find("zookeeper/nodes/host").unwrap().value().starts_with("shop-keeper-0-0.shop-keeper-headless.analytics.svc"));
+    assert!(
+        server
+            .find("zookeeper/nodes/host")
+            .unwrap()
+            .value()
+            .starts_with("shop-keeper-0-0.shop-keeper-headless.analytics.svc")
+    );
 
     let (code, _, stderr) = support::chaudit(
         &support::repo_root().join("tests/manifests/clickhouse-operator"),
@@ -248,15 +263,6 @@ fn clickhouse_cluster_findings_point_at_the_manifest_lines() {
 #[test]
 fn the_real_server_starts_on_the_clickhouse_operator_files() {
     let manifests = support::repo_root().join("tests/manifests/clickhouse-operator");
-    let render = |manifest: &str, users: bool| {
-        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
-        if users {
-            args.push("--users");
-        }
-        let (code, stdout, stderr) = support::chaudit(&manifests, &args);
-        assert_eq!(code, 0, "{manifest}: {stderr}");
-        stdout
-    };
     // each `<tag>...</tag>` of the text left out
     let without = |text: &str, tag: &str| -> String {
         let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
@@ -267,24 +273,14 @@ fn the_real_server_starts_on_the_clickhouse_operator_files() {
         out
     };
     for manifest in CLICKHOUSE_OPERATOR_EXAMPLES.iter().chain(&["mistakes.yaml"]) {
-        let dir = tempfile::tempdir().unwrap();
-        let tree = dir.path().join("tree");
-        std::fs::create_dir_all(&tree).unwrap();
-        // the users file holds XML here: named .xml, as the server picks its parser by name
-        let server = render(manifest, false).replace("<path>users.yaml</path>", "<path>users.xml</path>");
-        let server: String = without(&without(&server, "zookeeper"), "replicated")
-            .lines()
-            .map(|l| if l.contains(".svc.cluster.local</host>") { "<host>localhost</host>" } else { l })
-            .collect::<Vec<_>>()
-            .join("\n");
-        std::fs::write(tree.join("config.xml"), server).unwrap();
-        std::fs::write(tree.join("users.xml"), render(manifest, true)).unwrap();
-        let verdict = support::engine_start(&tree);
-        if *manifest == "mistakes.yaml" {
-            assert!(!verdict.started, "{verdict:?}");
-            assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
-        } else {
-            assert!(verdict.started, "{manifest}: {verdict:?}");
-        }
+        start_rendered(&manifests, manifest, |server| {
+            // the users file holds XML here: named .xml, as the server picks its parser by name
+            let server = server.replace("<path>users.yaml</path>", "<path>users.xml</path>");
+            without(&without(&server, "zookeeper"), "replicated")
+                .lines()
+                .map(|l| if l.contains(".svc.cluster.local</host>") { "<host>localhost</host>" } else { l })
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
     }
 }

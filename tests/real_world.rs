@@ -49,7 +49,8 @@ fn findings(case: &Path) -> (BTreeSet<String>, i32) {
         .iter()
         .map(|f| {
             let at = &f["location"];
-            let at = if at.is_null() { String::new() } else { format!(" {}:{}", at["file"].as_str().unwrap(), at["line"]) };
+            let at =
+                if at.is_null() { String::new() } else { format!(" {}:{}", at["file"].as_str().unwrap(), at["line"]) };
             format!("{}{at}", f["rule_id"].as_str().unwrap())
         })
         .collect();

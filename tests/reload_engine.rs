@@ -28,8 +28,11 @@ fn eventually(server: &support::LiveServer, sql: &str, expected: &str) -> bool {
 fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_restart() {
     let mut server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
-        std::fs::write(dir.join("config.d/users.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>")
-            .unwrap();
+        std::fs::write(
+            dir.join("config.d/users.xml"),
+            "<clickhouse><users_config>users.xml</users_config></clickhouse>",
+        )
+        .unwrap();
         std::fs::write(dir.join("users.xml"), USERS).unwrap();
     });
     let dir = server.dir.path().join("server");
@@ -60,9 +63,15 @@ fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_res
         eventually(&server, "SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'", "77"),
         "max_concurrent_queries was not reloaded"
     );
-    assert!(eventually(&server, "SELECT count() FROM system.disks WHERE name = 'fixdisk'", "1"), "the new disk was not reloaded");
+    assert!(
+        eventually(&server, "SELECT count() FROM system.disks WHERE name = 'fixdisk'", "1"),
+        "the new disk was not reloaded"
+    );
     // the same reload that added the disk leaves the new policy out: a policy fix needs a restart
-    assert_eq!(server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(), "0");
+    assert_eq!(
+        server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(),
+        "0"
+    );
 
     // the TTL of system.part_log as chaudit's fix gives it: in the config (an ALTER ... MODIFY
     // TTL is dropped when the server recreates the table from the config at its next start)
@@ -75,13 +84,20 @@ fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_res
     )
     .unwrap();
     server.restart();
-    assert_eq!(server.query("SELECT getSetting('max_threads')").trim(), "3", "the profile fix did not survive the restart");
+    assert_eq!(
+        server.query("SELECT getSetting('max_threads')").trim(),
+        "3",
+        "the profile fix did not survive the restart"
+    );
     assert_eq!(
         server.query("SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'").trim(),
         "77",
         "the server setting fix did not survive the restart"
     );
-    assert_eq!(server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(), "1");
+    assert_eq!(
+        server.query("SELECT count() FROM system.storage_policies WHERE policy_name = 'fix_policy'").trim(),
+        "1"
+    );
     server.query("CREATE TABLE default.ttl_probe (x UInt8) ENGINE = MergeTree ORDER BY x");
     server.query("INSERT INTO default.ttl_probe VALUES (1)");
     server.query("SYSTEM FLUSH LOGS");

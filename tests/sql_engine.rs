@@ -45,17 +45,6 @@ fn printed_sql(rule: &str, fixture: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The server's answer: Ok(body) or Err(body).
-fn ask(port: u16, sql: &str) -> Result<String, String> {
-    let out = Command::new("curl")
-        .args(["-sS", "--fail-with-body", "--data-binary", sql])
-        .arg(format!("http://127.0.0.1:{port}/"))
-        .output()
-        .expect("run curl");
-    let body = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() { Ok(body) } else { Err(body) }
-}
-
 fn reads(statement: &str) -> bool {
     let first = statement.split_whitespace().next().unwrap_or_default().to_ascii_uppercase();
     matches!(first.as_str(), "SELECT" | "SHOW" | "WITH" | "DESCRIBE" | "DESC" | "EXISTS")
@@ -72,15 +61,16 @@ fn every_printed_sql_statement_is_accepted_by_clickhouse() {
                 for statement in statements(&sql) {
                     let answer = if reads(&statement) {
                         ran += 1;
-                        ask(server.http_port, &statement)
+                        server.try_query(&statement)
                     } else {
                         parsed += 1;
                         let quoted = statement.replace('\\', "\\\\").replace('\'', "\\'");
-                        ask(server.http_port, &format!("SELECT formatQuery('{quoted}')"))
+                        server.try_query(&format!("SELECT formatQuery('{quoted}')"))
                     };
                     if let Err(error) = answer {
-                        let missing_object =
-                            ["UNKNOWN_TABLE", "UNKNOWN_DATABASE", "CLUSTER_DOESNT_EXIST"].iter().any(|c| error.contains(c));
+                        let missing_object = ["UNKNOWN_TABLE", "UNKNOWN_DATABASE", "CLUSTER_DOESNT_EXIST"]
+                            .iter()
+                            .any(|c| error.contains(c));
                         if !(reads(&statement) && missing_object) {
                             failures.push(format!("{}: {statement}\n  -> {}", rule.id, error.trim()));
                         }

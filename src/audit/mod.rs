@@ -339,7 +339,8 @@ pub fn run(
     let located = broken.iter().flat_map(|(tree, err)| {
         let other = if *tree == "users" { "server" } else { "users" };
         crate::report::RunError::of(err).into_iter().map(move |mut e| {
-            e.message = format!("the {tree} config cannot be processed; only the {other} config was audited: {}", e.message);
+            e.message =
+                format!("the {tree} config cannot be processed; only the {other} config was audited: {}", e.message);
             e
         })
     });

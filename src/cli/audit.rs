@@ -23,7 +23,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     }
     let server = args.connect.wanted() || args.connect.is_cluster();
     if args.connect.dry_run && (!server || snapshot.is_some()) {
-        eprintln!("chaudit: --dry-run shows the queries a server would be sent: give --dsn (a snapshot or a config reads no server)");
+        eprintln!(
+            "chaudit: --dry-run shows the queries a server would be sent: give --dsn (a snapshot or a config reads no server)"
+        );
         return ExitCode::from(exit::USAGE_OR_CONFIG);
     }
     if args.connect.dry_run {

@@ -124,7 +124,11 @@ pub fn docs(dir: &Path, args: &RuleArgs) -> ExitCode {
             let _ = writeln!(text, "\nFix ({restart}; `{{{{ }}}}` holes are filled in from the finding):");
             for (tree, template) in &fix.config {
                 let file = format!("{}/zz-chaudit-fix.xml", tree.fragment_dir());
-                let _ = writeln!(text, "\nIn `{file}` (`chaudit fix` writes it):\n\n```xml\n{}\n```", template.text().trim_end());
+                let _ = writeln!(
+                    text,
+                    "\nIn `{file}` (`chaudit fix` writes it):\n\n```xml\n{}\n```",
+                    template.text().trim_end()
+                );
             }
             if let Some(manual) = &fix.manual {
                 let _ = writeln!(text, "\nFor you to do: {}", manual.text().trim_end());

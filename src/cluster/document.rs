@@ -55,7 +55,9 @@ fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
             .filter_map(|node| match &node.live {
                 None => Some(format!("{} not read: {}", node.name, node.error.as_deref().unwrap_or("no answer"))),
                 Some(live) => reads.iter().find_map(|input| {
-                    let why = live["unavailable"].get(*input).map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string));
+                    let why = live["unavailable"]
+                        .get(*input)
+                        .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string));
                     let why = why.or_else(|| live.get(*input).is_none().then(|| "not collected".to_string()))?;
                     Some(format!("live.{input} not read on {}: {why}", node.name))
                 }),

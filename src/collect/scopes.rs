@@ -21,7 +21,10 @@ pub fn unread_inputs(live: &Value) -> Option<String> {
     let endpoint = live["endpoint"].as_str().unwrap_or("the server");
     let unread = |doc: &Value, source: &str, fact: &str| {
         let why = doc.get("unavailable")?.get(fact)?;
-        Some(format!("derived from {source}.{fact}, which could not be read on {endpoint}: {}", why.as_str().map_or_else(|| why.to_string(), str::to_string)))
+        Some(format!(
+            "derived from {source}.{fact}, which could not be read on {endpoint}: {}",
+            why.as_str().map_or_else(|| why.to_string(), str::to_string)
+        ))
     };
     // the workload rows (log.user_settings) only add to what the profiles and users say: a
     // replica without query_log keeps its profile and user rows
@@ -176,7 +179,12 @@ mod tests {
         let mut denied = live.clone();
         denied["unavailable"] = json!({"profile_settings": "ACCESS_DENIED"});
         let why = unread_inputs(&denied).unwrap();
-        assert!(why.contains("live.profile_settings") && why.contains("auditor@http://h:8123") && why.contains("ACCESS_DENIED"), "{why}");
+        assert!(
+            why.contains("live.profile_settings")
+                && why.contains("auditor@http://h:8123")
+                && why.contains("ACCESS_DENIED"),
+            "{why}"
+        );
         assert_eq!(brief, expected.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())));
         assert_eq!(scopes[0]["workload_queries"], json!(["bench: 42"]));
         assert_eq!(scopes[0]["subject"], "settings profile `bench` (user(s) bench)");

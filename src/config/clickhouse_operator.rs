@@ -20,17 +20,12 @@
 
 use super::error::{ConfigError, Pointer, Result};
 use super::files;
-use super::manifest::Rendered;
+use super::manifest::{MAX_DOCUMENTS, MAX_HOSTS, Rendered, held_value, stand_in};
 use super::source::{FileId, Origin, SourceFile, SourceMap};
 use super::tree::Element;
 use crate::spanned_yaml::{Yaml, read_documents};
 
 pub const KIND: &str = "ClickHouseCluster";
-
-/// Hosts rendered into `remote_servers` at most (as for the Altinity operator's manifests).
-const MAX_HOSTS: u64 = 10_000;
-
-const MAX_DOCUMENTS: usize = 1000;
 
 /// The variables the operator's pod gets from the Secret it generates
 /// (`secretsToEnvMapping`), with stand-in values.
@@ -45,7 +40,8 @@ pub fn render(sources: &mut SourceMap, file: FileId) -> Result<Option<Rendered>>
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(&source, origin.offset, 1), message);
     let documents = read_documents(&source.text, file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
-    let of_kind = |kind: &'static str| documents.iter().filter(move |d| d.get("kind").and_then(Yaml::as_str) == Some(kind));
+    let of_kind =
+        |kind: &'static str| documents.iter().filter(move |d| d.get("kind").and_then(Yaml::as_str) == Some(kind));
     let Some(cluster) = of_kind(KIND).next() else { return Ok(None) };
     let spec = cluster.get("spec");
     let field = |path: &[&str]| path.iter().try_fold(spec?, |node, key| node.get(key));
@@ -60,20 +56,20 @@ pub fn render(sources: &mut SourceMap, file: FileId) -> Result<Option<Rendered>>
         }
     };
     let (shards, replicas) = (count(&["shards"], 1)?, count(&["replicas"], 3)?);
-    if shards.saturating_mul(replicas) > MAX_HOSTS {
+    if shards.saturating_mul(replicas) > MAX_HOSTS as u64 {
         let at = field(&["shards"]).or(field(&["replicas"])).map_or(cluster.origin(), Yaml::origin);
         return Err(fail(at, format!("the cluster has more than {MAX_HOSTS} hosts, more than chaudit renders")));
     }
-    let metadata = |document: &Yaml, key: &str| document.get("metadata").and_then(|m| m.get(key)).and_then(Yaml::as_str).map(str::to_string);
+    let metadata = |document: &Yaml, key: &str| {
+        document.get("metadata").and_then(|m| m.get(key)).and_then(Yaml::as_str).map(str::to_string)
+    };
     let name = metadata(cluster, "name").unwrap_or_else(|| "cluster".into()).replace('.', "-");
     let namespace = metadata(cluster, "namespace").unwrap_or_else(|| "default".into());
     let domain = text(&["clusterDomain"]).unwrap_or("cluster.local");
     let keeper_name = text(&["keeperClusterRef", "name"]).unwrap_or("keeper").replace('.', "-");
     let keeper = of_kind("KeeperCluster").find(|k| metadata(k, "name").as_deref() == Some(keeper_name.as_str()));
-    let keeper_replicas = keeper
-        .and_then(|k| k.get("spec")?.get("replicas")?.as_str()?.parse::<u64>().ok())
-        .unwrap_or(3)
-        .min(15);
+    let keeper_replicas =
+        keeper.and_then(|k| k.get("spec")?.get("replicas")?.as_str()?.parse::<u64>().ok()).unwrap_or(3).min(15);
     let tls = |key: &str| text(&["settings", "tls", key]) == Some("true");
     let (tls_enabled, tls_required) = (tls("enabled"), tls("enabled") && tls("required"));
 
@@ -130,12 +126,8 @@ fn secret_value(documents: &[Yaml], selector: &Yaml, password_type: &str) -> Str
         let Some(reference) = selector.get(key) else { continue };
         let name = reference.get("name").and_then(Yaml::as_str).unwrap_or_default();
         let item = reference.get("key").and_then(Yaml::as_str).unwrap_or_default();
-        let held = documents
-            .iter()
-            .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some(kind))
-            .find(|d| d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str) == Some(name))
-            .and_then(|d| d.get(data)?.get(item)?.as_str());
-        return held.map_or_else(|| super::manifest::stand_in(password_type, format!("({kind} {name}, key {item})")), str::to_string);
+        let held = held_value(documents, kind, name, data, item);
+        return held.map_or_else(|| stand_in(password_type, format!("({kind} {name}, key {item})")), str::to_string);
     }
     "(no source)".into()
 }
@@ -213,7 +205,15 @@ fn network(tls: bool, tls_required: bool) -> String {
         }
         out += &format!("    port: {port}\n    description: {description}\n");
     }
-    for port in ["tcp_port_secure", "http_port", "https_port", "mysql_port", "postgresql_port", "tcp_with_proxy_port", "tcp_ssh_port"] {
+    for port in [
+        "tcp_port_secure",
+        "http_port",
+        "https_port",
+        "mysql_port",
+        "postgresql_port",
+        "tcp_with_proxy_port",
+        "tcp_ssh_port",
+    ] {
         out += &format!("{port}:\n  '@remove': '1'\n");
     }
     out

@@ -295,7 +295,9 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: {attribute}=\"...\" on the root of a config.d or users.d file does nothing: ClickHouse merges the file like any other (what the main file holds stays)")]
+    #[error(
+        "{at}: {attribute}=\"...\" on the root of a config.d or users.d file does nothing: ClickHouse merges the file like any other (what the main file holds stays)"
+    )]
     #[diagnostic(code(chaudit::config::root_attribute_ignored), severity(Warning))]
     RootAttributeIgnored {
         attribute: String,

@@ -20,10 +20,10 @@ pub const KINDS: [&str; 2] = ["ClickHouseInstallation", "ClickHouseInstallationT
 
 /// Hosts of an installation's clusters rendered at most (a `shardsCount` of a million is a
 /// typo or an attack, not a cluster).
-const MAX_HOSTS: usize = 10_000;
+pub(super) const MAX_HOSTS: usize = 10_000;
 
 /// Documents read from one manifest at most (a stream of a few kinds, not a dump).
-const MAX_DOCUMENTS: usize = 1000;
+pub(super) const MAX_DOCUMENTS: usize = 1000;
 
 /// The server and users trees the operator generates for the installation's first host.
 pub struct Rendered {
@@ -354,6 +354,16 @@ pub(super) fn stand_in(element: &str, description: String) -> String {
     }
 }
 
+/// `data.item` of the manifest's document of this kind and name (a Secret's `stringData`, a
+/// ConfigMap's `data`), when the manifest holds it.
+pub(super) fn held_value<'a>(documents: &'a [Yaml], kind: &str, name: &str, data: &str, item: &str) -> Option<&'a str> {
+    documents
+        .iter()
+        .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some(kind))
+        .find(|d| d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str) == Some(name))
+        .and_then(|d| d.get(data)?.get(item)?.as_str())
+}
+
 /// The manifest's Secrets, and the variables Secret values became.
 struct Secrets<'a> {
     documents: &'a [Yaml],
@@ -372,22 +382,11 @@ impl Secrets<'_> {
         let name = reference.get("name").and_then(Yaml::as_str).unwrap_or_default();
         let key = reference.get("key").and_then(Yaml::as_str).unwrap_or_default();
         let element = path.rsplit('/').next().unwrap_or(path);
-        let value = self.string_data(name, key).unwrap_or_else(|| stand_in(element, format!("(Secret {name}, key {key})")));
+        let value = held_value(self.documents, "Secret", name, "stringData", key)
+            .map_or_else(|| stand_in(element, format!("(Secret {name}, key {key})")), str::to_string);
         self.env.borrow_mut().push((variable.clone(), value));
         let origin = reference.origin();
         Yaml::Mapping(vec![(Yaml::Scalar("@from_env".into(), origin), Yaml::Scalar(variable, origin))], origin)
-    }
-
-    /// A Secret's `stringData` value, when the manifest holds the Secret.
-    fn string_data(&self, name: &str, key: &str) -> Option<String> {
-        self.documents
-            .iter()
-            .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some("Secret"))
-            .find(|d| d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str) == Some(name))
-            .and_then(|d| d.get("stringData"))
-            .and_then(|data| data.get(key))
-            .and_then(Yaml::as_str)
-            .map(str::to_string)
     }
 }
 

@@ -65,9 +65,7 @@ pub const CHECK: &str = "@budget";
 pub fn check(cel::extractors::Arguments(args): cel::extractors::Arguments) -> Result<cel::Value, cel::ExecutionError> {
     let n = LOOKUPS.get().wrapping_add(1);
     LOOKUPS.set(n);
-    if EXHAUSTED.get()
-        || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
-    {
+    if EXHAUSTED.get() || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline)) {
         EXHAUSTED.set(true);
         return Err(cel::ExecutionError::function_error(CHECK, "the evaluation budget is spent"));
     }
@@ -113,10 +111,12 @@ fn guard_in_place(expr: &mut IdedExpr) {
                     checked(&mut step.args[0]);
                 }
                 // map: `@result + [value]`
-                Expr::Call(step) if step.func_name == operators::ADD && step.args.len() == 2 => match &mut step.args[1].expr {
-                    Expr::List(list) => list.elements.iter_mut().for_each(checked),
-                    _ => checked(&mut c.loop_step),
-                },
+                Expr::Call(step) if step.func_name == operators::ADD && step.args.len() == 2 => {
+                    match &mut step.args[1].expr {
+                        Expr::List(list) => list.elements.iter_mut().for_each(checked),
+                        _ => checked(&mut c.loop_step),
+                    }
+                }
                 _ => checked(&mut c.loop_step),
             }
         }
@@ -209,7 +209,9 @@ mod tests {
             assert!(err.contains("evaluation budget"), "{err}");
         }
         // the checks change no result
-        let plain = compile("[1, 2, 3].map(x, x * 2).filter(y, y > 2).exists_one(z, z == 4) && [[1]].all(l, l.exists(v, v == 1))");
+        let plain = compile(
+            "[1, 2, 3].map(x, x * 2).filter(y, y > 2).exists_one(z, z == 4) && [[1]].all(l, l.exists(v, v == 1))",
+        );
         assert_eq!(within_limit(Duration::from_millis(300), || plain.eval(&context)), Ok(cel::Value::Bool(true)));
     }
 }

@@ -75,7 +75,10 @@ impl Remediation {
             .iter()
             .map(|f| {
                 let file = format!("{}/{}", f.tree.fragment_dir(), FIX_FILE);
-                format!("<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}", f.xml.trim_end())
+                format!(
+                    "<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}",
+                    f.xml.trim_end()
+                )
             })
             .collect();
         (!shown.is_empty()).then(|| shown.join("\n"))

@@ -1,8 +1,8 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
 pub mod budget;
-mod restart;
 pub mod finding;
+mod restart;
 mod same_problem;
 
 use std::collections::{BTreeMap, HashMap};
@@ -258,8 +258,7 @@ pub fn evaluate_rule_with(
         }
     }
     // a fact that leaves part of its inputs out: what it shows is true, its silence is not
-    let partial =
-        rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
+    let partial = rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
     // restart advice from the audited version's catalog (else the newest)
     let catalog = crate::facts::catalog::of(facts.version);
     match budget::within(|| findings_of(rule, variables, overrides, catalog)) {

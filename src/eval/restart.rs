@@ -32,7 +32,11 @@ mod tests {
     fn the_catalog_decides_for_server_settings_and_profiles_reload() {
         let catalog = crate::facts::catalog::builtin();
         // max_concurrent_queries: changeable_without_restart = Yes on 26.9
-        assert!(!needs_restart(&server("<clickhouse><max_concurrent_queries>100</max_concurrent_queries></clickhouse>"), true, catalog));
+        assert!(!needs_restart(
+            &server("<clickhouse><max_concurrent_queries>100</max_concurrent_queries></clickhouse>"),
+            true,
+            catalog
+        ));
         // listen_host is no setting of the catalog: the rule's word stands
         assert!(needs_restart(&server("<clickhouse><listen_host>::</listen_host></clickhouse>"), true, catalog));
         let users = vec![Fragment { tree: ConfigTree::Users, xml: "<clickhouse><profiles/></clickhouse>".into() }];
@@ -41,7 +45,8 @@ mod tests {
 
     #[test]
     fn the_audited_versions_catalog_decides() {
-        let fix = server("<clickhouse><concurrent_threads_soft_limit_num>8</concurrent_threads_soft_limit_num></clickhouse>");
+        let fix =
+            server("<clickhouse><concurrent_threads_soft_limit_num>8</concurrent_threads_soft_limit_num></clickhouse>");
         let of = |v: &str| crate::facts::catalog::of(Some(v.parse().unwrap()));
         // changeable_without_restart: No on 24.8, Yes on 26.9 (system.server_settings of each)
         assert!(needs_restart(&fix, false, of("24.8")));

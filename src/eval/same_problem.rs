@@ -22,12 +22,14 @@ pub fn merge(findings: Vec<Finding>) -> Vec<Finding> {
     for f in live {
         let Some((_, config_rule, key)) = PAIRS.iter().find(|(l, _, _)| *l == f.rule_id) else { continue };
         let object = f.evidence.get(*key).filter(|v| !v.is_null());
-        let twin = object.and_then(|o| {
-            kept.iter_mut().find(|k| k.rule_id == *config_rule && k.evidence.get(*key) == Some(o))
-        });
+        let twin =
+            object.and_then(|o| kept.iter_mut().find(|k| k.rule_id == *config_rule && k.evidence.get(*key) == Some(o)));
         match twin {
             Some(twin) => {
-                twin.evidence.insert("live".into(), json!({"rule": f.rule_id, "message": f.message, "evidence": Value::Object(f.evidence)}));
+                twin.evidence.insert(
+                    "live".into(),
+                    json!({"rule": f.rule_id, "message": f.message, "evidence": Value::Object(f.evidence)}),
+                );
                 twin.severity = twin.severity.max(f.severity);
                 twin.score = twin.score.max(f.score);
             }
@@ -73,6 +75,8 @@ mod tests {
         assert_eq!(merged.len(), 2, "{merged:?}");
         let part_log = merged.iter().find(|f| f.rule_id == "system-log-without-ttl").expect("config finding kept");
         assert_eq!(part_log.evidence["live"]["rule"], "live-system-log-without-ttl");
-        assert!(merged.iter().any(|f| f.rule_id == "live-system-log-without-ttl" && f.evidence["log_table"] == "query_log"));
+        assert!(
+            merged.iter().any(|f| f.rule_id == "live-system-log-without-ttl" && f.evidence["log_table"] == "query_log")
+        );
     }
 }

@@ -108,7 +108,9 @@ impl Catalog {
 
     /// The closest session setting name, for "did you mean ...?".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        self.session_names.get_or_init(|| Index::new(self.session.keys().map(String::as_str), SETTING_SCORE)).closest(name)
+        self.session_names
+            .get_or_init(|| Index::new(self.session.keys().map(String::as_str), SETTING_SCORE))
+            .closest(name)
     }
 }
 

@@ -338,7 +338,7 @@ impl<'a> ConfigFacts<'a> {
             "server_at": self.gated("server_at", || self.leaf_locations(root)),
             "root_elements": self.gated("root_elements", || self.root_elements()),
             "listen_hosts": self.gated("listen_hosts", || root.children_named("listen_host").map(Element::value).collect::<Vec<_>>()),
-            "exposed": root.children_named("listen_host").any(|h| matches!(h.value().as_str(), "0.0.0.0" | "::")),
+            "exposed": root.children_named("listen_host").any(every_interface),
             "default_profile": default_profile,
             "custom_settings_prefixes": self.gated("custom_settings_prefixes", custom_prefixes),
             "users": users,
@@ -465,7 +465,8 @@ impl<'a> ConfigFacts<'a> {
     /// Users; `settings` is what a session of the user runs with: its profile's settings over
     /// the server's default profile, which applies beneath every user's profile.
     fn users(&self, profiles: &BTreeMap<String, Value>, default_profile: &str) -> Vec<Value> {
-        let effective = |name: &str| profiles.get(name).and_then(|p| p["effective"].as_object()).cloned().unwrap_or_default();
+        let effective =
+            |name: &str| profiles.get(name).and_then(|p| p["effective"].as_object()).cloned().unwrap_or_default();
         let Some(users) = self.loaded.users_root().and_then(|r| r.child("users")) else { return Vec::new() };
         users
             .elements()
@@ -630,7 +631,8 @@ impl<'a> ConfigFacts<'a> {
         let mut pending = vec![(String::new(), &self.loaded.server.root)];
         while let Some((path, e)) = pending.pop() {
             for child in e.elements() {
-                let child_path = if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
+                let child_path =
+                    if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
                 let credential = match child.name.as_str() {
                     "secret_access_key" | "account_key" => true,
                     "connection_string" => child.value().contains("AccountKey="),
@@ -809,6 +811,11 @@ fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
     false
 }
 
+/// A listen address that is every interface.
+fn every_interface(host: &Element) -> bool {
+    matches!(host.value().as_str(), "0.0.0.0" | "::")
+}
+
 fn is_loopback(host: &str) -> bool {
     matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
 }
@@ -817,11 +824,14 @@ fn is_loopback(host: &str) -> bool {
 /// without one, `listen_host` does (the port is `interserver_http_port`, on by default in the
 /// stock config, or `interserver_https_port`).
 fn interserver_exposed(root: &Element) -> bool {
-    let all = |h: &Element| matches!(h.value().as_str(), "0.0.0.0" | "::");
     let port = root.child("interserver_http_port").or(root.child("interserver_https_port"));
     let mut own = root.children_named("interserver_listen_host").peekable();
     port.is_some_and(|p| !p.value().trim().is_empty())
-        && if own.peek().is_some() { own.any(|h| all(h)) } else { root.children_named("listen_host").any(all) }
+        && if own.peek().is_some() {
+            own.any(every_interface)
+        } else {
+            root.children_named("listen_host").any(every_interface)
+        }
 }
 
 /// A profile's settings in effect and the element that set each, as ClickHouse's

@@ -5,8 +5,8 @@
 
 use std::fmt::Write;
 
-use quick_xml::{Reader, XmlVersion};
 use quick_xml::events::{BytesStart, Event};
+use quick_xml::{Reader, XmlVersion};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -40,8 +40,12 @@ impl Node {
         for (child, repeat) in later.children.into_iter().zip(repeats) {
             let existing = self.children.iter().position(|c| c.name == child.name);
             match existing {
-                Some(i) if !repeat && !child.marked() && !self.children[i].marked() && !child.children.is_empty()
-                    && !self.children[i].children.is_empty() =>
+                Some(i)
+                    if !repeat
+                        && !child.marked()
+                        && !self.children[i].marked()
+                        && !child.children.is_empty()
+                        && !self.children[i].children.is_empty() =>
                 {
                     self.children[i].fold(child);
                 }

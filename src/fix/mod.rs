@@ -231,7 +231,9 @@ fn plan(
     for fragment in fragments {
         // a secret stays where its owner wrote it (or in the environment), never copied
         if crate::report::mask::holds_secret(&fragment.xml) {
-            return Err("the fix would copy a secret value into a new file: make this change where the value is written".into());
+            return Err(
+                "the fix would copy a secret value into a new file: make this change where the value is written".into(),
+            );
         }
         let path = targets
             .path(fragment.tree)

@@ -141,7 +141,10 @@ impl<'a> StartTag<'a> {
             name,
             end: open + 1 + close + 1,
             self_closing: attributes.ends_with('/'),
-            secret_attributes: secret_attribute_values(attributes).into_iter().map(|(s, e)| (base + s, base + e)).collect(),
+            secret_attributes: secret_attribute_values(attributes)
+                .into_iter()
+                .map(|(s, e)| (base + s, base + e))
+                .collect(),
         })
     }
 }
@@ -199,7 +202,8 @@ fn text_runs(text: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
             at += rest.find("]]>").map_or(rest.len(), |i| i + 3);
         } else if rest.starts_with('<') {
             close_run(run_start, at, &mut runs);
-            let skip = if rest.starts_with("<!--") { rest.find("-->").map(|i| i + 3) } else { rest.find('>').map(|i| i + 1) };
+            let skip =
+                if rest.starts_with("<!--") { rest.find("-->").map(|i| i + 3) } else { rest.find('>').map(|i| i + 1) };
             at += skip.unwrap_or(rest.len());
             run_start = at;
         } else {
@@ -267,7 +271,11 @@ pub fn without_controls(text: &str) -> Cow<'_, str> {
     if !text.chars().any(is_hidden_control) {
         return Cow::Borrowed(text);
     }
-    Cow::Owned(text.chars().map(|c| if is_hidden_control(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect())
+    Cow::Owned(
+        text.chars()
+            .map(|c| if is_hidden_control(c) { c.escape_unicode().to_string() } else { c.to_string() })
+            .collect(),
+    )
 }
 
 fn is_hidden_control(c: char) -> bool {
@@ -360,10 +368,7 @@ mod tests {
 
     #[test]
     fn secret_attributes_are_masked() {
-        assert_eq!(
-            mask_text(r#"<user name="a" password="hunter2"/>"#),
-            r#"<user name="a" password="******"/>"#
-        );
+        assert_eq!(mask_text(r#"<user name="a" password="hunter2"/>"#), r#"<user name="a" password="******"/>"#);
         assert_eq!(mask_text(r#"<password from_env="CH_PASSWORD"/>"#), r#"<password from_env="CH_PASSWORD"/>"#);
     }
 

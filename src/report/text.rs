@@ -72,7 +72,11 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
         if group.len() > 1 {
-            let _ = writeln!(out, "  and {} more of the same kind (each one in the JSON report, with its fix):", group.len() - 1);
+            let _ = writeln!(
+                out,
+                "  and {} more of the same kind (each one in the JSON report, with its fix):",
+                group.len() - 1
+            );
             for sibling in group[1..].iter().take(limit - *printed) {
                 let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
                 let _ = writeln!(out, "    #{} {at}{}", sibling.rank, mask::excerpt(&sibling.message));
@@ -125,7 +129,11 @@ fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
     for f in findings {
         let same = |g: &&mut Vec<&Finding>| {
             let first = g[0];
-            first.rule_id == f.rule_id && first.is_active() && f.is_active() && first.hosts.is_empty() && f.hosts.is_empty()
+            first.rule_id == f.rule_id
+                && first.is_active()
+                && f.is_active()
+                && first.hosts.is_empty()
+                && f.hosts.is_empty()
         };
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(f),
@@ -279,7 +287,8 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
     let first_line = target.saturating_sub(CONTEXT_LINES);
     let mut text = String::new();
     let mut span = None;
-    for (n, line) in masked_file.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES) {
+    for (n, line) in masked_file.split('\n').enumerate().skip(first_line).take(target - first_line + 1 + CONTEXT_LINES)
+    {
         let line = line.strip_suffix('\r').unwrap_or(line);
         if n != target {
             text.push_str(&mask::excerpt(line));

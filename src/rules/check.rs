@@ -311,7 +311,13 @@ impl<'a> Checker<'a> {
             "uint" => Type::UInt,
             "double" | "num" => Type::Float,
             "string" | "join" | "setting_suggestion" | "root_element_suggestion" | "setting_default" => Type::String,
-            "truthy" | "same_setting_value" | "setting_ever_obsolete" | "setting_known" | "session_setting" | "server_setting" | "setting_obsolete" => Type::Bool,
+            "truthy"
+            | "same_setting_value"
+            | "setting_ever_obsolete"
+            | "setting_known"
+            | "session_setting"
+            | "server_setting"
+            | "setting_obsolete" => Type::Bool,
             "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
             "limit_of" => Type::Int,
             _ => Type::Any,

@@ -67,7 +67,11 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     let c = catalog;
     let known = move |name: Arc<String>| c.is_session(&name) || c.is_server(&name);
     let default_of = move |name: Arc<String>| {
-        let setting = c.session.get(name.as_str()).or_else(|| c.server.get(name.as_str())).or_else(|| c.merge_tree.get(name.as_str()));
+        let setting = c
+            .session
+            .get(name.as_str())
+            .or_else(|| c.server.get(name.as_str()))
+            .or_else(|| c.merge_tree.get(name.as_str()));
         setting.and_then(|s| s.default.clone()).unwrap_or_default()
     };
     let mut context = Context::with_env(Arc::clone(env()));
@@ -276,10 +280,19 @@ mod tests {
         let newest = context(catalog::builtin());
         let lts = context(catalog::of(Some("25.8".parse::<crate::version::Version>().unwrap())));
         for (c, expr) in [
-            (&newest, "setting_obsolete('allow_experimental_analyzer') && setting_ever_obsolete('allow_experimental_analyzer')"),
-            (&lts, "setting_ever_obsolete('allow_experimental_analyzer') && !setting_obsolete('allow_experimental_analyzer')"),
+            (
+                &newest,
+                "setting_obsolete('allow_experimental_analyzer') && setting_ever_obsolete('allow_experimental_analyzer')",
+            ),
+            (
+                &lts,
+                "setting_ever_obsolete('allow_experimental_analyzer') && !setting_obsolete('allow_experimental_analyzer')",
+            ),
             (&newest, "setting_obsolete('allow_experimental_map_type') && !setting_known('max_thread')"),
-            (&newest, "same_setting_value('true', '1') && same_setting_value('1Gi', '1073741824') && !same_setting_value('a', 'b')"),
+            (
+                &newest,
+                "same_setting_value('true', '1') && same_setting_value('1Gi', '1073741824') && !same_setting_value('a', 'b')",
+            ),
         ] {
             let e = Expr::compile(expr, origin());
             assert_eq!(e.ok().unwrap().eval(c).unwrap(), Value::Bool(true), "{expr}");

@@ -12,7 +12,9 @@ use crate::spanned_yaml::{Yaml, read_document};
 use super::check::{self, Checker};
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
-use super::schema::{Confidence, ConfigTree, Effect, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity};
+use super::schema::{
+    Confidence, ConfigTree, Effect, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity,
+};
 use crate::eval::OutcomeKind;
 use crate::facts::schema::Type;
 
@@ -493,9 +495,7 @@ impl Parser<'_> {
             return None;
         };
         match node {
-            Yaml::Mapping(pairs, _) => {
-                self.known_keys(pairs, &["restart", "config", "manual", "sql"], "remediation.")
-            }
+            Yaml::Mapping(pairs, _) => self.known_keys(pairs, &["restart", "config", "manual", "sql"], "remediation."),
             other => self.error(other.origin(), "`remediation` maps `restart`, `config`, `manual` and `sql`", None),
         }
         let restart = match node.get("restart").and_then(Yaml::as_str) {

@@ -175,13 +175,18 @@ impl LiveServer {
 
     /// Runs a query over the HTTP interface and returns the body (TSV by default).
     pub fn query(&self, sql: &str) -> String {
+        self.try_query(sql).unwrap_or_else(|error| panic!("query failed: {sql}\n{error}"))
+    }
+
+    /// The server's answer: Ok(body), or Err(body) when it refuses the query.
+    pub fn try_query(&self, sql: &str) -> Result<String, String> {
         let out = Command::new("curl")
             .args(["-sS", "--fail-with-body", "--data-binary", sql])
             .arg(format!("http://127.0.0.1:{}/", self.http_port))
             .output()
             .expect("run curl");
-        assert!(out.status.success(), "query failed: {sql}\n{}", String::from_utf8_lossy(&out.stdout));
-        String::from_utf8(out.stdout).expect("utf-8 response")
+        let body = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() { Ok(body) } else { Err(body) }
     }
 }
 

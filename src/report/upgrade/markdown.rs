@@ -30,7 +30,9 @@ pub fn render(review: &Review) -> String {
     let same_release = review.from.status.release == review.to.status.release && s.default_changes == 0;
     let verdict = match (s.blocking, s.issues_unchecked > 0, same_release) {
         (true, _, _) => "**Review needed before upgrading.**",
-        (false, true, _) => "**Not judged**: known issues the target keeps or brings could not be checked on this server.",
+        (false, true, _) => {
+            "**Not judged**: known issues the target keeps or brings could not be checked on this server."
+        }
         (false, false, true) => "Nothing to upgrade: the target is the release this server runs.",
         (false, false, false) => "Nothing blocks this upgrade.",
     };
