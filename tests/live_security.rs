@@ -3,6 +3,8 @@
 //! host with ALL ... WITH GRANT OPTION is critical, a password-protected one that administers
 //! through a role is high (and its SQL fix clears it), a clean server gives no such finding, and
 //! an auditor without the privilege to read the access tables gets inconclusive, not passed.
+//! readonly = 2 without a bound lets a user lift its limits (medium) and a reachable user
+//! under no quota is low; each SQL fix, applied, clears its finding.
 //! On the same server: an empty system log section (`<part_log/>`) is a log the server keeps,
 //! as the config facts read it.
 
@@ -39,20 +41,12 @@ fn start() -> support::LiveServer {
     })
 }
 
+const RULES: &str = "live-passwordless-user-open,live-admin-open-to-any-network,live-readonly-user-can-change-settings,\
+                     live-user-without-quota";
+
 fn audit(dir: &Path, dsn: &str) -> Value {
-    let (_, out, stderr) = support::chaudit(
-        dir,
-        &[
-            "--dsn",
-            dsn,
-            "--select",
-            "live-passwordless-user-open,live-admin-open-to-any-network",
-            "--format",
-            "json",
-            "--fail-on",
-            "never",
-        ],
-    );
+    let (_, out, stderr) =
+        support::chaudit(dir, &["--dsn", dsn, "--select", RULES, "--format", "json", "--fail-on", "never"]);
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"))
 }
 
@@ -70,7 +64,9 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     an_empty_log_section_is_a_log_the_server_keeps(&server);
     let clean = audit(dir.path(), &admin);
     assert_eq!(outcome(&clean, "live-passwordless-user-open"), "passed", "{clean:#}");
-    assert_eq!(outcome(&clean, "live-admin-open-to-any-network"), "passed", "{clean:#}");
+    for rule in RULES.split(',') {
+        assert_eq!(outcome(&clean, rule), "passed", "{rule}: {clean:#}");
+    }
 
     // an auditor that may read the system tables but not system.users: inconclusive, with
     // the reason (SELECT on system.* alone is enough to read every user on 25.8)
@@ -106,6 +102,82 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     server.query("ALTER USER ops HOST LOCAL");
     let fixed = audit(dir.path(), &admin);
     assert!(support::report_entry(&fixed, "findings", "live-admin-open-to-any-network").is_none(), "{fixed:#}");
+
+    readonly_two_without_constraints_lifts_limits_and_its_fix_holds(&server, dir.path(), &admin);
+    a_reachable_user_without_a_quota_and_its_fix(&server, dir.path(), &admin);
+}
+
+/// The findings of `rule` about user `name`.
+fn about<'a>(report: &'a Value, rule: &str, name: &str) -> Vec<&'a Value> {
+    let findings = report["findings"].as_array().unwrap();
+    findings.iter().filter(|f| f["rule_id"] == rule && f["evidence"]["user"] == name).collect()
+}
+
+/// readonly = 2 from a profile, without a bound: the user lifts its profile's limit (what the
+/// rule says); a MAX in an inherited profile refuses it; the printed fix, applied, forbids it
+/// and the re-audit clears the finding.
+fn readonly_two_without_constraints_lifts_limits_and_its_fix_holds(
+    server: &support::LiveServer,
+    dir: &Path,
+    admin: &str,
+) {
+    let rule = "live-readonly-user-can-change-settings";
+    server.query("CREATE SETTINGS PROFILE bi SETTINGS readonly = 2, max_memory_usage = 1000000");
+    server.query("CREATE SETTINGS PROFILE bounded SETTINGS readonly = 2, max_memory_usage = 1000000 MAX 2000000");
+    server.query("CREATE SETTINGS PROFILE inherits SETTINGS INHERIT bounded");
+    server.query("CREATE USER bi_user IDENTIFIED WITH sha256_password BY 'b1-pw' HOST LOCAL SETTINGS PROFILE bi");
+    server.query("CREATE USER kept IDENTIFIED WITH sha256_password BY 'k1-pw' HOST LOCAL SETTINGS PROFILE inherits");
+    let lift = "SELECT getSetting('max_memory_usage') SETTINGS max_memory_usage = 5000000";
+    assert_eq!(server.try_query_as("bi_user", "b1-pw", lift).unwrap().trim(), "5000000");
+    let refused = server.try_query_as("kept", "k1-pw", lift).unwrap_err();
+    assert!(refused.contains("SETTING_CONSTRAINT_VIOLATION"), "{refused}");
+
+    let report = audit(dir, admin);
+    let found = about(&report, rule, "bi_user");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["severity"], "medium");
+    assert!(found[0]["message"].as_str().unwrap().contains("profile `bi`"), "{:#}", found[0]);
+    assert!(about(&report, rule, "kept").is_empty(), "a bound in an inherited profile: {report:#}");
+
+    let fix = found[0]["remediation"]["sql"].as_str().expect("a SQL fix on 25.8");
+    server.query(fix);
+    let refused = server.try_query_as("bi_user", "b1-pw", lift).unwrap_err();
+    assert!(refused.contains("readonly"), "{refused}");
+    let fixed = audit(dir, admin);
+    assert!(about(&fixed, rule, "bi_user").is_empty(), "{fixed:#}");
+    assert_eq!(
+        server.query("SELECT getSetting('max_memory_usage')").trim(),
+        "0",
+        "the admin's own limits are untouched"
+    );
+}
+
+/// A password-protected user any host may reach, under no quota: low; the printed quota,
+/// applied, bounds its queries and the re-audit clears the finding. A loopback-only user is
+/// not reported.
+fn a_reachable_user_without_a_quota_and_its_fix(server: &support::LiveServer, dir: &Path, admin: &str) {
+    let rule = "live-user-without-quota";
+    server.query("CREATE USER reach IDENTIFIED WITH sha256_password BY 'r-pw' HOST ANY");
+    let report = audit(dir, admin);
+    let found = about(&report, rule, "reach");
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(found[0]["severity"], "low");
+    assert!(about(&report, rule, "bi_user").is_empty(), "HOST LOCAL: {report:#}");
+
+    let fix = found[0]["remediation"]["sql"].as_str().expect("a SQL fix");
+    server.query(fix);
+    let limits = server.query("SELECT max_queries FROM system.quota_limits WHERE quota_name = 'reach_limits'");
+    assert_eq!(limits.trim(), "100000");
+    let fixed = audit(dir, admin);
+    assert!(about(&fixed, rule, "reach").is_empty(), "{fixed:#}");
+
+    // a second quota without limits: the server may consume that one
+    server.query("CREATE QUOTA open_too FOR INTERVAL 1 hour NO LIMITS TO reach");
+    let again = audit(dir, admin);
+    let found = about(&again, rule, "reach");
+    assert_eq!(found.len(), 1, "{again:#}");
+    assert!(found[0]["message"].as_str().unwrap().contains("`open_too`, which limits nothing"), "{:#}", found[0]);
+    assert!(found[0]["remediation"].get("sql").is_none(), "another new quota would not help: {:#}", found[0]);
 }
 
 /// `<part_log/>` with nothing in it: the server creates system.part_log with its defaults

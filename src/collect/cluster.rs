@@ -187,7 +187,7 @@ pub async fn fan_out(
                         log
                     });
                     let mut live = live;
-                    live["setting_scopes"] = super::scopes::setting_scopes(&live, log.as_ref());
+                    super::add_derived(&mut live, log.as_ref());
                     NodeFacts { live: Some(live), log, error: None, name }
                 }
                 None => NodeFacts {

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod host;
 pub mod plan;
 pub mod scopes;
+pub mod user_settings;
 
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Map, Value, json};
@@ -48,7 +49,7 @@ pub async fn node(
         fact_answers,
     );
     let mut log = log_window.map(|window| log_document(window, log_answers));
-    live["setting_scopes"] = scopes::setting_scopes(&live, log.as_ref());
+    add_derived(&mut live, log.as_ref());
     if let Some(log) = &mut log {
         add_plans(session, &live, log).await;
     }
@@ -60,6 +61,32 @@ pub async fn node(
         None
     };
     Ok(NodeDocuments { live, log, settings_changes })
+}
+
+/// The facts derived from a node's answers: `live.setting_scopes` (with the workload's `log`)
+/// and `live.user_settings`.
+pub fn add_derived(live: &mut Value, log: Option<&Value>) {
+    live["setting_scopes"] = scopes::setting_scopes(live, log);
+    live["user_settings"] = user_settings::user_settings(live);
+}
+
+/// Why a derived fact is not the server's whole truth, if it is not: one of the facts it is
+/// derived from could not be read (named, with the server), so the rules that read it are
+/// inconclusive rather than passing on nothing.
+pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
+    let inputs: &[&str] = match fact {
+        "setting_scopes" => &scopes::INPUTS,
+        "user_settings" => &user_settings::INPUTS,
+        _ => return None,
+    };
+    let endpoint = live["endpoint"].as_str().unwrap_or("the server");
+    inputs.iter().find_map(|input| {
+        let why = live.get("unavailable")?.get(input)?;
+        Some(format!(
+            "derived from live.{input}, which could not be read on {endpoint}: {}",
+            why.as_str().map_or_else(|| why.to_string(), str::to_string)
+        ))
+    })
 }
 
 /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes

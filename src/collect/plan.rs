@@ -44,6 +44,22 @@ pub const FACTS: &[FactQuery] = &[
               WHERE user_name IS NOT NULL",
         since: None,
     },
+    // rows: every element of every profile, user and role, with its bounds (user_settings.rs
+    // resolves them per user)
+    FactQuery {
+        name: "profile_elements",
+        purpose: "settings profiles' elements with their constraints and inheritance (readonly = 2 without bounds)",
+        sql: "SELECT profile_name, user_name, role_name, index, setting_name, value, min, max, \
+              toString(writability) AS writability, inherit_profile FROM system.settings_profile_elements",
+        since: None,
+    },
+    FactQuery {
+        name: "profile_targets",
+        purpose: "settings profiles given TO users or roles",
+        sql: "SELECT name, apply_to_all, apply_to_list, apply_to_except FROM system.settings_profiles \
+              WHERE apply_to_all OR notEmpty(apply_to_list)",
+        since: None,
+    },
     FactQuery {
         name: "log_tables",
         purpose: "which system log tables exist (query_log, metric_log, ...) and their engine (its TTL)",
@@ -211,11 +227,16 @@ pub const FACTS: &[FactQuery] = &[
         sql: "SELECT user_name, role_name, granted_role_name, with_admin_option FROM system.role_grants",
         since: None,
     },
-    // rows: {name, storage, apply_to_all, apply_to_list[], apply_to_except[]}
+    // rows: {name, storage, apply_to_all, apply_to_list[], apply_to_except[], limited}: limited
+    // when an interval bounds something (0 or NULL: no bound; the authentication-failure
+    // bound is not a resource limit)
     FactQuery {
         name: "quotas",
-        purpose: "quotas and whom they apply to (users under no quota)",
-        sql: "SELECT name, storage, apply_to_all, apply_to_list, apply_to_except FROM system.quotas",
+        purpose: "quotas, whom they apply to and whether they limit anything (users under no quota)",
+        sql: "SELECT name, storage, apply_to_all, apply_to_list, apply_to_except, name IN (SELECT quota_name FROM system.quota_limits \
+              WHERE greatest(ifNull(max_queries, 0), ifNull(max_query_selects, 0), ifNull(max_query_inserts, 0), ifNull(max_errors, 0), \
+              ifNull(max_result_rows, 0), ifNull(max_result_bytes, 0), ifNull(max_read_rows, 0), ifNull(max_read_bytes, 0), \
+              ifNull(max_written_bytes, 0), toUInt64(ifNull(max_execution_time, 0) > 0)) > 0) AS limited FROM system.quotas",
         since: None,
     },
     FactQuery {

@@ -14,22 +14,9 @@
 
 use serde_json::{Value, json};
 
-/// Why the scopes are not the server's whole truth, if they are not: one of the facts they
-/// are derived from could not be read (named, with the server), so the rules that read them
-/// are inconclusive rather than passing on nothing.
-pub fn unread_inputs(live: &Value) -> Option<String> {
-    let endpoint = live["endpoint"].as_str().unwrap_or("the server");
-    let unread = |doc: &Value, source: &str, fact: &str| {
-        let why = doc.get("unavailable")?.get(fact)?;
-        Some(format!(
-            "derived from {source}.{fact}, which could not be read on {endpoint}: {}",
-            why.as_str().map_or_else(|| why.to_string(), str::to_string)
-        ))
-    };
-    // the workload rows (log.user_settings) only add to what the profiles and users say: a
-    // replica without query_log keeps its profile and user rows
-    ["user_profiles", "profile_settings", "settings"].iter().find_map(|fact| unread(live, "live", fact))
-}
+/// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
+/// what the profiles and users say: a replica without query_log keeps its profile and user rows.
+pub const INPUTS: [&str; 3] = ["user_profiles", "profile_settings", "settings"];
 
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`.
 pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Value {
@@ -175,10 +162,10 @@ mod tests {
             ("workload", "etl", "enable_filesystem_cache"),
             ("session", "auditor@http://h:8123", "max_threads"),
         ];
-        assert_eq!(unread_inputs(&live), None);
+        assert_eq!(crate::collect::derived_unread(&live, "setting_scopes"), None);
         let mut denied = live.clone();
         denied["unavailable"] = json!({"profile_settings": "ACCESS_DENIED"});
-        let why = unread_inputs(&denied).unwrap();
+        let why = crate::collect::derived_unread(&denied, "setting_scopes").unwrap();
         assert!(
             why.contains("live.profile_settings")
                 && why.contains("auditor@http://h:8123")

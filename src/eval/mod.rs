@@ -340,7 +340,8 @@ fn finding(rule: &Rule, scope: &cel::Context, catalog: &crate::facts::catalog::C
         config: finding::Remediation::pasteable(&fragments),
         fragments,
         manual: render(&rule.remediation.manual)?,
-        sql: render(&rule.remediation.sql)?,
+        // a statement rendered empty is not one for this server (its version lacks the syntax)
+        sql: render(&rule.remediation.sql)?.filter(|sql| !sql.trim().is_empty()),
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {

@@ -180,8 +180,13 @@ impl LiveServer {
 
     /// The server's answer: Ok(body), or Err(body) when it refuses the query.
     pub fn try_query(&self, sql: &str) -> Result<String, String> {
+        self.try_query_as("default", "", sql)
+    }
+
+    /// The server's answer to `user` (password `password`).
+    pub fn try_query_as(&self, user: &str, password: &str, sql: &str) -> Result<String, String> {
         let out = Command::new("curl")
-            .args(["-sS", "--fail-with-body", "--data-binary", sql])
+            .args(["-sS", "--fail-with-body", "--data-binary", sql, "-u", &format!("{user}:{password}")])
             .arg(format!("http://127.0.0.1:{}/", self.http_port))
             .output()
             .expect("run curl");
