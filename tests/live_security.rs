@@ -42,7 +42,7 @@ fn start() -> support::LiveServer {
 }
 
 const RULES: &str = "live-passwordless-user-open,live-admin-open-to-any-network,live-readonly-user-can-change-settings,\
-                     live-user-without-quota";
+                     live-user-without-quota,live-row-policy-leaves-others-unfiltered";
 
 fn audit(dir: &Path, dsn: &str) -> Value {
     let (_, out, stderr) =
@@ -105,6 +105,7 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
 
     readonly_two_without_constraints_lifts_limits_and_its_fix_holds(&server, dir.path(), &admin);
     a_reachable_user_without_a_quota_and_its_fix(&server, dir.path(), &admin);
+    a_row_policy_filters_only_whom_it_names(&server, dir.path(), &admin);
 }
 
 /// The findings of `rule` about user `name`.
@@ -188,4 +189,35 @@ fn an_empty_log_section_is_a_log_the_server_keeps(server: &support::LiveServer) 
     server.query("SYSTEM FLUSH LOGS");
     assert_eq!(server.query("EXISTS TABLE system.part_log").trim(), "1");
     assert_ne!(server.query("SELECT count() FROM system.part_log WHERE table = 'parts'").trim(), "0");
+}
+
+/// A row policy for `pa` alone: `pb`, with the same grant, reads every row (what the rule
+/// says); a policy for everyone else, excepting `pa` and the administrator, leaves `pb` none
+/// and the re-audit clears the finding.
+fn a_row_policy_filters_only_whom_it_names(server: &support::LiveServer, dir: &Path, admin: &str) {
+    let rule = "live-row-policy-leaves-others-unfiltered";
+    server.query("CREATE TABLE default.rows (x UInt8) ENGINE = MergeTree ORDER BY x");
+    server.query("INSERT INTO default.rows VALUES (1), (2), (3)");
+    server.query("CREATE USER pa IDENTIFIED WITH sha256_password BY 'pa-pw' HOST LOCAL");
+    server.query("CREATE USER pb IDENTIFIED WITH sha256_password BY 'pb-pw' HOST LOCAL");
+    server.query("GRANT SELECT ON default.rows TO pa, pb");
+    server.query("CREATE ROW POLICY p1 ON default.rows FOR SELECT USING x = 1 TO pa");
+    let count = "SELECT count() FROM default.rows";
+    assert_eq!(server.try_query_as("pa", "pa-pw", count).unwrap().trim(), "1");
+    assert_eq!(server.try_query_as("pb", "pb-pw", count).unwrap().trim(), "3");
+
+    let report = audit(dir, admin);
+    let findings = report["findings"].as_array().unwrap();
+    let found: Vec<_> = findings.iter().filter(|f| f["rule_id"] == rule).collect();
+    assert_eq!(found.len(), 1, "{report:#}");
+    assert_eq!(
+        found[0]["message"].as_str().unwrap().split(':').next(),
+        Some("table `default.rows` has row policies only for pa")
+    );
+
+    server.query("CREATE ROW POLICY others ON default.rows FOR SELECT USING 0 TO ALL EXCEPT pa, default");
+    assert_eq!(server.try_query_as("pb", "pb-pw", count).unwrap().trim(), "0");
+    assert_eq!(server.query(count).trim(), "3", "the administrator, excepted, reads every row");
+    let fixed = audit(dir, admin);
+    assert!(fixed["findings"].as_array().unwrap().iter().all(|f| f["rule_id"] != rule), "{fixed:#}");
 }

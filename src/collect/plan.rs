@@ -239,6 +239,15 @@ pub const FACTS: &[FactQuery] = &[
               ifNull(max_written_bytes, 0), toUInt64(ifNull(max_execution_time, 0) > 0)) > 0) AS limited FROM system.quotas",
         since: None,
     },
+    // rows: {short_name, database, table ('' for a whole database), is_restrictive,
+    // apply_to_all, apply_to_list[], apply_to_except[]}
+    FactQuery {
+        name: "row_policies",
+        purpose: "row policies and whom they apply to (users without a policy read every row)",
+        sql: "SELECT short_name, database, table, is_restrictive, apply_to_all, apply_to_list, apply_to_except \
+              FROM system.row_policies",
+        since: None,
+    },
     FactQuery {
         name: "projections",
         purpose: "projections of user tables (projection indexes read _part_offset)",
