@@ -10,19 +10,31 @@
 
 mod support;
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
-fn start() -> support::LiveServer {
-    support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
-        // `default` may grant everything (GRANT ALL needs named collection control too)
-        let users = support::users_xml("s3cr3t-pw", "").replacen(
-            "<access_management>1</access_management>",
-            "<access_management>1</access_management><named_collection_control>1</named_collection_control>\
+/// The server with its MySQL and PostgreSQL protocol ports, in that order.
+fn start() -> (support::LiveServer, u16, u16) {
+    let (mysql_port, postgresql_port) = (support::free_port(), support::free_port());
+    let server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
+        // `default` may grant everything (GRANT ALL needs named collection control too); `bi`
+        // has no password (from this host only: the clean server has no open user)
+        let users = support::users_xml("s3cr3t-pw", "")
+            .replacen(
+                "<access_management>1</access_management>",
+                "<access_management>1</access_management><named_collection_control>1</named_collection_control>\
              <show_named_collections>1</show_named_collections><show_named_collections_secrets>1</show_named_collections_secrets>",
-            1,
-        );
+                1,
+            )
+            .replacen(
+                "</users>",
+                "<bi><no_password/><networks><ip>127.0.0.1</ip></networks><profile>default</profile></bi></users>",
+                1,
+            );
         std::fs::write(dir.join("users.xml"), users).unwrap();
         std::fs::create_dir_all(dir.join("config.d")).unwrap();
         // an empty section, as ClickHouse's own Kubernetes operator writes its logs
@@ -38,7 +50,15 @@ fn start() -> support::LiveServer {
             ),
         )
         .unwrap();
-    })
+        std::fs::write(
+            dir.join("config.d/protocols.xml"),
+            format!(
+                "<clickhouse><mysql_port>{mysql_port}</mysql_port><postgresql_port>{postgresql_port}</postgresql_port></clickhouse>\n"
+            ),
+        )
+        .unwrap();
+    });
+    (server, mysql_port, postgresql_port)
 }
 
 const RULES: &str = "live-passwordless-user-open,live-admin-open-to-any-network,live-readonly-user-can-change-settings,\
@@ -56,7 +76,8 @@ fn outcome<'a>(report: &'a Value, rule: &str) -> &'a str {
 
 #[test]
 fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passes() {
-    let server = start();
+    let (server, mysql_port, postgresql_port) = start();
+    passwordless_logins_over_mysql_and_postgresql_and_a_removed_port_closes(&server, mysql_port, postgresql_port);
     let dir = tempfile::tempdir().unwrap();
     let admin = format!("http://default@127.0.0.1:{}", server.http_port);
     let auditor = format!("http://narrow:n4rrow-pw@127.0.0.1:{}", server.http_port);
@@ -220,4 +241,104 @@ fn a_row_policy_filters_only_whom_it_names(server: &support::LiveServer, dir: &P
     assert_eq!(server.query(count).trim(), "3", "the administrator, excepted, reads every row");
     let fixed = audit(dir, admin);
     assert!(fixed["findings"].as_array().unwrap().iter().all(|f| f["rule_id"] != rule), "{fixed:#}");
+}
+
+/// What `compatibility-port-open-to-passwordless-user` says: a `<no_password/>` user logs in
+/// over the MySQL and the PostgreSQL protocol with an empty password; and what its fix says:
+/// a config.d fragment removing the port closes it on reload, without a restart.
+fn passwordless_logins_over_mysql_and_postgresql_and_a_removed_port_closes(
+    server: &support::LiveServer,
+    mysql_port: u16,
+    postgresql_port: u16,
+) {
+    assert_eq!(mysql_login(mysql_port, "bi"), Ok(()));
+    assert_eq!(postgresql_current_user(postgresql_port, "bi").as_deref(), Ok("bi"));
+    // a user with a password is refused the same empty login
+    assert!(mysql_login(mysql_port, "auditor").is_err());
+    assert!(postgresql_current_user(postgresql_port, "auditor").is_err());
+
+    let fix = server.config_path().with_file_name("config.d").join("zz-chaudit-fix.xml");
+    std::fs::write(&fix, "<clickhouse><mysql_port remove=\"1\"/></clickhouse>\n").unwrap();
+    let closed = (0..60).any(|_| {
+        std::thread::sleep(Duration::from_millis(500));
+        TcpStream::connect(("127.0.0.1", mysql_port)).is_err()
+    });
+    assert!(closed, "the MySQL port still listens 30 s after the fragment removed it");
+    assert_eq!(postgresql_current_user(postgresql_port, "bi").as_deref(), Ok("bi"), "the other port stays");
+    std::fs::remove_file(fix).unwrap();
+}
+
+fn connect(port: u16) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+}
+
+/// A MySQL protocol login (HandshakeResponse41, mysql_native_password, empty password): Ok
+/// when the server answers OK.
+fn mysql_login(port: u16, user: &str) -> Result<(), String> {
+    let mut stream = connect(port);
+    let read_packet = |stream: &mut TcpStream| -> Vec<u8> {
+        let mut header = [0u8; 4];
+        stream.read_exact(&mut header).expect("a packet header");
+        let mut payload =
+            vec![0u8; usize::from(header[0]) | usize::from(header[1]) << 8 | usize::from(header[2]) << 16];
+        stream.read_exact(&mut payload).expect("a packet");
+        payload
+    };
+    let greeting = read_packet(&mut stream);
+    assert_eq!(greeting[0], 10, "protocol version 10");
+    // CLIENT_PROTOCOL_41 | CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH
+    let capabilities: u32 = 0x0200 | 0x8000 | 0x0008_0000;
+    let mut payload = capabilities.to_le_bytes().to_vec();
+    payload.extend(16_777_216u32.to_le_bytes());
+    payload.push(33); // utf8_general_ci
+    payload.extend([0u8; 23]);
+    payload.extend(user.as_bytes());
+    payload.push(0);
+    payload.push(0); // an empty auth response
+    payload.extend(b"mysql_native_password\0");
+    let length = payload.len() as u32;
+    let mut packet = length.to_le_bytes()[..3].to_vec();
+    packet.push(1);
+    packet.extend(payload);
+    stream.write_all(&packet).unwrap();
+    let reply = read_packet(&mut stream);
+    if reply[0] == 0 { Ok(()) } else { Err(String::from_utf8_lossy(&reply).into_owned()) }
+}
+
+/// `SELECT currentUser()` over the PostgreSQL protocol (startup without a password, simple
+/// query): the user the server says the session is.
+fn postgresql_current_user(port: u16, user: &str) -> Result<String, String> {
+    let mut stream = connect(port);
+    let mut body = 196_608u32.to_be_bytes().to_vec(); // protocol 3.0
+    body.extend(format!("user\0{user}\0database\0default\0\0").as_bytes());
+    let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+    startup.extend(body);
+    stream.write_all(&startup).unwrap();
+    let query = b"SELECT currentUser()\0";
+    let mut message = vec![b'Q'];
+    message.extend(((query.len() + 4) as u32).to_be_bytes());
+    message.extend(query);
+    let mut sent = false;
+    loop {
+        let mut header = [0u8; 5];
+        stream.read_exact(&mut header).map_err(|e| e.to_string())?;
+        let length = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        let mut payload = vec![0u8; length - 4];
+        stream.read_exact(&mut payload).map_err(|e| e.to_string())?;
+        match header[0] {
+            b'R' if payload[..4] != [0, 0, 0, 0] => return Err(format!("a password is asked: {payload:?}")),
+            b'E' => return Err(String::from_utf8_lossy(&payload).into_owned()),
+            b'Z' if !sent => {
+                stream.write_all(&message).unwrap();
+                sent = true;
+            }
+            b'D' => {
+                let size = u32::from_be_bytes([payload[2], payload[3], payload[4], payload[5]]) as usize;
+                return Ok(String::from_utf8_lossy(&payload[6..6 + size]).into_owned());
+            }
+            _ => {}
+        }
+    }
 }
