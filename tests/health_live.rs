@@ -208,6 +208,30 @@ fn a_troubled_server_makes_the_health_rules_fire() {
     for m in messages(&report, "clickhouse-warnings") {
         assert!(!m.contains("Ordinary") && !m.contains("number of attached"), "{m}");
     }
+
+    the_printed_fixes_clear_their_findings(&server, &report);
+}
+
+/// The changing SQL fixes, run as printed (KILL MUTATION, SYSTEM START MERGES): the server
+/// accepts them and the re-audit no longer fires their rules for those tables.
+fn the_printed_fixes_clear_their_findings(server: &support::LiveServer, report: &Value) {
+    let about = |report: &Value, rule: &str, table: &str| -> Option<Value> {
+        findings(report, rule).into_iter().find(|f| f["message"].as_str().unwrap().contains(table)).cloned()
+    };
+    for (rule, table) in [("mutation-failing", "default.mutated"), ("merges-stalled", "default.piled")] {
+        let finding = about(report, rule, table).unwrap_or_else(|| panic!("{rule} on {table}"));
+        server.query(finding["remediation"]["sql"].as_str().expect("a SQL fix"));
+    }
+    let merged = (0..120).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        server.query("SYSTEM FLUSH LOGS");
+        server.query("SELECT count() FROM system.part_log WHERE table = 'piled' AND event_type = 'MergeParts'").trim()
+            != "0"
+    });
+    assert!(merged, "no merge of default.piled within 60 s of SYSTEM START MERGES");
+    let after = audit(server, &["--param", "max_failures_per_hour=1"]);
+    assert_eq!(about(&after, "mutation-failing", "default.mutated"), None);
+    assert_eq!(about(&after, "merges-stalled", "default.piled"), None);
 }
 
 #[test]

@@ -108,6 +108,11 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     for part in ["`app`", "local_directory", "ALL", "WITH GRANT OPTION"] {
         assert!(message.contains(part), "{part}: {message}");
     }
+    // its SQL fix, applied as the admin, clears it (the password is left to the user)
+    assert_eq!(finding["remediation"]["sql"], "ALTER USER `app` HOST LOCAL");
+    server.query(finding["remediation"]["sql"].as_str().unwrap());
+    let closed = audit(dir.path(), &admin);
+    assert!(support::report_entry(&closed, "findings", "live-passwordless-user-open").is_none(), "{closed:#}");
 
     // a password, but open to any host and an administrator through a role: high
     server.query("CREATE ROLE admins");
@@ -127,6 +132,48 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     readonly_two_without_constraints_lifts_limits_and_its_fix_holds(&server, dir.path(), &admin);
     a_reachable_user_without_a_quota_and_its_fix(&server, dir.path(), &admin);
     a_row_policy_filters_only_whom_it_names(&server, dir.path(), &admin);
+    a_busy_sql_user_gets_limits_that_keep_its_profile(&server, dir.path(), &admin);
+}
+
+/// `busy-user-without-limits` on a user created with SQL: its printed fix, run as the admin,
+/// gives the limits and keeps the user's profile; once the shape runs again the re-audit is quiet.
+fn a_busy_sql_user_gets_limits_that_keep_its_profile(server: &support::LiveServer, dir: &Path, admin: &str) {
+    let rule = "busy-user-without-limits";
+    server.query("CREATE SETTINGS PROFILE dash_profile SETTINGS max_threads = 3");
+    server.query("CREATE USER dash IDENTIFIED WITH sha256_password BY 'd-pw' HOST LOCAL SETTINGS PROFILE dash_profile");
+    server.query("GRANT SELECT ON default.rows TO dash");
+    let run_shape = || {
+        for _ in 0..5 {
+            server.try_query_as("dash", "d-pw", "SELECT max(x) FROM default.rows").unwrap();
+        }
+        server.query("SYSTEM FLUSH LOGS");
+    };
+    let busy = |dir: &Path| -> Value {
+        let args = [
+            "--dsn",
+            admin,
+            "--select",
+            rule,
+            "--param",
+            "busy-user-without-limits.min_runs=5",
+            "--since",
+            "1h",
+            "--format",
+            "json",
+        ];
+        let (_, out, stderr) = support::chaudit(dir, &[&args[..], &["--fail-on", "never"]].concat());
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"))
+    };
+    run_shape();
+    let report = busy(dir);
+    let found = about(&report, rule, "dash");
+    assert_eq!(found.len(), 1, "{report:#}");
+    server.query(found[0]["remediation"]["sql"].as_str().expect("a SQL fix on 25.8"));
+    let settings = "SELECT getSetting('max_execution_time'), getSetting('max_threads')";
+    assert_eq!(server.try_query_as("dash", "d-pw", settings).unwrap().trim(), "30\t3", "limits given, profile kept");
+    run_shape();
+    let fixed = busy(dir);
+    assert!(about(&fixed, rule, "dash").is_empty(), "{fixed:#}");
 }
 
 /// The findings of `rule` about user `name`.

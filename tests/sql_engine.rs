@@ -7,7 +7,9 @@
 //!   the only error allowed;
 //! - parsed by the server (`formatQuery`) when it changes something (ALTER, SYSTEM, KILL,
 //!   OPTIMIZE, ...): the server's own parser accepts it. What the changes do is proven by the
-//!   tests of each rule's claims (live_security.rs: an ALTER USER applied and re-audited).
+//!   tests of each rule's claims, where they are applied and re-audited (live_security.rs:
+//!   ALTER USER ... HOST LOCAL / MODIFY SETTING, CREATE QUOTA; health_live.rs: KILL MUTATION,
+//!   SYSTEM START MERGES).
 
 mod support;
 
