@@ -633,13 +633,22 @@ impl<'a> ConfigFacts<'a> {
             for child in e.elements() {
                 let child_path =
                     if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
-                let credential = match child.name.as_str() {
-                    "secret_access_key" | "account_key" => true,
-                    "connection_string" => child.value().contains("AccountKey="),
-                    _ => false,
+                let integration = path.split('/').next().is_some_and(|top| INTEGRATIONS.contains(&top));
+                let kind = match child.name.as_str() {
+                    "secret_access_key" | "account_key" => Some("object-storage"),
+                    "connection_string" if child.value().contains("AccountKey=") => Some("object-storage"),
+                    "password" | "sasl_password" | "sasl_oauthbearer_client_secret" if integration => {
+                        Some("integration")
+                    }
+                    _ => None,
                 };
-                if credential && !child.value().trim().is_empty() && child.value_origin() != child.origin {
-                    out.push(json!({"element": child.name, "path": child_path, "at": self.at(child.origin)}));
+                if let Some(kind) = kind
+                    && !child.value().trim().is_empty()
+                    && child.value_origin() != child.origin
+                {
+                    out.push(
+                        json!({"element": child.name, "path": child_path, "kind": kind, "at": self.at(child.origin)}),
+                    );
                 } else if child.has_element_children() {
                     pending.push((child_path, child));
                 }
@@ -753,6 +762,10 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     }
     out
 }
+
+/// Root sections holding the credentials of the message brokers the table engines connect
+/// to (Kafka, RabbitMQ, NATS), with their per-topic / per-queue subsections.
+const INTEGRATIONS: &[&str] = &["kafka", "rabbitmq", "nats"];
 
 /// The system log tables a config section creates (LIST_OF_ALL_SYSTEM_LOGS in ClickHouse's
 /// src/Interpreters/SystemLog.h, 24.8 to 26.9): another `*_log` element is no log table.
