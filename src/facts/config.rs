@@ -352,6 +352,7 @@ impl<'a> ConfigFacts<'a> {
             "policies": self.gated("policies", || self.policies()),
             "clusters": self.gated("clusters", || self.clusters()),
             "logs": self.gated("logs", || self.logs()),
+            "log_unknown_elements": self.gated("log_unknown_elements", || self.log_unknown_elements()),
             "interserver_exposed": interserver_exposed(root),
             "openssl_client": root.find("openSSL/client").map(|c| {
                 let mode = c.child("verificationMode");
@@ -676,6 +677,32 @@ impl<'a> ConfigFacts<'a> {
         out
     }
 
+    /// Elements of a system log section that the server does not read (createSystemLog and
+    /// the collectors of SystemLog.cpp), with the key a misspelling is closest to.
+    fn log_unknown_elements(&self) -> Vec<Value> {
+        let root = &self.loaded.server.root;
+        let mut out = Vec::new();
+        for log in root.elements().filter(|e| SYSTEM_LOGS.contains(&e.name.as_str())) {
+            let read = |name: &str| {
+                LOG_SECTION_KEYS.contains(&name)
+                    || LOG_SECTION_EXTRA_KEYS.iter().any(|(l, key)| *l == log.name && *key == name)
+            };
+            let known: Vec<&str> = LOG_SECTION_KEYS
+                .iter()
+                .copied()
+                .chain(LOG_SECTION_EXTRA_KEYS.iter().filter(|(l, _)| *l == log.name).map(|(_, key)| *key))
+                .collect();
+            for child in log.elements().filter(|c| !read(&c.name)) {
+                // a misspelling, or a known key with a prefix (`table_ttl` for `ttl`)
+                let suggestion = crate::suggest::typo_of(&child.name, known.iter().copied())
+                    .or_else(|| known.iter().copied().find(|key| child.name.ends_with(&format!("_{key}"))));
+                out.push(json!({"log": log.name, "element": child.name, "at": self.at(child.origin),
+                                "suggestion": suggestion}));
+            }
+        }
+        out
+    }
+
     /// Loader problems that rules turn into findings (an unset from_env, ...).
     fn problems(&self) -> Vec<Value> {
         self.loaded
@@ -762,6 +789,35 @@ fn leaf_values(e: &Element) -> Map<String, Value> {
     }
     out
 }
+
+/// What the server reads in every system log section (createSystemLog in ClickHouse's
+/// src/Interpreters/SystemLog.cpp).
+const LOG_SECTION_KEYS: &[&str] = &[
+    "database",
+    "table",
+    "engine",
+    "partition_by",
+    "ttl",
+    "order_by",
+    "storage_policy",
+    "settings",
+    "flush_interval_milliseconds",
+    "max_size_rows",
+    "reserved_size_rows",
+    "buffer_size_rows_flush_threshold",
+    "flush_on_crash",
+];
+
+/// What the server reads in one log's section only: the collectors' intervals, text_log's
+/// level, trace_log's symbolization.
+const LOG_SECTION_EXTRA_KEYS: &[(&str, &str)] = &[
+    ("metric_log", "collect_interval_milliseconds"),
+    ("error_log", "collect_interval_milliseconds"),
+    ("latency_log", "collect_interval_milliseconds"),
+    ("query_metric_log", "collect_interval_milliseconds"),
+    ("text_log", "level"),
+    ("trace_log", "symbolize"),
+];
 
 /// Root sections holding the credentials of the message brokers the table engines connect
 /// to (Kafka, RabbitMQ, NATS), with their per-topic / per-queue subsections.
