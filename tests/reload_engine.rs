@@ -3,7 +3,8 @@
 //! profile (users.d/), a server setting the catalog marks `changeable_without_restart = Yes`,
 //! or adds a disk (config.d/); a new storage policy is not (its fixes say restart). After a
 //! restart every config fix still holds, the policy is there, and a system log's TTL given in
-//! the config (the only TTL fix that lasts) is on the table the server recreates.
+//! the config (the only TTL fix that lasts) is on the table the server recreates, and not
+//! before: a reload leaves the system logs as they are.
 
 mod support;
 
@@ -80,9 +81,19 @@ fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_res
     assert!(!before.contains("toIntervalDay(30)"), "{before}");
     std::fs::write(
         dir.join("config.d/zz-ttl-fix.xml"),
-        "<clickhouse><part_log><ttl>event_date + INTERVAL 30 DAY DELETE</ttl></part_log></clickhouse>",
+        "<clickhouse><part_log><ttl>event_date + INTERVAL 30 DAY DELETE</ttl></part_log>\
+         <max_table_size_to_drop>12345</max_table_size_to_drop></clickhouse>",
     )
     .unwrap();
+    // the reload that applies the fragment's server setting leaves the log as it was: a system
+    // log's section needs a restart (what the system log rules say)
+    assert!(
+        eventually(&server, "SELECT value FROM system.server_settings WHERE name = 'max_table_size_to_drop'", "12345"),
+        "the fragment was not reloaded"
+    );
+    server.query("SYSTEM FLUSH LOGS");
+    let reloaded = server.query("SHOW CREATE TABLE system.part_log");
+    assert!(!reloaded.contains("toIntervalDay(30)"), "{reloaded}");
     server.restart();
     assert_eq!(
         server.query("SELECT getSetting('max_threads')").trim(),
