@@ -60,14 +60,18 @@ pub fn audit(
             });
         }
         let endpoint = live["endpoint"].as_str().unwrap_or_default();
+        let version = live["version"].as_str().map(str::to_string);
         for mut f in evaluation.findings {
-            // the replica is named in `hosts`: the message is the same on every replica
+            // the replica is named in `hosts`: the message reads the same on every replica
             if !endpoint.is_empty() && f.message.contains(endpoint) {
                 f.message = f.message.replace(endpoint, "the replica");
-                let file = f.location.as_ref().map_or("", |l| l.file.as_str());
-                f.fingerprint = eval::finding::identity(&f.rule_id, file, &f.message);
             }
-            f.hosts = vec![HostEvidence { host: node.name.clone(), evidence: f.evidence.clone() }];
+            f.hosts = vec![HostEvidence {
+                host: node.name.clone(),
+                version: version.clone(),
+                message: None,
+                evidence: f.evidence.clone(),
+            }];
             merge_into(&mut findings, f);
         }
     }
@@ -87,11 +91,18 @@ fn is_cluster_rule(pack: &RulePack, id: &str) -> bool {
     pack.rules.iter().any(|r| r.id == id && r.sources.contains(&Source::Cluster))
 }
 
-/// The same finding (rule, place, message) on several replicas is one finding.
-fn merge_into(findings: &mut Vec<Finding>, f: Finding) {
-    let same = |g: &&mut Finding| g.rule_id == f.rule_id && g.location == f.location && g.message == f.message;
-    match findings.iter_mut().find(same) {
-        Some(existing) => existing.hosts.extend(f.hosts),
+/// The same problem (one fingerprint: rule, object, file) on several replicas is one
+/// finding; a replica whose message says otherwise (its own numbers) keeps it beside its host.
+fn merge_into(findings: &mut Vec<Finding>, mut f: Finding) {
+    match findings.iter_mut().find(|g| g.fingerprint == f.fingerprint) {
+        Some(existing) => {
+            if f.message != existing.message {
+                for host in &mut f.hosts {
+                    host.message = Some(f.message.clone());
+                }
+            }
+            existing.hosts.extend(f.hosts);
+        }
         None => findings.push(f),
     }
 }
