@@ -4,28 +4,54 @@
 
 pub mod document;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::collect::cluster::Collected;
 use crate::eval::{self, Evaluation, Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind, Selection};
 use crate::facts::{Facts, Source};
 use crate::rules::RulePack;
+use crate::version::Version;
 
-/// Audits each reachable node (its `live` and `log` over the shared `base` facts, e.g. the
-/// config files) and the cluster as a whole.
+/// The config files' facts as a replica of a version reads them (its catalog says which
+/// settings exist), or None without config files.
+pub type ConfigFacts<'a> = &'a dyn Fn(Option<Version>) -> Option<Facts>;
+
+/// Audits each reachable node (its `live` and `log` over the shared `base` facts, and the
+/// config files' facts built for the version it runs) and the cluster as a whole. Each
+/// replica's rules read its own version's catalog and gates: in a rolling upgrade a
+/// setting obsolete on the new version is reported on the replicas running it.
 pub fn audit(
     pack: &RulePack,
     base: &Facts,
+    config: ConfigFacts,
     cluster: Option<&str>,
     collected: &Collected,
     selection: &Selection,
 ) -> Evaluation {
     let mut per_rule: BTreeMap<String, Vec<HostOutcome>> = BTreeMap::new();
     let mut findings: Vec<Finding> = Vec::new();
+    // the config facts once per version the replicas run (usually one)
+    let versions: BTreeSet<Option<Version>> = collected
+        .nodes
+        .iter()
+        .filter_map(|n| n.live.as_ref())
+        .map(|live| crate::facts::live_version(live).or(base.version))
+        .collect();
+    let bases: BTreeMap<Option<Version>, Facts> = versions
+        .into_iter()
+        .map(|version| {
+            let mut facts = base.clone();
+            if let Some(mut files) = config(version) {
+                files.merge(facts);
+                facts = files;
+            }
+            (version, facts)
+        })
+        .collect();
     // each replica's audit is independent of the others'
     let evaluations = crate::parallel::on_every_core(&collected.nodes, |node| {
         let live = node.live.as_ref()?;
-        let mut facts = base.clone();
+        let mut facts = bases.get(&crate::facts::live_version(live).or(base.version))?.clone();
         facts.add_live(live.clone());
         if let Some(log) = &node.log {
             facts.add_log(log.clone());
