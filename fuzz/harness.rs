@@ -114,7 +114,7 @@ pub fn snapshot(data: &[u8]) {
     match live {
         Some(chaudit::audit::Live::Cluster { name, collected }) => {
             let Ok(selection) = Selection::new(pack, &[], &[], &[]) else { return };
-            let _ = chaudit::cluster::audit(pack, &facts, name.as_deref(), &collected, &selection);
+            let _ = chaudit::cluster::audit(pack, &facts, &|_| None, name.as_deref(), &collected, &selection);
         }
         _ => audit(pack, &facts),
     }

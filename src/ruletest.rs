@@ -62,6 +62,11 @@ fn check(
 ) -> Result<(), String> {
     let facts = fixture_facts(fixture, version)?;
     let (outcome, findings) = evaluate_rule(rule, &facts, &Variables::of(&facts));
+    if expect == Expectation::Fires
+        && let Some(shared) = shared_object(&findings)
+    {
+        return Err(shared);
+    }
     match (expect, outcome.outcome) {
         (_, OutcomeKind::Errored) => Err(format!("the rule errored: {}", outcome.reason.unwrap_or_default())),
         (Expectation::Fires, OutcomeKind::Fired) => match at {
@@ -103,6 +108,21 @@ fn check(
     }
 }
 
+/// Two findings of the fixture about one object in one file: the rule's object does not
+/// tell them apart, and their fingerprints would fall back on lines and messages.
+fn shared_object(findings: &[crate::eval::Finding]) -> Option<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    findings.iter().find_map(|f| {
+        let file = f.location.as_ref().map_or("", |l| l.file.as_str());
+        (!seen.insert((f.object.as_deref(), file))).then(|| {
+            format!(
+                "two findings about {} in `{file}`: `object:` must tell them apart (the rule, object and file are the fingerprint)",
+                f.object.as_deref().map_or_else(|| "no object".to_string(), |o| format!("`{o}`"))
+            )
+        })
+    })
+}
+
 /// The file beside a fixture that holds what its firing cases show, per rule.
 const EXPECTED: &str = "expected-findings.json";
 
@@ -115,6 +135,7 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
         .map(|f| {
             serde_json::json!({
                 "message": crate::report::mask::shown(&f.message),
+                "object": f.object,
                 "location": f.location.as_ref().map(|l| format!("{}:{}:{}", l.file, l.line, l.column)),
                 "evidence": f.evidence,
             })

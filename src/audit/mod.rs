@@ -263,23 +263,29 @@ pub fn run(
     let (mut loaded, mut facts, live) = gathered?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
-    if let (Some(loaded), Some(main)) = (&loaded, &request.config) {
-        // only the config facts the selected rules read are built
-        let wanted: BTreeSet<String> = pack
-            .rules
-            .iter()
-            .filter(|r| selection.includes(r))
-            .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
-            .collect();
-        let mut config = facts::config::facts_read(loaded, &wanted, main.display().to_string(), facts.version);
-        config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
-        facts = config;
-    }
+    // only the config facts the selected rules read are built, for the version that reads them
+    let wanted: BTreeSet<String> = pack
+        .rules
+        .iter()
+        .filter(|r| selection.includes(r))
+        .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
+        .collect();
+    let config_facts = |version: Option<Version>| {
+        let (Some(loaded), Some(main)) = (&loaded, &request.config) else { return None };
+        Some(facts::config::facts_read(loaded, &wanted, main.display().to_string(), version))
+    };
     let mut evaluation = match &live {
+        // each replica reads the config with the catalog of the version it runs
         Some(Live::Cluster { name, collected }) => {
-            crate::cluster::audit(&pack, &facts, name.as_deref(), collected, &selection)
+            crate::cluster::audit(&pack, &facts, &config_facts, name.as_deref(), collected, &selection)
         }
-        _ => evaluate(&pack, &facts, &selection),
+        _ => {
+            if let Some(mut config) = config_facts(facts.version) {
+                config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
+                facts = config;
+            }
+            evaluate(&pack, &facts, &selection)
+        }
     };
     let mut warnings = match &loaded {
         Some(loaded) => suppress_findings(loaded, &request.suppressions, &mut evaluation.findings)?,

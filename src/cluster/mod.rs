@@ -4,28 +4,54 @@
 
 pub mod document;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::collect::cluster::Collected;
 use crate::eval::{self, Evaluation, Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind, Selection};
 use crate::facts::{Facts, Source};
 use crate::rules::RulePack;
+use crate::version::Version;
 
-/// Audits each reachable node (its `live` and `log` over the shared `base` facts, e.g. the
-/// config files) and the cluster as a whole.
+/// The config files' facts as a replica of a version reads them (its catalog says which
+/// settings exist), or None without config files.
+pub type ConfigFacts<'a> = &'a dyn Fn(Option<Version>) -> Option<Facts>;
+
+/// Audits each reachable node (its `live` and `log` over the shared `base` facts, and the
+/// config files' facts built for the version it runs) and the cluster as a whole. Each
+/// replica's rules read its own version's catalog and gates: in a rolling upgrade a
+/// setting obsolete on the new version is reported on the replicas running it.
 pub fn audit(
     pack: &RulePack,
     base: &Facts,
+    config: ConfigFacts,
     cluster: Option<&str>,
     collected: &Collected,
     selection: &Selection,
 ) -> Evaluation {
     let mut per_rule: BTreeMap<String, Vec<HostOutcome>> = BTreeMap::new();
     let mut findings: Vec<Finding> = Vec::new();
+    // the config facts once per version the replicas run (usually one)
+    let versions: BTreeSet<Option<Version>> = collected
+        .nodes
+        .iter()
+        .filter_map(|n| n.live.as_ref())
+        .map(|live| crate::facts::live_version(live).or(base.version))
+        .collect();
+    let bases: BTreeMap<Option<Version>, Facts> = versions
+        .into_iter()
+        .map(|version| {
+            let mut facts = base.clone();
+            if let Some(mut files) = config(version) {
+                files.merge(facts);
+                facts = files;
+            }
+            (version, facts)
+        })
+        .collect();
     // each replica's audit is independent of the others'
     let evaluations = crate::parallel::on_every_core(&collected.nodes, |node| {
         let live = node.live.as_ref()?;
-        let mut facts = base.clone();
+        let mut facts = bases.get(&crate::facts::live_version(live).or(base.version))?.clone();
         facts.add_live(live.clone());
         if let Some(log) = &node.log {
             facts.add_log(log.clone());
@@ -60,14 +86,18 @@ pub fn audit(
             });
         }
         let endpoint = live["endpoint"].as_str().unwrap_or_default();
+        let version = live["version"].as_str().map(str::to_string);
         for mut f in evaluation.findings {
-            // the replica is named in `hosts`: the message is the same on every replica
+            // the replica is named in `hosts`: the message reads the same on every replica
             if !endpoint.is_empty() && f.message.contains(endpoint) {
                 f.message = f.message.replace(endpoint, "the replica");
-                let file = f.location.as_ref().map_or("", |l| l.file.as_str());
-                f.fingerprint = eval::finding::identity(&f.rule_id, file, &f.message);
             }
-            f.hosts = vec![HostEvidence { host: node.name.clone(), evidence: f.evidence.clone() }];
+            f.hosts = vec![HostEvidence {
+                host: node.name.clone(),
+                version: version.clone(),
+                message: None,
+                evidence: f.evidence.clone(),
+            }];
             merge_into(&mut findings, f);
         }
     }
@@ -87,11 +117,18 @@ fn is_cluster_rule(pack: &RulePack, id: &str) -> bool {
     pack.rules.iter().any(|r| r.id == id && r.sources.contains(&Source::Cluster))
 }
 
-/// The same finding (rule, place, message) on several replicas is one finding.
-fn merge_into(findings: &mut Vec<Finding>, f: Finding) {
-    let same = |g: &&mut Finding| g.rule_id == f.rule_id && g.location == f.location && g.message == f.message;
-    match findings.iter_mut().find(same) {
-        Some(existing) => existing.hosts.extend(f.hosts),
+/// The same problem (one fingerprint: rule, object, file) on several replicas is one
+/// finding; a replica whose message says otherwise (its own numbers) keeps it beside its host.
+fn merge_into(findings: &mut Vec<Finding>, mut f: Finding) {
+    match findings.iter_mut().find(|g| g.fingerprint == f.fingerprint) {
+        Some(existing) => {
+            if f.message != existing.message {
+                for host in &mut f.hosts {
+                    host.message = Some(f.message.clone());
+                }
+            }
+            existing.hosts.extend(f.hosts);
+        }
         None => findings.push(f),
     }
 }

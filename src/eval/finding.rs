@@ -42,6 +42,12 @@ pub struct HostOutcome {
 #[derive(Debug, Clone, Serialize)]
 pub struct HostEvidence {
     pub host: String,
+    /// The ClickHouse version the replica runs: its rules used that version's catalog and gates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The replica's own message, when it says something else than the finding's (other numbers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     pub evidence: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -91,11 +97,16 @@ pub struct Finding {
     pub severity: Severity,
     pub title: String,
     pub message: String,
+    /// What the finding is about (a user, a table, a disk, a profile's setting), as the
+    /// rule's `object:` names it; none for a rule about the server as a whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
     pub evidence: serde_json::Map<String, serde_json::Value>,
     pub remediation: Remediation,
-    /// Stable across unrelated edits: rule, file and message, not the line.
+    /// Stable across unrelated edits and changing numbers: rule, object and file (see
+    /// [`identity`]).
     pub fingerprint: String,
     /// 1 = most important.
     pub rank: usize,
@@ -128,43 +139,11 @@ impl Finding {
     }
 }
 
-/// A finding's identity across runs: its rule, its file and its message with every number
-/// left out (`12 parts` and `40 parts` are the same problem growing; `disk2` keeps its
-/// digit, part of a name), so a moving count never makes a known finding new.
-pub fn identity(rule_id: &str, file: &str, message: &str) -> String {
-    fingerprint(&[rule_id, file, &without_numbers(message)])
-}
-
-/// `message` with each standalone number (digits with their `.`/`,` separators, not part
-/// of a word) as `#`.
-fn without_numbers(message: &str) -> String {
-    let chars: Vec<char> = message.chars().collect();
-    let mut out = String::with_capacity(message.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let word_before = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-        if chars[i].is_ascii_digit() && !word_before {
-            let mut j = i;
-            while j < chars.len()
-                && (chars[j].is_ascii_digit()
-                    || (matches!(chars[j], '.' | ',') && chars.get(j + 1).is_some_and(char::is_ascii_digit)))
-            {
-                j += 1;
-            }
-            let word_after = chars.get(j).is_some_and(|c| c.is_alphabetic() || *c == '_');
-            if !word_after {
-                out.push('#');
-                i = j;
-                continue;
-            }
-            out.extend(&chars[i..j]);
-            i = j;
-            continue;
-        }
-        out.push(chars[i]);
-        i += 1;
-    }
-    out
+/// A finding's identity across runs: its rule, its object and its file. Neither the line
+/// (unrelated edits move it) nor the message (its numbers grow, its wording changes) is part
+/// of it: `12 parts` and `40 parts` of one table are the same problem.
+pub fn identity(rule_id: &str, object: Option<&str>, file: &str) -> String {
+    fingerprint(&[rule_id, object.unwrap_or(""), file])
 }
 
 /// A 64-bit FNV-1a hash as hex: stable across platforms and releases.
@@ -209,6 +188,7 @@ mod tests {
             severity,
             title: String::new(),
             message: String::new(),
+            object: None,
             location: None,
             evidence: serde_json::Map::new(),
             remediation: Remediation::default(),
@@ -236,10 +216,13 @@ mod tests {
     }
 
     #[test]
-    fn identities_leave_numbers_out_but_keep_names() {
-        assert_eq!(without_numbers("12 parts (1,024.5 MiB) on disk2 of s3_1"), "# parts (# MiB) on disk2 of s3_1");
-        assert_eq!(identity("r", "f", "42 queries"), identity("r", "f", "7 queries"));
-        assert_ne!(identity("r", "f", "user a1"), identity("r", "f", "user a2"));
+    fn identities_are_rule_object_and_file() {
+        assert_eq!(identity("r", Some("db.t"), "f"), identity("r", Some("db.t"), "f"));
+        assert_ne!(identity("r", Some("db.t1"), "f"), identity("r", Some("db.t2"), "f"));
+        assert_ne!(identity("r", Some("db.t"), "f"), identity("r", Some("db.t"), "g"));
+        assert_ne!(identity("r", Some("db.t"), "f"), identity("s", Some("db.t"), "f"));
+        // no object and an empty one are the same: the rule about the whole file
+        assert_eq!(identity("r", None, "f"), identity("r", Some(""), "f"));
     }
 
     #[test]

@@ -295,22 +295,67 @@ fn findings_of(
     };
     let mut found = Vec::new();
     for item in items {
+        // without `object:`, an item that is text is its object, else its `name`
+        let named = match (&rule.object, &rule.for_each) {
+            (None, Some(_)) => own_name(&item),
+            _ => None,
+        };
         let mut scope = context.new_inner_scope();
         scope.add_variable_from_value(rule.item.clone(), item);
         match rule.when.eval(&scope)? {
-            Value::Bool(true) => found.push(finding(rule, &scope, catalog)?),
+            Value::Bool(true) => found.push(finding(rule, &scope, named, catalog)?),
             Value::Bool(false) => {}
             other => return Err(format!("`when` gave {}, not true or false", display(&other))),
         }
     }
+    tell_apart(&mut found);
     Ok(found)
 }
 
-fn finding(rule: &Rule, scope: &cel::Context, catalog: &crate::facts::catalog::Catalog) -> Result<Finding, String> {
+/// An item's own name: itself when it is text, else its `name` field.
+fn own_name(item: &Value) -> Option<String> {
+    match item {
+        Value::String(s) => Some(s.to_string()),
+        Value::Map(map) => match map.map.get(&cel::objects::Key::from("name")) {
+            Some(Value::String(s)) => Some(s.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Findings of one rule that share a fingerprint (an object that does not tell its items
+/// apart, e.g. a rule's own `object:` that is too coarse) are told apart by where they
+/// point and what they say: two problems never share one identity. `rules test` fails a
+/// rule whose fixtures need this.
+fn tell_apart(found: &mut [Finding]) {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for f in found.iter() {
+        *seen.entry(f.fingerprint.clone()).or_default() += 1;
+    }
+    for f in found.iter_mut().filter(|f| seen[&f.fingerprint] > 1) {
+        let at = f.location.as_ref().map_or_else(String::new, |l| format!("{}:{}:{}", l.file, l.line, l.column));
+        f.fingerprint = finding::fingerprint(&[&f.fingerprint, &at, &f.message]);
+    }
+}
+
+fn finding(
+    rule: &Rule,
+    scope: &cel::Context,
+    named: Option<String>,
+    catalog: &crate::facts::catalog::Catalog,
+) -> Result<Finding, String> {
     let message = rule.message.render(scope)?;
     let location = match &rule.location {
         Some(e) => location_of(&e.eval(scope)?),
         None => None,
+    };
+    let object = match &rule.object {
+        Some(e) => match e.eval(scope)? {
+            Value::String(s) => Some(s.to_string()),
+            other => return Err(format!("`object` gave {}, not text", display(&other))),
+        },
+        None => named,
     };
     let mut evidence = Map::new();
     for (name, e) in &rule.evidence {
@@ -345,11 +390,12 @@ fn finding(rule: &Rule, scope: &cel::Context, catalog: &crate::facts::catalog::C
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {
-        fingerprint: finding::identity(&rule.id, file, &message),
+        fingerprint: finding::identity(&rule.id, object.as_deref(), file),
         rule_id: rule.id.clone(),
         severity: rule.severity,
         title: rule.title.clone(),
         message,
+        object,
         location,
         evidence,
         remediation,

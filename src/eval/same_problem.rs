@@ -7,23 +7,24 @@ use serde_json::{Value, json};
 
 use super::finding::Finding;
 
-/// (live rule, config rule, the evidence key both give the object under).
-const PAIRS: &[(&str, &str, &str)] = &[
-    ("live-system-log-without-ttl", "system-log-without-ttl", "log_table"),
-    ("live-cache-disk-not-in-policy", "cache-disk-not-in-policy", "cache_disk"),
+/// (live rule, config rule): both name the object (the log table, the cache disk) alike.
+const PAIRS: &[(&str, &str)] = &[
+    ("live-system-log-without-ttl", "system-log-without-ttl"),
+    ("live-cache-disk-not-in-policy", "cache-disk-not-in-policy"),
 ];
 
 /// Folds every live finding of a pair into the config finding about the same object.
 pub fn merge(findings: Vec<Finding>) -> Vec<Finding> {
     let mut kept: Vec<Finding> = Vec::with_capacity(findings.len());
     let (live, other): (Vec<Finding>, Vec<Finding>) =
-        findings.into_iter().partition(|f| PAIRS.iter().any(|(l, _, _)| *l == f.rule_id));
+        findings.into_iter().partition(|f| PAIRS.iter().any(|(l, _)| *l == f.rule_id));
     kept.extend(other);
     for f in live {
-        let Some((_, config_rule, key)) = PAIRS.iter().find(|(l, _, _)| *l == f.rule_id) else { continue };
-        let object = f.evidence.get(*key).filter(|v| !v.is_null());
-        let twin =
-            object.and_then(|o| kept.iter_mut().find(|k| k.rule_id == *config_rule && k.evidence.get(*key) == Some(o)));
+        let Some((_, config_rule)) = PAIRS.iter().find(|(l, _)| *l == f.rule_id) else { continue };
+        let twin = f
+            .object
+            .as_ref()
+            .and_then(|o| kept.iter_mut().find(|k| k.rule_id == *config_rule && k.object.as_ref() == Some(o)));
         match twin {
             Some(twin) => {
                 twin.evidence.insert(
@@ -46,15 +47,14 @@ mod tests {
     use crate::rules::Severity;
 
     fn finding(rule_id: &str, severity: Severity, table: &str) -> Finding {
-        let mut evidence = serde_json::Map::new();
-        evidence.insert("log_table".into(), json!(table));
         Finding {
             rule_id: rule_id.into(),
             severity,
             title: String::new(),
             message: format!("{rule_id} {table}"),
+            object: Some(table.into()),
             location: None,
-            evidence,
+            evidence: serde_json::Map::new(),
             remediation: Remediation::default(),
             fingerprint: String::new(),
             rank: 0,
@@ -76,7 +76,9 @@ mod tests {
         let part_log = merged.iter().find(|f| f.rule_id == "system-log-without-ttl").expect("config finding kept");
         assert_eq!(part_log.evidence["live"]["rule"], "live-system-log-without-ttl");
         assert!(
-            merged.iter().any(|f| f.rule_id == "live-system-log-without-ttl" && f.evidence["log_table"] == "query_log")
+            merged
+                .iter()
+                .any(|f| f.rule_id == "live-system-log-without-ttl" && f.object.as_deref() == Some("query_log"))
         );
     }
 }

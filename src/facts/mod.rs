@@ -19,6 +19,11 @@ pub fn uint(v: &serde_json::Value) -> u64 {
     v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
 }
 
+/// The version a server's `live` document says it runs.
+pub fn live_version(live: &serde_json::Value) -> Option<Version> {
+    live["version"].as_str().and_then(|v| v.parse().ok())
+}
+
 /// The positions of a snapshot's facts, for errors that name a fact by path
 /// (`live.metrics.Query`, `config.users[3].name`): JSON is YAML, read with its spans.
 struct FactLines {
@@ -109,7 +114,7 @@ impl Facts {
     /// Adds one node's `live` document (from `collect::collect`); its version wins over a
     /// stated one.
     pub fn add_live(&mut self, live: serde_json::Value) {
-        if let Some(v) = live["version"].as_str().and_then(|v| v.parse().ok()) {
+        if let Some(v) = live_version(&live) {
             self.version = Some(v);
         }
         self.sources.insert(Source::Live);

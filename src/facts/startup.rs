@@ -17,6 +17,9 @@ use crate::config::{ConfigError, Element, LoadedConfig, Origin, model};
 pub struct StartProblem {
     pub check: &'static str,
     pub subject: String,
+    /// Which of the subject's elements, when several of them can each fail (an `<ip>`, a
+    /// setting, a quota limit); empty otherwise.
+    pub part: String,
     pub reason: String,
     pub at: Origin,
 }
@@ -124,7 +127,19 @@ pub fn problems(loaded: &LoadedConfig) -> Vec<StartProblem> {
 }
 
 fn problem(out: &mut Vec<StartProblem>, check: &'static str, subject: impl Into<String>, reason: String, at: Origin) {
-    out.push(StartProblem { check, subject: subject.into(), reason, at });
+    problem_in(out, check, subject, String::new(), reason, at);
+}
+
+/// A problem with one of a subject's several elements (`part`).
+fn problem_in(
+    out: &mut Vec<StartProblem>,
+    check: &'static str,
+    subject: impl Into<String>,
+    part: String,
+    reason: String,
+    at: Origin,
+) {
+    out.push(StartProblem { check, subject: subject.into(), part, reason, at });
 }
 
 /// users_config or user_directories/users_xml/path naming a file that does not exist
@@ -168,7 +183,7 @@ fn users(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
                         "Invalid address: {} in <networks><ip> of user '{name}' (CANNOT_LOAD_CONFIG, code 347)",
                         ip.value()
                     );
-                    problem(out, "network-ip-invalid", name, reason, ip.value_origin());
+                    problem_in(out, "network-ip-invalid", name, ip.value(), reason, ip.value_origin());
                 }
             }
         }
@@ -262,7 +277,7 @@ fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>)
                     "Parent profile '{}' was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)",
                     parent.value()
                 );
-                problem(out, "profile-parent-missing", &p.name, reason, parent.value_origin());
+                problem_in(out, "profile-parent-missing", &p.name, parent.value(), reason, parent.value_origin());
             }
         }
         for s in &p.settings {
@@ -276,7 +291,7 @@ fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>)
                     s.value(),
                     s.name
                 );
-                problem(out, "profile-setting-unparsable", &p.name, reason, s.value_origin());
+                problem_in(out, "profile-setting-unparsable", &p.name, s.name.to_string(), reason, s.value_origin());
             }
         }
         for constrained in p.element.children_named("constraints").flat_map(Element::elements) {
@@ -285,7 +300,8 @@ fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>)
                     "Unknown setting '{}' (a constraint): {parsing} (UNKNOWN_SETTING, code 115)",
                     constrained.name
                 );
-                problem(out, "profile-constraint-unknown-setting", &p.name, reason, constrained.origin);
+                let part = constrained.name.to_string();
+                problem_in(out, "profile-constraint-unknown-setting", &p.name, part, reason, constrained.origin);
             }
         }
     }
@@ -311,7 +327,8 @@ const QUOTA_LIMITS: &[&str] = &[
 fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
     let Some(quotas) = users_root.child("quotas") else { return };
     for quota in quotas.elements() {
-        for interval in quota.elements().filter(|i| i.name.starts_with("interval")) {
+        // intervals are told apart by their order (each is usually `<interval>`)
+        for (number, interval) in quota.elements().filter(|i| i.name.starts_with("interval")).enumerate() {
             for limit in interval.elements().filter(|l| QUOTA_LIMITS.contains(&l.name.as_str())) {
                 let value = limit.value();
                 let value = value.trim();
@@ -326,19 +343,21 @@ fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
                          while parsing quota '{}' in users configuration file)",
                         limit.name, limit.name, quota.name, quota.name
                     );
-                    problem(out, "quota-limit-unparsable", quota.name.as_str(), reason, limit.value_origin());
+                    let part = format!("interval {}/{}", number + 1, limit.name);
+                    problem_in(out, "quota-limit-unparsable", quota.name.as_str(), part, reason, limit.value_origin());
                 }
             }
         }
-        for duration in quota.elements().filter(|i| i.name.starts_with("interval")).filter_map(|i| i.child("duration"))
-        {
+        let intervals = quota.elements().filter(|i| i.name.starts_with("interval"));
+        for (number, duration) in intervals.enumerate().filter_map(|(n, i)| Some((n, i.child("duration")?))) {
             if duration.value().parse::<i64>().is_err() {
                 let reason = format!(
                     "Syntax error: Not a valid integer: '{}' (<duration> of quota '{}') (CANNOT_LOAD_CONFIG, code 347)",
                     duration.value(),
                     quota.name
                 );
-                problem(out, "quota-duration-invalid", quota.name.as_str(), reason, duration.value_origin());
+                let (part, at) = (format!("interval {}", number + 1), duration.value_origin());
+                problem_in(out, "quota-duration-invalid", quota.name.as_str(), part, reason, at);
             }
         }
     }
@@ -612,7 +631,8 @@ fn encrypted_disk(d: &model::Disk, out: &mut Vec<StartProblem>) {
                 "Got an encryption key with unexpected size {bytes}, the size should be {size}: Disk {name} \
                  (BAD_ARGUMENTS, code 36)"
             );
-            problem(out, "encrypted-disk-key-invalid", name, reason, key.value_origin());
+            let part = key.attribute("id").map_or_else(|| key.name.to_string(), |id| format!("{} {id}", key.name));
+            problem_in(out, "encrypted-disk-key-invalid", name, part, reason, key.value_origin());
         }
     }
 }
@@ -663,12 +683,16 @@ fn log_levels(root: &Element, out: &mut Vec<StartProblem>) {
 /// Every replica of a cluster has a `<host>` (Cluster's constructor reads it with getString).
 fn clusters(root: &Element, out: &mut Vec<StartProblem>) {
     for cluster in model::clusters(root) {
-        for replica in cluster.shards.iter().flatten().filter(|r| r.element.child("host").is_none()) {
-            let reason = format!(
-                "Not found: remote_servers.{}...{}.host (CANNOT_LOAD_CONFIG, code 347)",
-                cluster.name, replica.element.name
-            );
-            problem(out, "cluster-replica-without-host", cluster.name.as_str(), reason, replica.element.origin);
+        for (shard_number, shard) in cluster.shards.iter().enumerate() {
+            for (number, replica) in shard.iter().enumerate().filter(|(_, r)| r.element.child("host").is_none()) {
+                let reason = format!(
+                    "Not found: remote_servers.{}...{}.host (CANNOT_LOAD_CONFIG, code 347)",
+                    cluster.name, replica.element.name
+                );
+                let part = format!("shard {}/replica {}", shard_number + 1, number + 1);
+                let at = replica.element.origin;
+                problem_in(out, "cluster-replica-without-host", cluster.name.as_str(), part, reason, at);
+            }
         }
     }
 }
@@ -708,7 +732,7 @@ fn parses_as(kind: &str, value: &str) -> bool {
 pub fn facts(loaded: &LoadedConfig, at: impl Fn(Origin) -> Value) -> Vec<Value> {
     problems(loaded)
         .into_iter()
-        .map(|p| json!({"check": p.check, "subject": p.subject, "reason": p.reason, "at": at(p.at)}))
+        .map(|p| json!({"check": p.check, "subject": p.subject, "part": p.part, "reason": p.reason, "at": at(p.at)}))
         .collect()
 }
 

@@ -50,10 +50,12 @@ pub fn render(report: &Report) -> String {
                     .iter()
                     .map(|(k, v)| format!("{k} `{}`", v.as_str().map_or_else(|| v.to_string(), str::to_string)))
                     .collect();
+                let said = h.message.as_deref().map_or_else(String::new, |m| format!(" {}", text(m)));
                 let _ = writeln!(
                     out,
-                    "- `{}`{}",
+                    "- `{}`{}{said}{}",
                     h.host,
+                    h.version.as_deref().map_or_else(String::new, |v| format!(" ({v})")),
                     if evidence.is_empty() { String::new() } else { format!(": {}", evidence.join(", ")) }
                 );
             }

@@ -205,6 +205,9 @@ fn present_finding(f: &mut Finding) {
     mask_evidence(&mut f.evidence);
     for h in &mut f.hosts {
         mask_evidence(&mut h.evidence);
+        if let Some(message) = &mut h.message {
+            *message = mask::shown(message);
+        }
     }
     for text in [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql].into_iter().flatten() {
         *text = mask::mask_text(text).into_owned();

@@ -194,10 +194,18 @@ fn result(report: &Report, f: &Finding) -> Value {
     if let Some(i) = rule_index {
         value["ruleIndex"] = json!(i);
     }
+    if let Some(object) = &f.object {
+        value["properties"]["object"] = json!(object);
+    }
     if !f.hosts.is_empty() {
         let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
         value["message"]["text"] = json!(format!("{} (on {})", f.message, hosts.join(", ")));
-        value["properties"] = json!({"hosts": hosts});
+        value["properties"]["hosts"] = json!(hosts);
+        let versions: serde_json::Map<String, Value> =
+            f.hosts.iter().filter_map(|h| Some((h.host.clone(), json!(h.version.as_ref()?)))).collect();
+        if !versions.is_empty() {
+            value["properties"]["versions"] = Value::Object(versions);
+        }
     }
     if let Some(s) = &f.suppressed {
         let kind = if s.kind == "inline" { "inSource" } else { "external" };

@@ -179,9 +179,12 @@ impl FindingDiagnostic {
                 help,
                 "on {} replica(s): {}",
                 f.hosts.len(),
-                f.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+                f.hosts.iter().map(host_and_version).collect::<Vec<_>>().join(", ")
             );
             for h in &f.hosts {
+                if let Some(message) = &h.message {
+                    let _ = writeln!(help, "on {}: {message}", h.host);
+                }
                 let evidence: Vec<String> = h.evidence.iter().map(|(k, v)| format!("{k} = {}", shown(v))).collect();
                 if !evidence.is_empty() {
                     let _ = writeln!(help, "evidence on {}: {}", h.host, evidence.join(", "));
@@ -315,4 +318,12 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
         text.push('\n');
     }
     Some((Excerpt { name: file.display.clone(), text, first_line }, span?))
+}
+
+/// A replica as a cluster finding lists it: its host and the version it runs.
+fn host_and_version(h: &crate::eval::HostEvidence) -> String {
+    match &h.version {
+        Some(v) => format!("{} ({v})", h.host),
+        None => h.host.clone(),
+    }
 }

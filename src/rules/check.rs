@@ -380,6 +380,16 @@ fn is_setting_or_section(name: &str) -> bool {
 }
 
 /// The types of the facts a rule's `for_each` gives each item of.
+/// Whether an item of this type is its own object (text) or has a `name` that is: a rule
+/// over such items needs no `object:`. An item of unknown type is judged when it is there.
+pub fn names_itself(item: &Type) -> bool {
+    match item.strict() {
+        Type::String | Type::Any => true,
+        Type::Map { fields, .. } => fields.get("name").is_some_and(|t| matches!(t.strict(), Type::String)),
+        _ => false,
+    }
+}
+
 pub fn item_type(t: &Type) -> Type {
     match t.strict() {
         Type::List(item) => (**item).clone(),

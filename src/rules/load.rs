@@ -31,6 +31,7 @@ const KEYS: &[&str] = &[
     "as",
     "when",
     "location",
+    "object",
     "message",
     "evidence",
     "remediation",
@@ -137,6 +138,7 @@ impl Parser<'_> {
         let for_each = self.optional_expr(self.doc, "for_each");
         let when = self.required_expr(self.doc, "when", origin);
         let location = self.optional_expr(self.doc, "location");
+        let object = self.optional_expr(self.doc, "object");
         let impact = self.optional_expr(self.doc, "impact");
         let message = self.template(self.doc, "message", true, origin);
         let evidence = self.evidence();
@@ -149,7 +151,7 @@ impl Parser<'_> {
             &optional_sources,
             &params,
             &item,
-            [&for_each, &when, &location, &impact],
+            [&for_each, &when, &location, &impact, &object],
             &evidence,
             [
                 message.as_ref().and_then(Option::as_ref),
@@ -184,6 +186,7 @@ impl Parser<'_> {
             item,
             when: when?,
             location,
+            object,
             message: message??,
             evidence,
             remediation: remediation?,
@@ -313,7 +316,7 @@ impl Parser<'_> {
         optional: &[Source],
         params: &[Param],
         item: &str,
-        [for_each, when, location, impact]: [&Option<Expr>; 4],
+        [for_each, when, location, impact, object]: [&Option<Expr>; 5],
         evidence: &[(String, Expr)],
         templates: impl Iterator<Item = Option<&'t Template>>,
     ) -> (Vec<FactRef>, BTreeSet<FactRef>) {
@@ -323,12 +326,35 @@ impl Parser<'_> {
             if !matches!(t.strict(), Type::List(_) | Type::Dict { .. } | Type::Any) {
                 self.error(e.origin, format!("`for_each` gives a {}, not a list", t.name()), None);
             }
-            checker.bind(item, check::item_type(&t));
+            let item_type = check::item_type(&t);
+            if object.is_none() && !check::names_itself(&item_type) {
+                let fields = match item_type.strict() {
+                    Type::Map { fields, .. } => {
+                        let text = fields.iter().filter(|(_, t)| matches!(t.strict(), Type::String));
+                        text.map(|(f, _)| format!("{item}.{f}")).collect::<Vec<_>>().join(", ")
+                    }
+                    _ => format!("{item}[0]"),
+                };
+                self.error(
+                    e.origin,
+                    format!(
+                        "`for_each` gives {} items with no `name`: `object:` says what each finding is about",
+                        item_type.name()
+                    ),
+                    Some(format!(
+                        "an expression naming the item from {fields}; the rule, the object and the file are a finding's fingerprint"
+                    )),
+                );
+            }
+            checker.bind(item, item_type);
         } else {
             checker.bind(item, Type::Any);
         }
         if let Some(e) = when {
             self.check_one(&mut checker, e, Some(Type::Bool));
+        }
+        if let Some(e) = object {
+            self.check_one(&mut checker, e, Some(Type::String));
         }
         for e in [location, impact].into_iter().flatten() {
             self.check_one(&mut checker, e, None);

@@ -277,6 +277,10 @@ pub struct Rule {
     pub when: Expr,
     /// Where the finding points: an expression giving `file:line:column` (an item's `at`).
     pub location: Option<Expr>,
+    /// What a finding is about (`user.name`, `t.database + "." + t.table`): with the rule and
+    /// the file, its fingerprint. Without it, an item that is text is its own object and an
+    /// item with a `name` is that name; a rule without `for_each` has none.
+    pub object: Option<Expr>,
     pub message: Template,
     pub evidence: Vec<(String, Expr)>,
     pub remediation: Remediation,

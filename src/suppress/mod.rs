@@ -30,7 +30,8 @@ pub struct Ignore {
     /// Only a finding that holds on this replica alone (cluster audits): one that holds on
     /// other replicas too stays reported.
     pub host: Option<String>,
-    /// Only findings about this object (a table, disk, user...): named in the message in
+    /// Only findings about this object (a table, disk, user...): the finding's `object`; for
+    /// files written before findings had one, also an object named in the message in
     /// backticks, or an evidence value.
     pub object: Option<String>,
 }
@@ -66,6 +67,7 @@ impl Ignore {
             return false;
         }
         if let Some(object) = &self.object
+            && f.object.as_ref() != Some(object)
             && !f.message.contains(&format!("`{object}`"))
             && !f.evidence.values().any(|v| v.as_str() == Some(object))
         {

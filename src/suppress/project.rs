@@ -9,7 +9,7 @@
 //!     expires: 2027-03-31               # optional: stops suppressing after this day
 //!   - rule: too-many-parts
 //!     host: ch2:8123                    # optional: a finding of a cluster audit on this replica alone
-//!     object: db.events                 # optional: findings about this object (table, disk, user, ...)
+//!     object: db.events                 # optional: findings about this object (a finding's `object`)
 //!     reason: backfill until Friday
 //! ```
 
