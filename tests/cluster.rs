@@ -200,8 +200,10 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let settings = message(&report, "cluster-profile-setting-divergence");
     assert!(settings.contains("setting max_threads differs") && settings.contains("= 1"), "{settings}");
 
-    // text shows the hosts of a merged finding
+    // text shows the hosts of a merged finding, each with its version
     let dir = tempfile::tempdir().unwrap();
     let (_, text, _) = chaudit(dir.path(), &["--dsn", &dsn(a), "--cluster", "c3", "--fail-on", "never"]);
-    assert!(text.contains(&format!("on 2 replica(s): {}, {}", node(a), node(b))), "{text}");
+    let version = a.query("SELECT version()");
+    let version = version.trim();
+    assert!(text.contains(&format!("on 2 replica(s): {} ({version}), {} ({version})", node(a), node(b))), "{text}");
 }
