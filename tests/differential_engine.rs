@@ -177,7 +177,7 @@ fn config_show_is_well_formed_xml_in_every_mode() {
                 .args(["config", "show", "--default-include-from", "none", "--config"])
                 .arg(case.join("tree/config.xml"))
                 .args(mode)
-                .envs(env.iter().map(|(k, v)| (k, v)))
+                .envs(&env)
                 .output()
                 .expect("run chaudit");
             if out.stdout.is_empty() {

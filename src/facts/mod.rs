@@ -221,10 +221,10 @@ impl Facts {
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
         let document = self.document.get(source.name())?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
-        if (source, fact) == (Source::Live, "setting_scopes") {
-            if let Some(why) = crate::collect::scopes::unread_inputs(document) {
-                return Some(why);
-            }
+        if (source, fact) == (Source::Live, "setting_scopes")
+            && let Some(why) = crate::collect::scopes::unread_inputs(document)
+        {
+            return Some(why);
         }
         if let Some(why) = document.get("unavailable").and_then(|u| u.get(fact)) {
             return Some(why.as_str().map_or_else(|| why.to_string(), str::to_string));

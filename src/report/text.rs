@@ -301,7 +301,7 @@ fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
         let start = if before.len() + element.len() > mask::EXCERPT_CHARS && before.len() > mask::EXCERPT_CHARS / 2 {
             text.push('…');
             let start = text.len();
-            text.push_str(&mask::excerpt(&element));
+            text.push_str(&mask::excerpt(element));
             start
         } else {
             let start = text.len() + before.len();
