@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use chaudit::config::{self, LoadOptions};
+use chaudit::config::{self, LoadOptions, MemoryFs};
 use chaudit::eval::Selection;
 use chaudit::rules::RulePack;
 
@@ -31,16 +31,31 @@ fn builtin_pack() -> &'static RulePack {
     PACK.get_or_init(|| RulePack::load(true, &[]).expect("the built-in pack loads"))
 }
 
+/// The directory of the config inputs (in memory).
+const TREE: &str = "/config";
+
+/// What a config tree or file loads to, rendered.
+fn load_and_render(fs: &MemoryFs, main: &Path, options: &LoadOptions) -> Option<config::LoadedConfig> {
+    let loaded = config::load_with(fs, main, options).ok()?;
+    let _ = config::render::render(
+        &loaded.server,
+        &loaded.sources,
+        &config::render::RenderOptions { provenance: true, masking: None },
+    );
+    Some(loaded)
+}
+
 /// A whole config tree as one input: files separated by NUL bytes. The first is the main
 /// config (its first byte: even XML, odd YAML); each other's first byte says where it goes:
 /// config.d/ or conf.d/ (XML or YAML), users.xml, users.d/, or the include_from file.
 pub fn config_tree(data: &[u8]) {
-    let dir = scratch("tree");
+    let dir = Path::new(TREE);
     let mut files = data.split(|b| *b == 0);
     let Some(main) = files.next() else { return };
     let Some((&selector, main)) = main.split_first() else { return };
+    let mut fs = MemoryFs::default();
     let main_path = dir.join(if selector % 2 == 0 { "config.xml" } else { "config.yaml" });
-    std::fs::write(&main_path, main).unwrap();
+    fs.insert(&main_path, main);
     for (i, file) in files.enumerate() {
         let Some((&role, body)) = file.split_first() else { continue };
         let path = match role % 7 {
@@ -52,19 +67,12 @@ pub fn config_tree(data: &[u8]) {
             5 => format!("users.d/{i}.yaml"),
             _ => "metrika.xml".to_string(),
         };
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, body).unwrap();
+        fs.insert(dir.join(path), body);
     }
     let env = [("CH_PORT".to_string(), "9000".to_string()), ("EMPTY".to_string(), String::new())];
     let include = config::DefaultInclude::File(dir.join("metrika.xml"));
     let options = LoadOptions { default_include_from: include, env: env.into_iter().collect() };
-    if let Ok(loaded) = config::load(&main_path, &options) {
-        let _ = config::render::render(
-            &loaded.server,
-            &loaded.sources,
-            &config::render::RenderOptions { provenance: true, masking: None },
-        );
+    if let Some(loaded) = load_and_render(&fs, &main_path, &options) {
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
         audit(builtin_pack(), &facts);
     }
@@ -73,26 +81,20 @@ pub fn config_tree(data: &[u8]) {
 /// One config file, XML or YAML, alone and as a fragment (the first byte says which).
 pub fn config_file(data: &[u8]) {
     let Some((&selector, body)) = data.split_first() else { return };
-    let dir = scratch("file");
-    std::fs::create_dir_all(dir.join("config.d")).unwrap();
+    let dir = Path::new(TREE);
+    let mut fs = MemoryFs::default();
     let main = if selector % 4 < 2 {
         let main = dir.join(if selector % 2 == 0 { "config.xml" } else { "config.yaml" });
-        std::fs::write(&main, body).unwrap();
+        fs.insert(&main, body);
         main
     } else {
-        std::fs::write(dir.join("config.xml"), "<clickhouse><a><b>1</b></a></clickhouse>").unwrap();
         let ext = if selector % 8 < 4 { "xml" } else { "yaml" };
-        std::fs::write(dir.join(format!("config.d/f.{ext}")), body).unwrap();
+        fs.insert(dir.join(format!("config.d/f.{ext}")), body);
+        fs.insert(dir.join("config.xml"), "<clickhouse><a><b>1</b></a></clickhouse>");
         dir.join("config.xml")
     };
     let options = LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default() };
-    if let Ok(loaded) = config::load(&main, &options) {
-        let _ = config::render::render(
-            &loaded.server,
-            &loaded.sources,
-            &config::render::RenderOptions { provenance: true, masking: None },
-        );
-    }
+    load_and_render(&fs, &main, &options);
 }
 
 /// A rule file: rules or diagnostics; a rule that loads is evaluated on empty facts.

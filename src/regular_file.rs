@@ -32,7 +32,7 @@ fn kind(meta: &Metadata) -> Option<&'static str> {
     Some(kind)
 }
 
-fn not_regular(kind: &str) -> io::Error {
+pub(crate) fn not_regular(kind: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("it is {kind}, not a regular file"))
 }
 

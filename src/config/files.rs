@@ -5,6 +5,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use super::error::{ConfigError, Result};
+use super::fs::ConfigFs;
 use super::source::{FileId, SourceFile, SourceMap, display_path};
 use super::tree::Element;
 use super::{xml, yaml};
@@ -15,13 +16,13 @@ const ELOOP: i32 = 40;
 
 /// The fragments merged into `main`: every config file in `<main stem>.d/` and `conf.d/`
 /// beside it, sorted together by full path (so `conf.d/` applies before `config.d/`).
-pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
+pub fn merge_files(fs: &dyn ConfigFs, main: &Path) -> Result<Vec<PathBuf>> {
     let mut dirs = vec![main.with_extension("d"), main.with_file_name("conf.d")];
     dirs.sort();
     dirs.dedup();
     let mut files = Vec::new();
     for dir in dirs {
-        let entries = match std::fs::read_dir(&dir) {
+        let entries = match fs.read_dir(&dir) {
             Ok(entries) => entries,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {
                 continue;
@@ -31,12 +32,8 @@ pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
             }
             Err(source) => return Err(ConfigError::Read { path: dir, source }),
         };
-        for entry in entries {
-            let entry = entry.map_err(|source| ConfigError::Read { path: dir.clone(), source })?;
-            // the directory listing tells a regular file without a stat call; links are followed
-            let regular = entry.file_type().is_ok_and(|t| t.is_file());
-            let path = entry.path();
-            if is_mergeable(&path, regular)? {
+        for (path, regular) in entries {
+            if is_mergeable(fs, &path, regular)? {
                 files.push(path);
             }
         }
@@ -47,7 +44,7 @@ pub fn merge_files(main: &Path) -> Result<Vec<PathBuf>> {
 
 /// A regular file (after following links) with a config extension, not a dotfile.
 /// `regular`: already known to be a regular file itself (not a link).
-fn is_mergeable(path: &Path, regular: bool) -> Result<bool> {
+fn is_mergeable(fs: &dyn ConfigFs, path: &Path, regular: bool) -> Result<bool> {
     let extension_ok = path
         .extension()
         .and_then(|e| e.to_str())
@@ -59,8 +56,8 @@ fn is_mergeable(path: &Path, regular: bool) -> Result<bool> {
     if regular {
         return Ok(true);
     }
-    match std::fs::metadata(path) {
-        Ok(meta) => Ok(meta.is_file()),
+    match fs.is_file(path) {
+        Ok(is_file) => Ok(is_file),
         Err(e) if e.raw_os_error() == Some(ELOOP) => Err(ConfigError::SymlinkLoop { path: path.to_path_buf() }),
         // a dangling link is not a regular file: ClickHouse skips it
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
@@ -69,20 +66,20 @@ fn is_mergeable(path: &Path, regular: bool) -> Result<bool> {
 }
 
 /// Reads a file as UTF-8 text into the source map.
-pub fn read(sources: &mut SourceMap, path: &Path) -> Result<FileId> {
-    let file = read_file(path, sources.base_dir())?;
+pub fn read(fs: &dyn ConfigFs, sources: &mut SourceMap, path: &Path) -> Result<FileId> {
+    let file = read_file(fs, path, sources.base_dir())?;
     Ok(sources.push(file))
 }
 
 /// Reads a file as UTF-8 text, shown relative to `base_dir` (any thread: the source map
 /// takes it after).
-pub fn read_file(path: &Path, base_dir: &Path) -> Result<SourceFile> {
-    Ok(SourceFile::new(path.to_path_buf(), display_path(base_dir, path), read_text(path)?))
+pub fn read_file(fs: &dyn ConfigFs, path: &Path, base_dir: &Path) -> Result<SourceFile> {
+    Ok(SourceFile::new(path.to_path_buf(), display_path(base_dir, path), read_text(fs, path)?))
 }
 
 /// A file's text, which must be UTF-8.
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = crate::regular_file::read(path).map_err(|source| match source.kind() {
+fn read_text(fs: &dyn ConfigFs, path: &Path) -> Result<String> {
+    let bytes = fs.read(path).map_err(|source| match source.kind() {
         ErrorKind::NotFound => ConfigError::NotFound { path: path.to_path_buf() },
         _ if source.raw_os_error() == Some(ELOOP) => ConfigError::SymlinkLoop { path: path.to_path_buf() },
         _ => ConfigError::Read { path: path.to_path_buf(), source },
@@ -112,19 +109,25 @@ pub fn parse(file: &SourceFile, id: FileId) -> Result<Element> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::fs::{MemoryFs, RealFs};
 
     #[test]
     fn conf_d_sorts_before_config_d_and_filters_names() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for f in ["config.d/b.xml", "config.d/a.YAML", "config.d/.hidden.xml", "config.d/n.txt", "conf.d/z.conf"] {
+        let mut memory = MemoryFs::default();
+        let names = ["config.d/b.xml", "config.d/a.YAML", "config.d/.hidden.xml", "config.d/n.txt", "conf.d/z.conf"];
+        for f in names.into_iter().chain(["config.d/sub.xml/c.xml"]) {
             let p = root.join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, "<clickhouse/>").unwrap();
+            std::fs::write(&p, "<clickhouse/>").unwrap();
+            memory.insert(p, "<clickhouse/>");
         }
-        let files = merge_files(&root.join("config.xml")).unwrap();
-        let names: Vec<_> = files.iter().map(|p| p.strip_prefix(root).unwrap().display().to_string()).collect();
-        assert_eq!(names, ["conf.d/z.conf", "config.d/a.YAML", "config.d/b.xml"]);
+        for fs in [&RealFs as &dyn ConfigFs, &memory] {
+            let files = merge_files(fs, &root.join("config.xml")).unwrap();
+            let names: Vec<_> = files.iter().map(|p| p.strip_prefix(root).unwrap().display().to_string()).collect();
+            assert_eq!(names, ["conf.d/z.conf", "config.d/a.YAML", "config.d/b.xml"], "{fs:?}");
+        }
     }
 
     #[test]
@@ -133,7 +136,7 @@ mod tests {
         let d = dir.path().join("config.d");
         std::fs::create_dir(&d).unwrap();
         std::os::unix::fs::symlink(d.join("loop.xml"), d.join("loop.xml")).unwrap();
-        assert!(matches!(merge_files(&dir.path().join("config.xml")), Err(ConfigError::SymlinkLoop { .. })));
+        assert!(matches!(merge_files(&RealFs, &dir.path().join("config.xml")), Err(ConfigError::SymlinkLoop { .. })));
     }
 
     #[test]
@@ -142,6 +145,6 @@ mod tests {
         let p = dir.path().join("c.xml");
         std::fs::write(&p, b"<a>\n  \xff</a>").unwrap();
         let mut sources = SourceMap::new(dir.path().into());
-        assert!(matches!(read(&mut sources, &p), Err(ConfigError::NotUtf8 { line: 2, column: 3, .. })));
+        assert!(matches!(read(&RealFs, &mut sources, &p), Err(ConfigError::NotUtf8 { line: 2, column: 3, .. })));
     }
 }

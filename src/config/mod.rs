@@ -5,6 +5,7 @@
 pub mod clickhouse_operator;
 pub mod error;
 pub mod files;
+pub mod fs;
 pub mod manifest;
 pub mod merge;
 pub mod model;
@@ -19,6 +20,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
+pub use fs::{ConfigFs, MemoryFs, RealFs};
 pub use source::{FileId, Location, Origin, SourceMap};
 pub use tree::{Element, Node};
 
@@ -49,16 +51,16 @@ impl DefaultInclude {
         if value == "none" { DefaultInclude::None } else { DefaultInclude::File(value.into()) }
     }
 
-    fn path_for(&self, main: &Path) -> Option<PathBuf> {
+    fn path_for(&self, fs: &dyn ConfigFs, main: &Path) -> Option<PathBuf> {
         let path = match self {
             DefaultInclude::Installed => {
-                let main = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
+                let main = fs.canonicalize(main).unwrap_or_else(|_| main.to_path_buf());
                 main.starts_with(INSTALLED_CONFIG_DIR).then(|| PathBuf::from(HOST_INCLUDE_FILE))?
             }
             DefaultInclude::File(path) => path.clone(),
             DefaultInclude::None => return None,
         };
-        path.exists().then_some(path)
+        fs.exists(&path).then_some(path)
     }
 }
 
@@ -141,27 +143,32 @@ impl LoadedConfig {
 
 /// Loads the main server config, its fragments and its users config.
 pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
+    load_with(&RealFs, main, options)
+}
+
+/// [`load`] from the files of `fs`.
+pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
-    if let Some(loaded) = load_manifest(main, &base_dir, options)? {
+    if let Some(loaded) = load_manifest(fs, main, &base_dir, options)? {
         return Ok(loaded);
     }
     let mut sources = SourceMap::new(base_dir.clone());
     let mut problems = Vec::new();
-    let server = process(main, options, &mut sources, &mut problems)?;
+    let server = process(fs, main, options, &mut sources, &mut problems)?;
     let default_include = match server.root.child("include_from") {
-        None => options.default_include_from.path_for(main),
+        None => options.default_include_from.path_for(fs, main),
         Some(_) => None,
     };
     let (mut users, mut users_error, mut users_in_main) = (None, None, false);
-    match users_config_path(&server.root, main, &sources, &mut problems) {
-        UsersSource::File(path) => match process(&path, options, &mut sources, &mut problems) {
+    match users_config_path(fs, &server.root, main, &sources, &mut problems) {
+        UsersSource::File(path) => match process(fs, &path, options, &mut sources, &mut problems) {
             Ok(tree) => users = Some(tree),
             Err(err) => users_error = Some(err),
         },
         UsersSource::Main => users_in_main = true,
         UsersSource::None => {}
     }
-    let unread_users_file = users_in_main.then(|| users_file_beside(main)).flatten();
+    let unread_users_file = users_in_main.then(|| users_file_beside(fs, main)).flatten();
     // The <include_from> element is substituted twice (as ClickHouse does): report once.
     let mut seen = std::collections::HashSet::new();
     problems.retain(|p| seen.insert(p.to_string()));
@@ -180,13 +187,18 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 
 /// A Kubernetes manifest (see [`manifest`] and [`clickhouse_operator`]): the server and users trees the operator
 /// generates, both from the one file; `None` for any other file.
-fn load_manifest(main: &Path, base_dir: &Path, options: &LoadOptions) -> Result<Option<LoadedConfig>> {
+fn load_manifest(
+    fs: &dyn ConfigFs,
+    main: &Path,
+    base_dir: &Path,
+    options: &LoadOptions,
+) -> Result<Option<LoadedConfig>> {
     let yaml = main.extension().and_then(|e| e.to_str()).is_some_and(|e| matches!(e, "yaml" | "yml"));
     if !yaml {
         return Ok(None);
     }
     let mut sources = SourceMap::new(base_dir.to_path_buf());
-    let id = files::read(&mut sources, main)?;
+    let id = files::read(fs, &mut sources, main)?;
     if !manifest::may_be_manifest(&sources.file(id).text) {
         return Ok(None);
     }
@@ -260,24 +272,26 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 
 /// The users config alone, for when the server config cannot be processed (ClickHouse
 /// preprocesses the two separately): found through the main file as written when it parses,
-/// else users.xml beside it. Also returns the warnings of its processing.
+/// else users.xml beside it (on the real file system). Also returns the warnings of its
+/// processing.
 pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let mut sources = SourceMap::new(base_dir);
     let mut problems = Vec::new();
-    let written = files::read(&mut sources, main).and_then(|id| files::parse(sources.file(id), id));
+    let fs = &RealFs;
+    let written = files::read(fs, &mut sources, main).and_then(|id| files::parse(sources.file(id), id));
     let unparsed = Element::new("clickhouse", Origin { file: FileId(0), offset: 0 });
     let root = written.as_ref().unwrap_or(&unparsed);
-    match users_config_path(root, main, &sources, &mut problems) {
+    match users_config_path(fs, root, main, &sources, &mut problems) {
         UsersSource::File(path) => {
-            let tree = process(&path, options, &mut sources, &mut problems)?;
+            let tree = process(fs, &path, options, &mut sources, &mut problems)?;
             Ok((sources, tree, problems))
         }
         // a main config that cannot be processed: the users.xml beside it, which is what
         // such a tree most often means
-        _ => match users_file_beside(main) {
+        _ => match users_file_beside(fs, main) {
             Some(path) => {
-                let tree = process(&path, options, &mut sources, &mut problems)?;
+                let tree = process(fs, &path, options, &mut sources, &mut problems)?;
                 Ok((sources, tree, problems))
             }
             None => Err(ConfigError::NotFound { path: main.with_file_name("users.xml") }),
@@ -287,22 +301,23 @@ pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, Conf
 
 /// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
 pub fn process(
+    fs: &dyn ConfigFs,
     main: &Path,
     options: &LoadOptions,
     sources: &mut SourceMap,
     problems: &mut Vec<ConfigError>,
 ) -> Result<ConfigTree> {
-    let main_id = files::read(sources, main)?;
+    let main_id = files::read(fs, sources, main)?;
     let mut root = files::parse(sources.file(main_id), main_id)?;
     let mut used = vec![main_id];
-    let paths = files::merge_files(main)?;
+    let paths = files::merge_files(fs, main)?;
     let first_id = sources.next_id().0;
     let base_dir = sources.base_dir().to_path_buf();
     let mut merger = Merger::new(&root);
     // Each fragment is read and parsed on a worker while the ones before it merge here, and
     // is dropped once merged: the tree grows, not a heap of parsed fragments.
     let read_and_parse = |k: usize, path: &PathBuf| {
-        let file = files::read_file(path, &base_dir)?;
+        let file = files::read_file(fs, path, &base_dir)?;
         let id = FileId(first_id + k as u32);
         let parsed = files::parse(&file, id);
         Ok((file, parsed))
@@ -346,7 +361,7 @@ pub fn process(
     })?;
     merger.finish(&mut root);
 
-    let include_from = read_include_from(&mut root, main, options, sources, problems)?;
+    let include_from = read_include_from(fs, &mut root, main, options, sources, problems)?;
     if let Some((id, _)) = &include_from {
         used.push(*id);
     }
@@ -366,6 +381,7 @@ fn is_clickhouse_root(name: &str) -> bool {
 /// The include_from file (after substituting the `<include_from>` element itself), or
 /// /etc/metrika.xml when there is no such element and that file exists.
 fn read_include_from(
+    fs: &dyn ConfigFs,
     root: &mut Element,
     main: &Path,
     options: &LoadOptions,
@@ -383,18 +399,18 @@ fn read_include_from(
             // ClickHouse resolves a relative path against its working directory; the
             // config's own directory is the best offline stand-in.
             let path = main.parent().unwrap_or(Path::new("")).join(&value);
-            if !path.exists() {
+            if !fs.exists(&path) {
                 let p = Pointer::new(sources, element.value_origin(), value.len());
                 return Err(ConfigError::IncludeFromMissing { path, at: p.at, src: p.src, span: p.span });
             }
             path
         }
-        None => match options.default_include_from.path_for(main) {
+        None => match options.default_include_from.path_for(fs, main) {
             Some(path) => path,
             None => return Ok(None),
         },
     };
-    let id = files::read(sources, &path)?;
+    let id = files::read(fs, sources, &path)?;
     Ok(Some((id, files::parse(sources.file(id), id)?)))
 }
 
@@ -408,7 +424,13 @@ enum UsersSource {
 /// `user_directories/users_xml/path`, else `users_config`, else the main config itself (a
 /// users.xml beside it is not read). A relative path is resolved against the main config's
 /// directory.
-fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems: &mut Vec<ConfigError>) -> UsersSource {
+fn users_config_path(
+    fs: &dyn ConfigFs,
+    root: &Element,
+    main: &Path,
+    sources: &SourceMap,
+    problems: &mut Vec<ConfigError>,
+) -> UsersSource {
     let base_dir = main.parent().unwrap_or(Path::new(""));
     let named = match root.child("user_directories") {
         Some(dirs) => match dirs.find("users_xml/path") {
@@ -419,25 +441,25 @@ fn users_config_path(root: &Element, main: &Path, sources: &SourceMap, problems:
     };
     let Some(element) = named else { return UsersSource::Main };
     let path = base_dir.join(element.value());
-    if !path.exists() {
+    if !fs.exists(&path) {
         let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
         problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
         return UsersSource::None;
     }
-    if same_file(&path, main) { UsersSource::Main } else { UsersSource::File(path) }
+    if same_file(fs, &path, main) { UsersSource::Main } else { UsersSource::File(path) }
 }
 
 /// A users file beside the main config (users.xml, users.yaml, users.yml).
-fn users_file_beside(main: &Path) -> Option<PathBuf> {
+fn users_file_beside(fs: &dyn ConfigFs, main: &Path) -> Option<PathBuf> {
     let base_dir = main.parent().unwrap_or(Path::new(""));
     ["users.xml", "users.yaml", "users.yml"]
         .iter()
         .map(|name| base_dir.join(name))
-        .find(|p| p.is_file() && !same_file(p, main))
+        .find(|p| fs.is_file(p).unwrap_or(false) && !same_file(fs, p, main))
 }
 
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+fn same_file(fs: &dyn ConfigFs, a: &Path, b: &Path) -> bool {
+    a == b || matches!((fs.canonicalize(a), fs.canonicalize(b)), (Ok(x), Ok(y)) if x == y)
 }
 
 #[cfg(test)]
@@ -448,17 +470,55 @@ mod tests {
     fn the_host_include_file_is_only_for_an_installed_config() {
         let dir = tempfile::tempdir().unwrap();
         let main = dir.path().join("config.xml");
-        assert_eq!(DefaultInclude::Installed.path_for(&main), None);
-        assert_eq!(DefaultInclude::None.path_for(Path::new("/etc/clickhouse-server/config.xml")), None);
+        assert_eq!(DefaultInclude::Installed.path_for(&RealFs, &main), None);
+        assert_eq!(DefaultInclude::None.path_for(&RealFs, Path::new("/etc/clickhouse-server/config.xml")), None);
         let named = dir.path().join("metrika.xml");
         assert_eq!(
-            DefaultInclude::parse(named.to_str().unwrap()).path_for(&main),
+            DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main),
             None,
             "a missing file is no include"
         );
         std::fs::write(&named, "<clickhouse/>").unwrap();
-        assert_eq!(DefaultInclude::parse(named.to_str().unwrap()).path_for(&main), Some(named));
+        assert_eq!(DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main), Some(named));
         assert_eq!(DefaultInclude::parse("none"), DefaultInclude::None);
+    }
+
+    #[test]
+    fn a_tree_in_memory_loads_as_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = [
+            (
+                "config.xml",
+                "<clickhouse><include_from>metrika.xml</include_from><users_config>users.xml</users_config><a incl=\"m\"/></clickhouse>",
+            ),
+            ("config.d/b.yaml", "b: 2"),
+            ("conf.d/c.xml", "<clickhouse><c from_env=\"C\"/></clickhouse>"),
+            ("metrika.xml", "<clickhouse><m>1</m></clickhouse>"),
+            ("users.xml", "<clickhouse><users><u/></users></clickhouse>"),
+            ("users.d/broken.xml", "<clickhouse>\n  <profiles>"),
+        ];
+        let mut memory = MemoryFs::default();
+        for (name, text) in tree {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            memory.insert(path, text);
+        }
+        let env = HashMap::from([("C".to_string(), "3".to_string())]);
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env };
+        let shown = |fs: &dyn ConfigFs| {
+            let loaded = load_with(fs, &dir.path().join("config.xml"), &options).unwrap();
+            let rendered = render::render(
+                &loaded.server,
+                &loaded.sources,
+                &render::RenderOptions { provenance: true, masking: None },
+            );
+            (rendered, loaded.users_error.map(|e| format!("{:?}", miette::Report::new(e))))
+        };
+        let on_disk = shown(&RealFs);
+        assert!(on_disk.0.contains("<a>1</a>") && on_disk.0.contains("<c>3</c>"), "{}", on_disk.0);
+        assert!(on_disk.1.as_deref().is_some_and(|e| e.contains("users.d/broken.xml:1:1")), "{:?}", on_disk.1);
+        assert_eq!(shown(&memory), on_disk);
     }
 
     #[test]

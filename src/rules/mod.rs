@@ -13,7 +13,7 @@ pub use error::RuleError;
 pub use schema::{ConfigTree, FIX_FILE, Rule, Severity};
 
 use crate::config::error::FileProblem;
-use crate::config::{SourceMap, files};
+use crate::config::{RealFs, SourceMap, files};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
@@ -47,7 +47,7 @@ impl RulePack {
                 }),
                 Ok(paths) => {
                     for path in paths {
-                        match files::read(&mut sources, &path) {
+                        match files::read(&RealFs, &mut sources, &path) {
                             Ok(id) => listed.push((id, base(&path))),
                             Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
                         }

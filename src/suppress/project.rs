@@ -18,7 +18,7 @@ use std::path::Path;
 use super::date::Date;
 use super::{Ignore, SuppressionError, Target};
 use crate::config::error::{ConfigError, FileProblem};
-use crate::config::{Location, Origin, SourceMap, files};
+use crate::config::{Location, Origin, RealFs, SourceMap, files};
 use crate::spanned_yaml::{Yaml, read_document};
 
 const ENTRY_KEYS: &[&str] = &["rule", "rules", "file", "element", "host", "object", "reason", "expires"];
@@ -26,7 +26,7 @@ const ENTRY_KEYS: &[&str] = &["rule", "rules", "file", "element", "host", "objec
 /// Reads the project file; `resolve` turns an element path into the locations that set it.
 pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<Ignore>, Vec<SuppressionError>> {
     let mut sources = SourceMap::new(path.parent().map(Path::to_path_buf).unwrap_or_default());
-    let id = files::read(&mut sources, path).map_err(|e| {
+    let id = files::read(&RealFs, &mut sources, path).map_err(|e| {
         let message = match e {
             ConfigError::Read { source, .. } => source.to_string(),
             other => other.to_string(),
