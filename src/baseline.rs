@@ -173,25 +173,14 @@ fn without_numbers(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::finding::{Remediation, identity};
+    use crate::eval::finding::identity;
     use crate::rules::Severity;
 
     fn finding(object: &str, message: &str) -> Finding {
+        let rule = "too-many-parts-in-partition";
         Finding {
-            rule_id: "too-many-parts-in-partition".into(),
-            severity: Severity::High,
-            title: String::new(),
-            message: message.into(),
-            object: Some(object.into()),
-            location: None,
-            evidence: serde_json::Map::new(),
-            remediation: Remediation::default(),
-            fingerprint: identity("too-many-parts-in-partition", Some(object), ""),
-            rank: 0,
-            score: 1.0,
-            suppressed: None,
-            baselined: false,
-            hosts: Vec::new(),
+            fingerprint: identity(rule, Some(object), ""),
+            ..crate::eval::finding::example(rule, Severity::High, message, Some(object))
         }
     }
 

@@ -178,27 +178,33 @@ fn location_key(l: &Option<Location>) -> (String, u32, u32) {
     l.as_ref().map_or((String::new(), 0, 0), |l| (l.file.clone(), l.line, l.column))
 }
 
+/// A finding of `rule_id` with only what a unit test sets (the rest empty, score 1).
+#[cfg(test)]
+pub fn example(rule_id: &str, severity: Severity, message: &str, object: Option<&str>) -> Finding {
+    Finding {
+        rule_id: rule_id.into(),
+        severity,
+        title: String::new(),
+        message: message.into(),
+        object: object.map(str::to_string),
+        location: None,
+        evidence: serde_json::Map::new(),
+        remediation: Remediation::default(),
+        fingerprint: String::new(),
+        rank: 0,
+        score: 1.0,
+        suppressed: None,
+        baselined: false,
+        hosts: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn finding(rule_id: &str, severity: Severity, score: f64) -> Finding {
-        Finding {
-            rule_id: rule_id.into(),
-            severity,
-            title: String::new(),
-            message: String::new(),
-            object: None,
-            location: None,
-            evidence: serde_json::Map::new(),
-            remediation: Remediation::default(),
-            fingerprint: String::new(),
-            rank: 0,
-            score,
-            suppressed: None,
-            baselined: false,
-            hosts: Vec::new(),
-        }
+        Finding { score, ..example(rule_id, severity, "", None) }
     }
 
     #[test]

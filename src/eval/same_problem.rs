@@ -43,26 +43,10 @@ pub fn merge(findings: Vec<Finding>) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::finding::Remediation;
     use crate::rules::Severity;
 
     fn finding(rule_id: &str, severity: Severity, table: &str) -> Finding {
-        Finding {
-            rule_id: rule_id.into(),
-            severity,
-            title: String::new(),
-            message: format!("{rule_id} {table}"),
-            object: Some(table.into()),
-            location: None,
-            evidence: serde_json::Map::new(),
-            remediation: Remediation::default(),
-            fingerprint: String::new(),
-            rank: 0,
-            score: 1.0,
-            suppressed: None,
-            baselined: false,
-            hosts: Vec::new(),
-        }
+        crate::eval::finding::example(rule_id, severity, &format!("{rule_id} {table}"), Some(table))
     }
 
     #[test]
