@@ -54,12 +54,7 @@ fn a_routed_cache_disk_is_in_a_policy_on_25_8_and_26_9() {
         let disks = server.query("SELECT arrayJoin(disks) FROM system.storage_policies WHERE policy_name = 'cached'");
         assert_eq!(disks.trim(), listed, "{package}: system.storage_policies");
         let report = audit(&server);
-        let findings: Vec<&Value> = report["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["rule_id"] == "live-cache-disk-not-in-policy")
-            .collect();
+        let findings = support::findings_of(&report, "live-cache-disk-not-in-policy");
         assert!(findings.is_empty(), "{package}: {findings:?}");
         let outcome = support::report_entry(&report, "outcomes", "live-cache-disk-not-in-policy").unwrap();
         assert_eq!(outcome["outcome"], "passed", "{package}");

@@ -81,12 +81,12 @@ fn audit(args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
 }
 
-fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
-    report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == rule).collect()
-}
-
 fn message(report: &Value, rule: &str) -> String {
-    findings(report, rule).iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>().join("\n")
+    support::findings_of(report, rule)
+        .iter()
+        .map(|f| f["message"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -117,10 +117,10 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         "{storage}"
     );
     assert!(message(&report, "cluster-query-log-divergence").contains(&format!("but not on {}", node(b))));
-    assert!(findings(&report, "cluster-replica-unreachable").is_empty());
-    assert!(findings(&report, "cluster-version-divergence").is_empty(), "all run 26.9");
+    assert!(support::findings_of(&report, "cluster-replica-unreachable").is_empty());
+    assert!(support::findings_of(&report, "cluster-version-divergence").is_empty(), "all run 26.9");
     // the same finding on every replica is one finding listing them
-    let cache = findings(&report, "live-lazy-materialization-off");
+    let cache = support::findings_of(&report, "live-lazy-materialization-off");
     assert_eq!(cache.len(), 1, "{cache:?}");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 3, "{}", cache[0]);
     // the replica without query_log: its log rules are inconclusive for it, not passed
@@ -160,7 +160,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     );
     let storage = message(&report, "cluster-storage-divergence");
     assert!(storage.contains(&format!("storage policy archive exists on {} but not on", node(b))), "{storage}");
-    assert_eq!(findings(&report, "live-lazy-materialization-off")[0]["hosts"].as_array().unwrap().len(), 3);
+    assert_eq!(support::findings_of(&report, "live-lazy-materialization-off")[0]["hosts"].as_array().unwrap().len(), 3);
 
     // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
     c.stop();
@@ -169,7 +169,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", node(c)))
     );
     assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", node(b))));
-    let cache = findings(&report, "live-lazy-materialization-off");
+    let cache = support::findings_of(&report, "live-lazy-materialization-off");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 2, "the live replicas still audited");
     let outcome = support::report_entry(&report, "outcomes", "live-lazy-materialization-off").unwrap();
     let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();

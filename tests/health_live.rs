@@ -57,12 +57,8 @@ fn audit(server: &support::LiveServer, extra: &[&str]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}\n{stderr}"))
 }
 
-fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
-    report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == rule).collect()
-}
-
 fn messages(report: &Value, rule: &str) -> Vec<String> {
-    findings(report, rule).iter().map(|f| f["message"].as_str().unwrap().to_string()).collect()
+    support::findings_of(report, rule).iter().map(|f| f["message"].as_str().unwrap().to_string()).collect()
 }
 
 /// Sends `sql` with query-level settings in the URL (CREATE DATABASE takes no SETTINGS).
@@ -187,7 +183,7 @@ fn a_troubled_server_makes_the_health_rules_fire() {
 
     let rejected = server.query("SELECT value FROM system.events WHERE event = 'RejectedInserts'");
     // counters grow: the count is evidence, the message stays the same from one audit to the next
-    let throttled = findings(&report, "inserts-throttled-too-many-parts");
+    let throttled = support::findings_of(&report, "inserts-throttled-too-many-parts");
     let refused =
         throttled.iter().find(|f| f["message"].as_str().unwrap().starts_with("RejectedInserts: INSERTs refused"));
     assert_eq!(refused.map(|f| f["evidence"]["count"].to_string()), Some(rejected.trim().to_string()), "{throttled:?}");
@@ -216,7 +212,7 @@ fn a_troubled_server_makes_the_health_rules_fire() {
 /// accepts them and the re-audit no longer fires their rules for those tables.
 fn the_printed_fixes_clear_their_findings(server: &support::LiveServer, report: &Value) {
     let about = |report: &Value, rule: &str, table: &str| -> Option<Value> {
-        findings(report, rule).into_iter().find(|f| f["message"].as_str().unwrap().contains(table)).cloned()
+        support::findings_of(report, rule).into_iter().find(|f| f["message"].as_str().unwrap().contains(table)).cloned()
     };
     for (rule, table) in [("mutation-failing", "default.mutated"), ("merges-stalled", "default.piled")] {
         let finding = about(report, rule, table).unwrap_or_else(|| panic!("{rule} on {table}"));
@@ -245,15 +241,18 @@ fn a_healthy_server_gives_no_health_finding_at_or_above_medium() {
     let free =
         server.query("SELECT min((free_space - keep_free_space) / total_space) FROM system.disks WHERE NOT is_remote");
     let disk_full = free.trim().parse::<f64>().unwrap() < 0.15;
-    assert_eq!(!findings(&report, "disk-space-low").is_empty(), disk_full, "free share {free}");
+    assert_eq!(!support::findings_of(&report, "disk-space-low").is_empty(), disk_full, "free share {free}");
     for rule in HEALTH_RULES.iter().filter(|r| **r != "disk-space-low") {
         let outcome = support::report_entry(&report, "outcomes", rule).map(|o| o["outcome"].clone());
         assert!(outcome.is_some(), "{rule} did not run");
-        for f in findings(&report, rule) {
+        for f in support::findings_of(&report, rule) {
             assert!(["low", "info"].contains(&f["severity"].as_str().unwrap()), "{rule}: {f}");
         }
     }
-    assert!(!findings(&report, "live-system-log-without-ttl").is_empty(), "the stock system logs have no TTL");
+    assert!(
+        !support::findings_of(&report, "live-system-log-without-ttl").is_empty(),
+        "the stock system logs have no TTL"
+    );
     // the pools background-pool-saturated compares exist under the names it reads
     let pools = server.query(
         "SELECT count() FROM system.metrics WHERE metric IN ('BackgroundMergesAndMutationsPoolTask', \

@@ -178,8 +178,7 @@ fn a_busy_sql_user_gets_limits_that_keep_its_profile(server: &support::LiveServe
 
 /// The findings of `rule` about user `name`.
 fn about<'a>(report: &'a Value, rule: &str, name: &str) -> Vec<&'a Value> {
-    let findings = report["findings"].as_array().unwrap();
-    findings.iter().filter(|f| f["rule_id"] == rule && f["evidence"]["user"] == name).collect()
+    support::findings_of(report, rule).into_iter().filter(|f| f["evidence"]["user"] == name).collect()
 }
 
 /// readonly = 2 from a profile, without a bound: the user lifts its profile's limit (what the
@@ -275,8 +274,7 @@ fn a_row_policy_filters_only_whom_it_names(server: &support::LiveServer, dir: &P
     assert_eq!(server.try_query_as("pb", "pb-pw", count).unwrap().trim(), "3");
 
     let report = audit(dir, admin);
-    let findings = report["findings"].as_array().unwrap();
-    let found: Vec<_> = findings.iter().filter(|f| f["rule_id"] == rule).collect();
+    let found = support::findings_of(&report, rule);
     assert_eq!(found.len(), 1, "{report:#}");
     assert_eq!(
         found[0]["message"].as_str().unwrap().split(':').next(),
@@ -287,7 +285,7 @@ fn a_row_policy_filters_only_whom_it_names(server: &support::LiveServer, dir: &P
     assert_eq!(server.try_query_as("pb", "pb-pw", count).unwrap().trim(), "0");
     assert_eq!(server.query(count).trim(), "3", "the administrator, excepted, reads every row");
     let fixed = audit(dir, admin);
-    assert!(fixed["findings"].as_array().unwrap().iter().all(|f| f["rule_id"] != rule), "{fixed:#}");
+    assert!(support::findings_of(&fixed, rule).is_empty(), "{fixed:#}");
 }
 
 /// What `compatibility-port-open-to-passwordless-user` says: a `<no_password/>` user logs in

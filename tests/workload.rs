@@ -265,10 +265,6 @@ fn fired(report: &Value) -> Vec<String> {
     ids
 }
 
-fn findings<'a>(report: &'a Value, rule: &str) -> Vec<&'a Value> {
-    report["findings"].as_array().unwrap().iter().filter(|f| f["rule_id"] == rule).collect()
-}
-
 /// A JSON number or a number ClickHouse quoted (64-bit integers).
 fn number(value: &Value) -> f64 {
     value.as_f64().or_else(|| value.as_str()?.parse().ok()).unwrap_or_else(|| panic!("not a number: {value}"))
@@ -294,7 +290,7 @@ fn a_policy_that_bypasses_the_cache_is_found_with_its_object_store_bytes() {
     let (report, _) = run.audit(&[]);
     server().query("DROP TABLE ssb.lineorder_uncached SYNC");
     assert_eq!(fired(&report), ["repeat-queries-miss-the-cache"], "{report}");
-    let misses = findings(&report, "repeat-queries-miss-the-cache");
+    let misses = support::findings_of(&report, "repeat-queries-miss-the-cache");
     // the 13 queries that read columns; count(*) reads none
     assert_eq!(misses.len(), 13, "{misses:?}");
     for miss in misses {
@@ -334,7 +330,7 @@ fn a_page_size_over_the_lazy_limit_is_found_by_its_largest_limit() {
     let (report, stderr) = run.audit(&[]);
     let outcome = support::report_entry(&report, "outcomes", "top-n-over-lazy-materialization-limit");
     assert_eq!(fired(&report), ["top-n-over-lazy-materialization-limit"], "{outcome:?} {stderr}");
-    let found = findings(&report, "top-n-over-lazy-materialization-limit");
+    let found = support::findings_of(&report, "top-n-over-lazy-materialization-limit");
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0]["evidence"]["limit"], 20000);
     assert!(found[0]["evidence"]["example"].as_str().unwrap().contains("LIMIT 20000"));
@@ -381,7 +377,7 @@ fn a_projection_index_below_the_part_gate_is_found_on_its_table_and_shapes() {
     assert!(ungated.is_empty());
     assert!(ungated_rows.trim().parse::<f64>().unwrap() < gated_rows.parse::<f64>().unwrap() / 4.0, "{ungated_rows}");
     assert_eq!(fired(&report), ["projection-index-parts-below-gate", "projection-not-used-full-scan"], "{report}");
-    let gate = findings(&report, "projection-index-parts-below-gate");
+    let gate = support::findings_of(&report, "projection-index-parts-below-gate");
     assert_eq!(gate.len(), 1);
     assert!(
         gate[0]["message"].as_str().unwrap().starts_with("ssb.lineorder_proj has a projection index"),
@@ -390,7 +386,7 @@ fn a_projection_index_below_the_part_gate_is_found_on_its_table_and_shapes() {
     );
     assert_eq!(number(&gate[0]["evidence"]["parts_below_gate"]), below_gate.trim().parse::<f64>().unwrap());
     // the shapes that filter on the projection's key (SSB Q2.2, Q2.3), not the covered count()
-    let unused = findings(&report, "projection-not-used-full-scan");
+    let unused = support::findings_of(&report, "projection-not-used-full-scan");
     let examples: Vec<&str> = unused.iter().map(|f| f["evidence"]["example"].as_str().unwrap()).collect();
     assert_eq!(unused.len(), 2, "{examples:?}");
     assert!(examples.iter().all(|e| e.contains("P_BRAND >= 'MFGR#2221'") || e.contains(q23)), "{examples:?}");
@@ -421,7 +417,7 @@ fn a_benchmark_profile_is_found_by_profile_and_user_not_only_the_auditors_sessio
     assert_eq!(cache_size.trim(), "0");
     // the cause, on the profile and its user, and its symptom, the repeats that missed the cache
     assert_eq!(fired(&report), ["live-filesystem-cache-disabled", "repeat-queries-miss-the-cache"], "{report}");
-    let found = findings(&report, "live-filesystem-cache-disabled");
+    let found = support::findings_of(&report, "live-filesystem-cache-disabled");
     assert_eq!(found.len(), 1, "{found:?}");
     let message = found[0]["message"].as_str().unwrap();
     assert!(message.starts_with("settings profile `bench` (user(s) bench): enable_filesystem_cache = 0"), "{message}");
@@ -444,7 +440,7 @@ fn a_lock_heavy_shape_is_found_with_the_assumed_ceiling_and_the_nodes_peak() {
     let (report, _) = run.audit(&[]);
     let window = run.started.elapsed().as_secs() + 1;
     assert_eq!(fired(&report), ["context-lock-heavy-shapes"], "{report}");
-    let found = findings(&report, "context-lock-heavy-shapes");
+    let found = support::findings_of(&report, "context-lock-heavy-shapes");
     assert_eq!(found.len(), 1, "{found:?}");
     let evidence = &found[0]["evidence"];
     let locks: f64 = run.measure("round(avg(ProfileEvents['ContextLock']), 1)", "AS d39 SELECT").parse().unwrap();
@@ -483,7 +479,7 @@ fn cold_reads_with_many_object_store_requests_are_reported_as_the_floor() {
     };
     server().query(&format!("DROP TABLE {table} SYNC"));
     assert_eq!(fired(&report), ["cold-queries-at-object-store-floor"], "{report}");
-    let found = findings(&report, "cold-queries-at-object-store-floor");
+    let found = support::findings_of(&report, "cold-queries-at-object-store-floor");
     for finding in &found {
         let example = finding["evidence"]["example"].as_str().unwrap();
         assert!(example.contains(table), "{example}");

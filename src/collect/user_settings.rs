@@ -13,12 +13,15 @@
 //! Each row: `user`, `settings` (setting → value), `from` (setting → the profile, role or
 //! user that gave the value), `profiles` (every profile reached), `constrained`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Value, json};
 
 /// The facts `user_settings` is derived from.
 pub const INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
+
+/// The columns of system.settings_profile_elements that say whose element a row is.
+const OWNERS: [&str; 3] = ["profile_name", "user_name", "role_name"];
 
 /// The profile every user starts from, as the stock config names it.
 const DEFAULT_PROFILE: &str = "default";
@@ -27,24 +30,30 @@ const DEFAULT_PROFILE: &str = "default";
 const MAX_DEPTH: usize = 32;
 
 pub fn user_settings(live: &Value) -> Value {
-    let elements = live["profile_elements"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let rows = |fact: &str| live[fact].as_array().map(Vec::as_slice).unwrap_or_default();
     let text = |row: &Value, field: &str| row[field].as_str().map(str::to_string);
-    let owned = |field: &str, name: &str| -> Vec<&Value> {
-        let mut rows: Vec<&Value> = elements.iter().filter(|r| r[field].as_str() == Some(name)).collect();
-        rows.sort_by_key(|r| crate::facts::uint(&r["index"]));
-        rows
-    };
-    let rows = live["users"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let users = rows.iter().filter_map(|u| text(u, "name"));
+    // the elements of each profile, user and role in their order, indexed once
+    let mut by_owner: HashMap<(&str, &str), Vec<&Value>> = HashMap::new();
+    for row in rows("profile_elements") {
+        for field in OWNERS {
+            if let Some(name) = row[field].as_str() {
+                by_owner.entry((field, name)).or_default().push(row);
+            }
+        }
+    }
+    for elements in by_owner.values_mut() {
+        elements.sort_by_key(|r| crate::facts::uint(&r["index"]));
+    }
+    let owned = |field: &str, name: &str| -> Vec<&Value> { by_owner.get(&(field, name)).cloned().unwrap_or_default() };
+    let users = rows("users").iter().filter_map(|u| text(u, "name"));
     let granted = |user: &str| -> Vec<String> {
-        let grants = live["role_grants"].as_array().map(Vec::as_slice).unwrap_or_default();
-        grants
+        rows("role_grants")
             .iter()
             .filter(|g| g["user_name"].as_str() == Some(user))
             .filter_map(|g| text(g, "granted_role_name"))
             .collect()
     };
-    let targets = live["profile_targets"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let targets = rows("profile_targets");
     let given_to = |profile: &Value, names: &[String]| {
         let listed =
             |field: &str| profile[field].as_array().is_some_and(|l| l.iter().any(|n| names.iter().any(|m| n == m)));

@@ -379,7 +379,6 @@ fn is_setting_or_section(name: &str) -> bool {
         || crate::facts::config::is_known_section(name)
 }
 
-/// The types of the facts a rule's `for_each` gives each item of.
 /// Whether an item of this type is its own object (text) or has a `name` that is: a rule
 /// over such items needs no `object:`. An item of unknown type is judged when it is there.
 pub fn names_itself(item: &Type) -> bool {
@@ -390,6 +389,7 @@ pub fn names_itself(item: &Type) -> bool {
     }
 }
 
+/// The types of the facts a rule's `for_each` gives each item of.
 pub fn item_type(t: &Type) -> Type {
     match t.strict() {
         Type::List(item) => (**item).clone(),

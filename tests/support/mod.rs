@@ -242,6 +242,11 @@ pub fn report_entry<'a>(report: &'a serde_json::Value, list: &str, rule: &str) -
     report[list].as_array()?.iter().find(|e| e["rule_id"] == rule)
 }
 
+/// Every finding of `rule` in a JSON report.
+pub fn findings_of<'a>(report: &'a serde_json::Value, rule: &str) -> Vec<&'a serde_json::Value> {
+    report["findings"].as_array().into_iter().flatten().filter(|f| f["rule_id"] == rule).collect()
+}
+
 /// Copies a directory tree (fixtures into a scratch dir the test may edit).
 pub fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
