@@ -119,14 +119,32 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     }
     if report.summary.status == Status::Incomplete {
         let unread = report.unjudged.iter().any(|u| u.outcome == chaudit::eval::OutcomeKind::Inconclusive);
+        let rules: std::collections::BTreeSet<&str> = report.unjudged.iter().map(|u| u.rule_id.as_str()).collect();
         eprintln!(
             "chaudit: error: the audit could not judge {} rule(s){}:",
-            report.unjudged.len(),
+            rules.len(),
             if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
         );
+        // one line per rule and reason, naming the replicas it holds on: a fleet's same
+        // unread table is one line, not one per replica
+        let mut lines: Vec<(&chaudit::audit::Unjudged, Vec<&str>)> = Vec::new();
         for u in &report.unjudged {
-            let on = u.host.as_ref().map_or_else(String::new, |h| format!(" on {h}"));
-            eprintln!("  {}{on}: {}: {}", u.rule_id, chaudit::report::outcome_name(u.outcome), u.reason);
+            let alike = |(first, _): &&mut (&chaudit::audit::Unjudged, Vec<&str>)| {
+                first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason
+            };
+            match lines.iter_mut().find(|line| alike(line)) {
+                Some((_, hosts)) => hosts.extend(u.host.as_deref()),
+                None => lines.push((u, u.host.as_deref().into_iter().collect())),
+            }
+        }
+        for (u, hosts) in lines {
+            eprintln!(
+                "  {}{}: {}: {}",
+                u.rule_id,
+                on_hosts(&hosts),
+                chaudit::report::outcome_name(u.outcome),
+                u.reason
+            );
         }
     }
     let code = verdict.status().exit_code();
@@ -137,6 +155,16 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// ` on HOST`, ` on A, B, C and N more replicas`, or nothing for a single server.
+fn on_hosts(hosts: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    match hosts {
+        [] => String::new(),
+        few if few.len() <= SHOWN + 1 => format!(" on {}", few.join(", ")),
+        many => format!(" on {} and {} more replicas", many[..SHOWN].join(", "), many.len() - SHOWN),
+    }
 }
 
 /// Whether a server's host is the machine chaudit runs on: loopback, or its own host name.

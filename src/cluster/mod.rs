@@ -3,13 +3,14 @@
 //! document. An unreachable replica makes its rules inconclusive for it.
 
 pub mod document;
+mod shared;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::collect::cluster::Collected;
 use crate::eval::{self, Evaluation, Finding, HostEvidence, HostOutcome, Outcome, OutcomeKind, Selection};
 use crate::facts::{Facts, Source};
-use crate::rules::RulePack;
+use crate::rules::{Rule, RulePack};
 use crate::version::Version;
 
 /// The config files' facts as a replica of a version reads them (its catalog says which
@@ -48,19 +49,12 @@ pub fn audit(
             (version, facts)
         })
         .collect();
-    // each replica's audit is independent of the others'
-    let evaluations = crate::parallel::on_every_core(&collected.nodes, |node| {
-        let live = node.live.as_ref()?;
-        let mut facts = bases.get(&crate::facts::live_version(live).or(base.version))?.clone();
-        facts.add_live(live.clone());
-        if let Some(log) = &node.log {
-            facts.add_log(log.clone());
-        }
-        Some(eval::evaluate(pack, &facts, selection))
-    });
-    for (node, evaluation) in collected.nodes.iter().zip(evaluations) {
-        let (Some(live), Some(evaluation)) = (&node.live, evaluation) else {
-            for rule in pack.rules.iter().filter(|r| selection.includes(r) && !r.sources.contains(&Source::Cluster)) {
+    let rules: Vec<&Rule> =
+        pack.rules.iter().filter(|r| selection.includes(r) && !r.sources.contains(&Source::Cluster)).collect();
+    let results = shared::evaluate(&rules, &bases, base.version, &collected.nodes, selection);
+    for (node, results) in collected.nodes.iter().zip(results) {
+        let (Some(live), Some(results)) = (&node.live, results) else {
+            for rule in &rules {
                 let needs_server = rule.sources.iter().any(|s| matches!(s, Source::Live | Source::Log));
                 let (outcome, reason) = if needs_server {
                     (
@@ -78,16 +72,18 @@ pub fn audit(
             }
             continue;
         };
-        for o in evaluation.outcomes.into_iter().filter(|o| !is_cluster_rule(pack, &o.rule_id)) {
-            per_rule.entry(o.rule_id).or_default().push(HostOutcome {
+        let endpoint = shared::endpoint(node);
+        let mut found = Vec::new();
+        for (outcome, mut findings) in results {
+            per_rule.entry(outcome.rule_id).or_default().push(HostOutcome {
                 host: node.name.clone(),
-                outcome: o.outcome,
-                reason: o.reason,
+                outcome: outcome.outcome,
+                reason: outcome.reason,
             });
+            found.append(&mut findings);
         }
-        let endpoint = live["endpoint"].as_str().unwrap_or_default();
         let version = live["version"].as_str().map(str::to_string);
-        for mut f in evaluation.findings {
+        for mut f in eval::one_per_problem(found) {
             // the replica is named in `hosts`: the message reads the same on every replica
             if !endpoint.is_empty() && f.message.contains(endpoint) {
                 f.message = f.message.replace(endpoint, "the replica");
@@ -152,4 +148,93 @@ fn combined(rule_id: String, hosts: Vec<HostOutcome>) -> Outcome {
         .map(|h| format!("{}: {}", h.host, h.reason.as_deref().unwrap_or_default()))
         .next();
     Outcome { rule_id, outcome, reason, hosts }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::json;
+
+    use super::*;
+
+    /// Replicas of the recorded cluster snapshots, each also as a twin under another name
+    /// and endpoint, one twin with other metrics.
+    fn replicas() -> Collected {
+        let mut nodes = Vec::new();
+        for file in ["cluster-rolling-upgrade.json", "cluster-one-unread.json"] {
+            let path = format!("{}/tests/cmd/fixtures/snapshots/{file}", env!("CARGO_MANIFEST_DIR"));
+            let facts = Facts::read_snapshot(std::path::Path::new(&path)).expect("a recorded snapshot");
+            let recorded = Collected::from_json(&facts.document["nodes"]).expect("recorded nodes");
+            for (i, node) in recorded.nodes.into_iter().enumerate() {
+                let mut twin = node.clone();
+                twin.name = format!("twin-{i}-{}", node.name);
+                if let Some(live) = &mut twin.live {
+                    let endpoint = format!("default@http://twin-{i}:8123");
+                    live["endpoint"] = json!(endpoint);
+                    if i == 0 {
+                        live["metrics"] = json!({"Query": 4000, "TCPConnection": 1});
+                    }
+                }
+                nodes.push(node);
+                nodes.push(twin);
+            }
+        }
+        Collected { path: crate::collect::cluster::Path::Direct, nodes, round_trips: 0 }
+    }
+
+    /// (host, rule, outcome) and (host, finding).
+    type Results = (BTreeSet<(String, String, String)>, BTreeSet<(String, String)>);
+
+    /// Each replica audited whole and alone.
+    fn alone(pack: &RulePack, collected: &Collected) -> Results {
+        let (mut outcomes, mut findings) = (BTreeSet::new(), BTreeSet::new());
+        for node in &collected.nodes {
+            let Some(live) = &node.live else { continue };
+            let mut facts = Facts::empty("t".into());
+            facts.add_live(live.clone());
+            if let Some(log) = &node.log {
+                facts.add_log(log.clone());
+            }
+            let evaluation = eval::evaluate(pack, &facts, &Selection::default());
+            for o in evaluation.outcomes.iter().filter(|o| !is_cluster_rule(pack, &o.rule_id)) {
+                outcomes.insert((node.name.clone(), o.rule_id.clone(), format!("{:?}", o.outcome)));
+            }
+            for f in evaluation.findings {
+                let endpoint = shared::endpoint(node);
+                findings.insert((
+                    node.name.clone(),
+                    format!("{} {}", f.fingerprint, f.message.replace(endpoint, "the replica")),
+                ));
+            }
+        }
+        (outcomes, findings)
+    }
+
+    #[test]
+    fn replicas_alike_share_results_as_if_each_were_audited_alone() {
+        let pack = RulePack::load(true, &[]).map_err(|_| "built-in rules").unwrap();
+        let collected = replicas();
+        let evaluation = audit(&pack, &Facts::empty("t".into()), &|_| None, None, &collected, &Selection::default());
+        let outcomes: BTreeSet<(String, String, String)> = evaluation
+            .outcomes
+            .iter()
+            .flat_map(|o| o.hosts.iter().map(|h| (h.host.clone(), o.rule_id.clone(), format!("{:?}", h.outcome))))
+            .filter(|(host, _, _)| collected.nodes.iter().any(|n| n.name == *host && n.live.is_some()))
+            .collect();
+        let findings: BTreeSet<(String, String)> = evaluation
+            .findings
+            .iter()
+            .flat_map(|f| {
+                f.hosts.iter().map(|h| {
+                    let message = h.message.as_deref().unwrap_or(&f.message);
+                    (h.host.clone(), format!("{} {message}", f.fingerprint))
+                })
+            })
+            .collect();
+        let (expected_outcomes, expected_findings) = alone(&pack, &collected);
+        assert_eq!(outcomes, expected_outcomes);
+        assert_eq!(findings, expected_findings);
+        assert!(findings.iter().any(|(host, _)| host.starts_with("twin-")), "the twins have findings of their own");
+    }
 }

@@ -129,6 +129,11 @@ impl Selection {
         Ok(selection)
     }
 
+    /// The params of a rule that `--param` overrides.
+    pub fn overrides(&self, rule: &Rule) -> &[(String, serde_json::Value)] {
+        self.params.get(&rule.id).map_or(&[][..], Vec::as_slice)
+    }
+
     /// Opt-in rules run only when a `--select` term names them.
     pub fn includes(&self, rule: &Rule) -> bool {
         let selected = self.select.iter().any(|t| rule.matches(t));
@@ -143,24 +148,38 @@ pub struct Evaluation {
     pub findings: Vec<Finding>,
 }
 
+/// One rule's outcome and findings.
+pub type RuleResult = (Outcome, Vec<Finding>);
+
 pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evaluation {
     let variables = Variables::of(facts);
     let rules: Vec<&Rule> = pack.rules.iter().filter(|r| selection.includes(r)).collect();
     // rules are independent: they share the converted facts and run on every core
     let results = crate::parallel::on_every_core(&rules, |rule| {
-        let overrides = selection.params.get(&rule.id).map_or(&[][..], Vec::as_slice);
-        evaluate_rule_with(rule, facts, &variables, overrides)
+        evaluate_rule_with(rule, facts, &variables, selection.overrides(rule))
     });
+    assemble(results)
+}
+
+/// The evaluation of rules' results: their outcomes by rule, their findings as one finding
+/// per problem, ranked.
+pub fn assemble(results: Vec<RuleResult>) -> Evaluation {
     let mut outcomes = Vec::new();
     let mut findings = Vec::new();
     for (outcome, mut found) in results {
         outcomes.push(outcome);
         findings.append(&mut found);
     }
+    outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
+    Evaluation { outcomes, findings: one_per_problem(findings) }
+}
+
+/// Findings as one per problem (a live finding joined to the config finding about the same
+/// object), ranked.
+pub fn one_per_problem(findings: Vec<Finding>) -> Vec<Finding> {
     let mut findings = same_problem::merge(findings);
     finding::rank(&mut findings);
-    outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
-    Evaluation { outcomes, findings }
+    findings
 }
 
 fn outcome(rule: &Rule, outcome: OutcomeKind, reason: Option<String>) -> Outcome {
@@ -215,7 +234,7 @@ fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
 }
 
 /// One rule's outcome and findings, with its default params.
-pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> (Outcome, Vec<Finding>) {
+pub fn evaluate_rule(rule: &Rule, facts: &Facts, variables: &Variables) -> RuleResult {
     evaluate_rule_with(rule, facts, variables, &[])
 }
 
@@ -225,7 +244,7 @@ pub fn evaluate_rule_with(
     facts: &Facts,
     variables: &Variables,
     overrides: &[(String, serde_json::Value)],
-) -> (Outcome, Vec<Finding>) {
+) -> RuleResult {
     if let Some(missing) = rule.sources.iter().find(|s| !facts.sources.contains(s)) {
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());

@@ -4,7 +4,7 @@
 //! passes. The same walk derives the facts a rule needs (their absence makes it
 //! inconclusive).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cel::common::ast::{Expr as Ast, IdedExpr, LiteralValue, operators};
 
@@ -17,6 +17,9 @@ use crate::facts::schema::{self, Type};
 /// Fields of a source document that describe the collection, not a fact of the server.
 const META: &[&str] =
     &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "absent", "window_seconds"];
+
+/// The field name [`Checker::read`] gives a source read whole.
+pub const WHOLE: &str = "*";
 
 /// A problem in one expression: where in its text (byte offset) and what.
 pub struct Problem {
@@ -36,6 +39,12 @@ pub struct Checker<'a> {
     reads: BTreeSet<(Source, String)>,
     /// Facts tested for with `has()`: the rule handles their absence.
     guarded: BTreeSet<(Source, String)>,
+    /// Fields describing the collection (`live.endpoint`, `live.unavailable`) the
+    /// expressions read: not facts a rule needs, but what its result depends on.
+    meta: BTreeSet<(Source, String)>,
+    /// How often each source is named, and how often as `source.fact`: a source named
+    /// otherwise (`live["settings"]`, passed whole) is read whole, as [`WHOLE`].
+    named: BTreeMap<Source, (usize, usize)>,
     /// Undeclared sources already reported (once per rule).
     undeclared: BTreeSet<Source>,
     problems: Vec<Problem>,
@@ -63,6 +72,8 @@ impl<'a> Checker<'a> {
             scopes: Vec::new(),
             reads: BTreeSet::new(),
             guarded: BTreeSet::new(),
+            meta: BTreeSet::new(),
+            named: BTreeMap::new(),
             undeclared: BTreeSet::new(),
             problems: Vec::new(),
         }
@@ -101,6 +112,11 @@ impl<'a> Checker<'a> {
     fn infer(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo) -> Type {
         match &e.expr {
             Ast::Ident(name) => {
+                if let Some(source) = Source::parse(name)
+                    && self.lookup_is_global(name)
+                {
+                    self.named.entry(source).or_default().0 += 1;
+                }
                 if let Some(source) = Source::parse(name)
                     && !self.required.contains(&source)
                     && !self.optional.contains(&source)
@@ -197,10 +213,12 @@ impl<'a> Checker<'a> {
         if let Ast::Ident(name) = &operand.expr
             && let Some(source) = Source::parse(name)
             && self.lookup_is_global(name)
-            && !META.contains(&field)
         {
+            self.named.entry(source).or_default().1 += 1;
             let read = (source, field.to_string());
-            if test {
+            if META.contains(&field) {
+                self.meta.insert(read);
+            } else if test {
                 self.guarded.insert(read);
             } else {
                 self.reads.insert(read);
@@ -214,9 +232,12 @@ impl<'a> Checker<'a> {
         self.reads.difference(&self.guarded).filter(|(source, _)| self.required.contains(source)).cloned().collect()
     }
 
-    /// Every top-level fact the rule reads, needed or not: what an audit must build for it.
+    /// Every top-level field the rule reads, needed or not: what an audit must build for it,
+    /// and what its result depends on (with [`WHOLE`] for a source read whole).
     pub fn read(&self) -> BTreeSet<(Source, String)> {
-        self.reads.union(&self.guarded).cloned().collect()
+        let whole =
+            self.named.iter().filter(|(_, (named, selected))| named > selected).map(|(s, _)| (*s, WHOLE.into()));
+        self.reads.union(&self.guarded).chain(&self.meta).cloned().chain(whole).collect()
     }
 
     fn lookup_is_global(&self, name: &str) -> bool {

@@ -266,8 +266,8 @@ pub struct Rule {
     /// The facts its expressions read of the sources it needs (derived when the pack loads):
     /// one that could not be read makes the rule inconclusive.
     pub facts: Vec<FactRef>,
-    /// Every top-level fact its expressions read (`config.disks`, ...): what an audit
-    /// builds for it.
+    /// Every top-level field its expressions read (`config.disks`, `live.endpoint`, `*` for a
+    /// source read whole): what an audit builds for it, and what its result depends on.
     pub reads: std::collections::BTreeSet<FactRef>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
