@@ -288,8 +288,13 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             Err(code) => return code,
         };
         for node in &collected.nodes {
-            let failed =
-                node.error.iter().cloned().chain(node.live.iter().chain(&node.log).flat_map(chaudit::collect::unread));
+            let failed = node.error.iter().cloned().chain(
+                node.live
+                    .iter()
+                    .map(|live| &live["unavailable"])
+                    .chain(node.log.iter().map(|log| &log["unavailable"]))
+                    .flat_map(chaudit::collect::unread),
+            );
             unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
         }
         let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
@@ -301,8 +306,8 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             Ok((node, _)) => (node.live, node.log),
             Err(code) => return code,
         };
-        unread.extend(chaudit::collect::unread(&live));
-        unread.extend(log.iter().flat_map(chaudit::collect::unread));
+        unread.extend(chaudit::collect::unread(&live["unavailable"]));
+        unread.extend(log.iter().flat_map(|log| chaudit::collect::unread(&log["unavailable"])));
         let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
         facts.add_live(live);
         if let Some(log) = log {

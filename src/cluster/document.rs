@@ -7,9 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use crate::collect::cluster::{Collected, NodeFacts};
+use crate::collect::interned::Document;
 
 pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
-    let reachable: Vec<(&str, &Value)> =
+    let reachable: Vec<(&str, &Document)> =
         collected.nodes.iter().filter_map(|n| Some((n.name.as_str(), n.live.as_ref()?))).collect();
     json!({
         "name": cluster.unwrap_or_default(),
@@ -58,7 +59,7 @@ fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
                     let why = live["unavailable"]
                         .get(*input)
                         .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string));
-                    let why = why.or_else(|| live.get(*input).is_none().then(|| "not collected".to_string()))?;
+                    let why = why.or_else(|| live.get(input).is_none().then(|| "not collected".to_string()))?;
                     Some(format!("live.{input} not read on {}: {why}", node.name))
                 }),
             })
@@ -80,7 +81,7 @@ fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<Value> {
 }
 
 /// name -> value of a keyed fact (settings, server_settings).
-fn named_values(live: &Value, fact: &str) -> BTreeMap<String, String> {
+fn named_values(live: &Document, fact: &str) -> BTreeMap<String, String> {
     live[fact]
         .as_object()
         .into_iter()
@@ -93,13 +94,13 @@ fn named_values(live: &Value, fact: &str) -> BTreeMap<String, String> {
 
 /// Server settings are compared where a config sets them on some replica: a value the server
 /// derives from the host (max_server_memory_usage from RAM) differs by design.
-fn changed_somewhere(reachable: &[(&str, &Value)], name: &str) -> bool {
+fn changed_somewhere(reachable: &[(&str, &Document)], name: &str) -> bool {
     reachable.iter().any(|(_, live)| live["server_settings"][name]["changed"] == Value::Bool(true))
 }
 
 /// Server settings without host-local identity and file locations (ports, host names,
 /// paths, logs), which differ between replicas by design.
-fn server_values(live: &Value) -> BTreeMap<String, String> {
+fn server_values(live: &Document) -> BTreeMap<String, String> {
     let host_local = |name: &str| {
         name.starts_with("logger.")
             || name.starts_with("interserver_")
@@ -120,7 +121,7 @@ fn server_values(live: &Value) -> BTreeMap<String, String> {
 }
 
 /// "profile.setting" -> value, from system.settings_profile_elements.
-fn profile_values(live: &Value) -> BTreeMap<String, String> {
+fn profile_values(live: &Document) -> BTreeMap<String, String> {
     live["profile_settings"]
         .as_array()
         .into_iter()
@@ -135,9 +136,9 @@ fn profile_values(live: &Value) -> BTreeMap<String, String> {
 /// The names whose value is not the same on every replica that has the fact; a replica
 /// without the name shows "(not set)".
 fn diverging(
-    reachable: &[(&str, &Value)],
+    reachable: &[(&str, &Document)],
     fact: &str,
-    values: impl Fn(&Value) -> BTreeMap<String, String>,
+    values: impl Fn(&Document) -> BTreeMap<String, String>,
 ) -> Vec<Value> {
     let with_fact: Vec<(&str, BTreeMap<String, String>)> = reachable
         .iter()
@@ -165,7 +166,7 @@ fn diverging(
 }
 
 /// Disks and storage policies that exist on some replicas only.
-fn storage(reachable: &[(&str, &Value)]) -> Vec<Value> {
+fn storage(reachable: &[(&str, &Document)]) -> Vec<Value> {
     let mut out = Vec::new();
     for (kind, fact, column) in [("disk", "disks", "name"), ("storage policy", "storage_policies", "policy_name")] {
         let with_fact: Vec<(&str, BTreeSet<String>)> = reachable
@@ -197,7 +198,7 @@ fn query_log(nodes: &[NodeFacts]) -> Value {
     let mut missing = Vec::new();
     for node in nodes {
         let Some(live) = node.live.as_ref().filter(|l| l["log_tables"].is_array()) else { continue };
-        if crate::collect::cluster::has_log_table(live, "query_log") {
+        if crate::collect::cluster::has_log_table(&live["log_tables"], "query_log") {
             present.push(node.name.as_str());
         } else {
             missing.push(node.name.as_str());

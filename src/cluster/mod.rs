@@ -32,12 +32,8 @@ pub fn audit(
     let mut per_rule: BTreeMap<String, Vec<HostOutcome>> = BTreeMap::new();
     let mut findings: Vec<Finding> = Vec::new();
     // the config facts once per version the replicas run (usually one)
-    let versions: BTreeSet<Option<Version>> = collected
-        .nodes
-        .iter()
-        .filter_map(|n| n.live.as_ref())
-        .map(|live| crate::facts::live_version(live).or(base.version))
-        .collect();
+    let versions: BTreeSet<Option<Version>> =
+        collected.nodes.iter().filter_map(|n| n.live.as_ref()).map(|live| live.version().or(base.version)).collect();
     let bases: BTreeMap<Option<Version>, Facts> = versions
         .into_iter()
         .map(|version| {
@@ -165,16 +161,17 @@ mod tests {
         for file in ["cluster-rolling-upgrade.json", "cluster-one-unread.json"] {
             let path = format!("{}/tests/cmd/fixtures/snapshots/{file}", env!("CARGO_MANIFEST_DIR"));
             let facts = Facts::read_snapshot(std::path::Path::new(&path)).expect("a recorded snapshot");
-            let recorded = Collected::from_json(&facts.document["nodes"]).expect("recorded nodes");
+            let recorded = Collected::from_json(facts.document["nodes"].clone()).expect("recorded nodes");
             for (i, node) in recorded.nodes.into_iter().enumerate() {
                 let mut twin = node.clone();
                 twin.name = format!("twin-{i}-{}", node.name);
-                if let Some(live) = &mut twin.live {
-                    let endpoint = format!("default@http://twin-{i}:8123");
-                    live["endpoint"] = json!(endpoint);
+                if let Some(live) = &node.live {
+                    let mut live = live.to_value();
+                    live["endpoint"] = json!(format!("default@http://twin-{i}:8123"));
                     if i == 0 {
                         live["metrics"] = json!({"Query": 4000, "TCPConnection": 1});
                     }
+                    twin.live = Some(crate::collect::interned::Interner::default().document(live));
                 }
                 nodes.push(node);
                 nodes.push(twin);
@@ -192,7 +189,7 @@ mod tests {
         for node in &collected.nodes {
             let Some(live) = &node.live else { continue };
             let mut facts = Facts::empty("t".into());
-            facts.add_live(live.clone());
+            facts.add_live(live.to_value());
             if let Some(log) = &node.log {
                 facts.add_log(log.clone());
             }

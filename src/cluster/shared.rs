@@ -11,6 +11,7 @@ use std::hash::{Hash, Hasher};
 use serde_json::{Map, Value};
 
 use crate::collect::cluster::NodeFacts;
+use crate::collect::interned::{Document, hash_json};
 use crate::eval::{Finding, Outcome, RuleResult, Selection, Variables, evaluate_rule_with};
 use crate::facts::{Facts, Source};
 use crate::rules::Rule;
@@ -40,7 +41,7 @@ pub fn evaluate(
         .iter()
         .map(|n| {
             let live = n.live.as_ref()?;
-            Some(Replica::new(crate::facts::live_version(live).or(stated), live, n.log.as_ref()))
+            Some(Replica::new(live.version().or(stated), live, n.log.as_ref()))
         })
         .collect();
     let inputs: Vec<Option<Vec<u64>>> =
@@ -100,29 +101,27 @@ pub fn endpoint(node: &NodeFacts) -> &str {
 /// One replica's server documents with a hash of each top-level field, computed once.
 struct Replica<'a> {
     version: Option<Version>,
-    documents: [(Source, Option<&'a Value>); 2],
+    sources: [(Source, bool); 2],
     hashes: HashMap<(Source, &'a str), u64>,
     whole: HashMap<Source, u64>,
 }
 
 impl<'a> Replica<'a> {
-    fn new(version: Option<Version>, live: &'a Value, log: Option<&'a Value>) -> Replica<'a> {
-        let documents = [(Source::Live, Some(live)), (Source::Log, log)];
+    fn new(version: Option<Version>, live: &'a Document, log: Option<&'a Value>) -> Replica<'a> {
+        let log_fields = log.and_then(Value::as_object).into_iter().flatten().map(|(name, value)| {
+            let mut h = DefaultHasher::new();
+            hash_json(value, &mut h);
+            (Source::Log, name.as_str(), h.finish())
+        });
+        let fields = live.fields().map(|(name, hash, _)| (Source::Live, name, hash)).chain(log_fields);
         let mut hashes = HashMap::new();
-        let mut whole = HashMap::new();
-        for (source, document) in documents {
-            let Some(fields) = document.and_then(Value::as_object) else { continue };
-            let mut all = DefaultHasher::new();
-            for (name, value) in fields {
-                let mut h = DefaultHasher::new();
-                hash_json(value, &mut h);
-                let hash = h.finish();
-                (name, hash).hash(&mut all);
-                hashes.insert((source, name.as_str()), hash);
-            }
-            whole.insert(source, all.finish());
+        let mut whole: HashMap<Source, DefaultHasher> = HashMap::new();
+        for (source, name, hash) in fields {
+            (name, hash).hash(whole.entry(source).or_default());
+            hashes.insert((source, name), hash);
         }
-        Replica { version, documents, hashes, whole }
+        let whole = whole.into_iter().map(|(source, h)| (source, h.finish())).collect();
+        Replica { version, sources: [(Source::Live, true), (Source::Log, log.is_some())], hashes, whole }
     }
 
     /// What `rule`'s result on this replica depends on (the config files are the same for
@@ -130,9 +129,9 @@ impl<'a> Replica<'a> {
     fn input_of(&self, rule: &Rule) -> u64 {
         let mut h = DefaultHasher::new();
         self.version.hash(&mut h);
-        for (source, document) in self.documents {
-            document.is_some().hash(&mut h);
-            if document.is_none() {
+        for (source, present) in self.sources {
+            present.hash(&mut h);
+            if !present {
                 continue;
             }
             if rule.reads.contains(&(source, WHOLE.to_string())) {
@@ -150,57 +149,44 @@ impl<'a> Replica<'a> {
 
 /// The facts `rules` read: of each source document only the fields they read, and those
 /// that decide whether a rule runs, so a replica's evaluation converts and copies no more.
-fn facts_for(rules: &[&Rule], base: &Facts, live: &Value, log: Option<&Value>) -> Facts {
+fn facts_for(rules: &[&Rule], base: &Facts, live: &Document, log: Option<&Value>) -> Facts {
     let mut facts = Facts::empty(base.target.clone());
-    facts.version = crate::facts::live_version(live).or(base.version);
+    facts.version = live.version().or(base.version);
     facts.sources = base.sources.clone();
-    facts.sources.insert(Source::Live);
     let documents = base.document.iter().filter_map(|(name, doc)| Some((Source::parse(name)?, doc)));
-    for (source, document) in documents.chain([(Source::Live, live)]).chain(log.map(|l| (Source::Log, l))) {
+    for (source, document) in documents.chain(log.map(|l| (Source::Log, l))) {
         facts.sources.insert(source);
-        facts.document.insert(source.name().into(), read_by(rules, source, document));
+        let kept = match document.as_object() {
+            Some(fields) => read_by(rules, source, |name| fields.get(name), || document.clone()),
+            None => document.clone(),
+        };
+        facts.document.insert(source.name().into(), kept);
     }
+    facts.sources.insert(Source::Live);
+    facts.document.insert("live".into(), read_by(rules, Source::Live, |name| live.get(name), || live.to_value()));
     facts
 }
 
-fn read_by(rules: &[&Rule], source: Source, document: &Value) -> Value {
+/// Of a document (its fields by name, or whole), what `rules` read of `source`.
+fn read_by<'d>(
+    rules: &[&Rule],
+    source: Source,
+    field: impl Fn(&str) -> Option<&'d Value>,
+    whole: impl FnOnce() -> Value,
+) -> Value {
     let reads: BTreeSet<&str> =
         rules.iter().flat_map(|r| r.reads.iter().filter(|(s, _)| *s == source).map(|(_, f)| f.as_str())).collect();
-    let Some(fields) = document.as_object() else { return document.clone() };
     if reads.contains(WHOLE) {
-        return document.clone();
+        return whole();
     }
     let kept: Map<String, Value> = COLLECTION
         .iter()
         .copied()
         .chain([ENDPOINT])
         .chain(reads)
-        .filter_map(|name| Some((name.to_string(), fields.get(name)?.clone())))
+        .filter_map(|name| Some((name.to_string(), field(name)?.clone())))
         .collect();
     Value::Object(kept)
-}
-
-/// A structural hash: equal values hash alike (an object's fields in their order).
-fn hash_json(value: &Value, h: &mut impl Hasher) {
-    match value {
-        Value::Null => 0u8.hash(h),
-        Value::Bool(b) => (1u8, b).hash(h),
-        Value::Number(n) => (2u8, n).hash(h),
-        Value::String(s) => (3u8, s).hash(h),
-        Value::Array(items) => {
-            (4u8, items.len()).hash(h);
-            for item in items {
-                hash_json(item, h);
-            }
-        }
-        Value::Object(fields) => {
-            (5u8, fields.len()).hash(h);
-            for (name, value) in fields {
-                name.hash(h);
-                hash_json(value, h);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -208,6 +194,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn document(value: Value) -> Document {
+        crate::collect::interned::Interner::default().document(value)
+    }
 
     fn rule_reading(reads: &[(Source, &str)]) -> Rule {
         let mut rule = crate::rules::RulePack::load(true, &[]).map_err(|_| "built-in rules").unwrap().rules[0].clone();
@@ -217,8 +207,8 @@ mod tests {
 
     #[test]
     fn replicas_share_a_rule_only_when_what_it_reads_is_equal() {
-        let a = json!({"endpoint": "a", "settings": {"x": 1}, "metrics": {"Query": 1}});
-        let b = json!({"endpoint": "a", "settings": {"x": 1}, "metrics": {"Query": 7}});
+        let a = document(json!({"endpoint": "a", "settings": {"x": 1}, "metrics": {"Query": 1}}));
+        let b = document(json!({"endpoint": "a", "settings": {"x": 1}, "metrics": {"Query": 7}}));
         let (a, b) = (Replica::new(None, &a, None), Replica::new(None, &b, None));
         let settings = rule_reading(&[(Source::Live, "settings")]);
         let metrics = rule_reading(&[(Source::Live, "metrics")]);
@@ -230,8 +220,8 @@ mod tests {
 
     #[test]
     fn what_could_not_be_read_and_the_log_are_part_of_every_input() {
-        let a = json!({"settings": {"x": 1}});
-        let b = json!({"settings": {"x": 1}, "unavailable": {"metrics": "denied"}});
+        let a = document(json!({"settings": {"x": 1}}));
+        let b = document(json!({"settings": {"x": 1}, "unavailable": {"metrics": "denied"}}));
         let log = json!({});
         let settings = rule_reading(&[(Source::Live, "settings")]);
         assert_ne!(Replica::new(None, &a, None).input_of(&settings), Replica::new(None, &b, None).input_of(&settings));
@@ -243,7 +233,8 @@ mod tests {
 
     #[test]
     fn a_replica_facts_hold_what_its_rules_read() {
-        let live = json!({"endpoint": "e", "settings": {"x": 1}, "metrics": {}, "unavailable": {"grants": "denied"}});
+        let value = json!({"endpoint": "e", "settings": {"x": 1}, "metrics": {}, "unavailable": {"grants": "denied"}});
+        let live = document(value.clone());
         let settings = rule_reading(&[(Source::Live, "settings")]);
         let facts = facts_for(&[&settings], &Facts::empty("t".into()), &live, None);
         assert_eq!(
@@ -251,6 +242,6 @@ mod tests {
             json!({"endpoint": "e", "settings": {"x": 1}, "unavailable": {"grants": "denied"}})
         );
         let whole = rule_reading(&[(Source::Live, WHOLE)]);
-        assert_eq!(facts_for(&[&whole], &Facts::empty("t".into()), &live, None).document["live"], live);
+        assert_eq!(facts_for(&[&whole], &Facts::empty("t".into()), &live, None).document["live"], value);
     }
 }

@@ -14,6 +14,7 @@ use futures_util::stream::{self, StreamExt};
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
+use super::interned::{Document, Interner};
 use super::{Answer, CollectError, Limits, Session, Unread, facts_for, live_document, log_document, plan};
 use crate::facts::uint;
 use crate::version::Version;
@@ -39,7 +40,8 @@ impl Path {
 pub struct NodeFacts {
     /// `host:port` as system.clusters lists it (native port), or the endpoint for `--dsn`.
     pub name: String,
-    pub live: Option<Value>,
+    /// Its facts held once for the replicas that have the same.
+    pub live: Option<Document>,
     pub log: Option<Value>,
     pub error: Option<String>,
 }
@@ -152,6 +154,7 @@ pub async fn fan_out(
         }
     }
     progress(1, 1);
+    let mut interner = Interner::default();
     let nodes = members
         .iter()
         .enumerate()
@@ -173,7 +176,7 @@ pub async fn fan_out(
                     for (name, answer) in &mut answers {
                         let table =
                             logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
-                        if !has_log_table(&live, table) {
+                        if !has_log_table(&live["log_tables"], table) {
                             *answer = Err(format!(
                                 "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
                                 Unread::Missing.label()
@@ -188,7 +191,7 @@ pub async fn fan_out(
                     });
                     let mut live = live;
                     super::add_derived(&mut live, log.as_ref());
-                    NodeFacts { live: Some(live), log, error: None, name }
+                    NodeFacts { live: Some(interner.document(live)), log, error: None, name }
                 }
                 None => NodeFacts {
                     name,
@@ -248,9 +251,10 @@ fn version_in(answers: &[Answer]) -> String {
     }
 }
 
-/// Whether the replica's system log table `name` exists (true when unknown).
-pub fn has_log_table(live: &Value, name: &str) -> bool {
-    live["log_tables"].as_array().is_none_or(|rows| super::lists_table(rows, name))
+/// Whether a replica's system log table `name` exists, from its `log_tables` (true when
+/// unknown).
+pub fn has_log_table(log_tables: &Value, name: &str) -> bool {
+    log_tables.as_array().is_none_or(|rows| super::lists_table(rows, name))
 }
 
 /// Fan-out queries one by one (overlapping as the session allows): (name, rows or error).
@@ -319,12 +323,14 @@ pub async fn direct(
 ) -> Collected {
     let total = nodes.len();
     let finished = std::sync::atomic::AtomicUsize::new(0);
+    // each replica's facts are held once for the replicas alike as soon as it is read
+    let interner = std::sync::Mutex::new(Interner::default());
     let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
         .map(|(i, (name, endpoint))| {
-            let finished = &finished;
+            let (finished, interner) = (&finished, &interner);
             async move {
                 // the session's deadline bounds a replica that answers each query just in time
-                let (node, trips) = one_node(name, endpoint, options).await;
+                let (node, trips) = one_node(name, endpoint, options, interner).await;
                 progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
                 (i, node, trips)
             }
@@ -337,14 +343,22 @@ pub async fn direct(
     Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _)| n).collect(), round_trips }
 }
 
-async fn one_node(name: String, endpoint: Endpoint, options: NodeOptions) -> (NodeFacts, u32) {
+async fn one_node(
+    name: String,
+    endpoint: Endpoint,
+    options: NodeOptions,
+    interner: &std::sync::Mutex<Interner>,
+) -> (NodeFacts, u32) {
     let NodeOptions { limits, log_window, in_flight } = options;
     let session = match Session::connect(endpoint, limits).await {
         Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
     let node = match super::node(&session, log_window, None).await {
-        Ok(documents) => NodeFacts { name, live: Some(documents.live), log: documents.log, error: None },
+        Ok(documents) => {
+            let live = interner.lock().unwrap_or_else(std::sync::PoisonError::into_inner).document(documents.live);
+            NodeFacts { name, live: Some(live), log: documents.log, error: None }
+        }
         Err(e) => NodeFacts { name, live: None, log: None, error: Some(e.to_string()) },
     };
     (node, session.round_trips())
@@ -446,15 +460,16 @@ impl Collected {
     }
 
     /// Back from a snapshot; `None` if it holds no cluster.
-    pub fn from_json(value: &Value) -> Option<Collected> {
+    pub fn from_json(mut value: Value) -> Option<Collected> {
         let path = if value["path"] == Path::FanOut.name() { Path::FanOut } else { Path::Direct };
-        let nodes = value["nodes"]
-            .as_array()?
-            .iter()
-            .map(|n| NodeFacts {
+        let Value::Array(nodes) = value.get_mut("nodes")?.take() else { return None };
+        let mut interner = Interner::default();
+        let nodes = nodes
+            .into_iter()
+            .map(|mut n| NodeFacts {
                 name: n["host"].as_str().unwrap_or_default().to_string(),
-                live: Some(n["live"].clone()).filter(|v| !v.is_null()),
-                log: Some(n["log"].clone()).filter(|v| !v.is_null()),
+                live: Some(n["live"].take()).filter(|v| !v.is_null()).map(|live| interner.document(live)),
+                log: Some(n["log"].take()).filter(|v| !v.is_null()),
                 error: n["error"].as_str().map(str::to_string),
             })
             .collect();

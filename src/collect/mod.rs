@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod dsn;
 pub mod explain;
 pub mod host;
+pub mod interned;
 pub mod plan;
 pub mod scopes;
 pub mod user_settings;
@@ -250,10 +251,11 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
     Value::Object(log)
 }
 
-/// What a `live` or `log` document asked for and could not read, as `name: reason`: every
-/// unavailable fact but those whose table is missing (absent, or too new for the server).
-pub fn unread(document: &Value) -> Vec<String> {
-    let Some(unavailable) = document["unavailable"].as_object() else { return Vec::new() };
+/// What a `live` or `log` document asked for and could not read (its `unavailable`), as
+/// `name: reason`: every unavailable fact but those whose table is missing (absent, or too
+/// new for the server).
+pub fn unread(unavailable: &Value) -> Vec<String> {
+    let Some(unavailable) = unavailable.as_object() else { return Vec::new() };
     unavailable
         .iter()
         .filter_map(|(name, why)| {
