@@ -66,9 +66,22 @@ pub async fn node(
 
 /// The facts derived from a node's answers: `live.setting_scopes` (with the workload's `log`)
 /// and `live.user_settings`.
+/// A derived fact whose input is not of the catalog's shape is unavailable, with that reason.
 pub fn add_derived(live: &mut Value, log: Option<&Value>) {
-    live["setting_scopes"] = scopes::setting_scopes(live, log);
-    live["user_settings"] = user_settings::user_settings(live);
+    let derived = [
+        ("setting_scopes", scopes::setting_scopes(live, log).and_then(|rows| to_fact(&rows))),
+        ("user_settings", user_settings::user_settings(live).and_then(|rows| to_fact(&rows))),
+    ];
+    for (fact, value) in derived {
+        match value {
+            Ok(value) => live[fact] = value,
+            Err(why) => live["unavailable"][fact] = json!(why),
+        }
+    }
+}
+
+fn to_fact(rows: &impl serde::Serialize) -> Result<Value, String> {
+    serde_json::to_value(rows).map_err(|e| e.to_string())
 }
 
 /// Why a derived fact is not the server's whole truth, if it is not: one of the facts it is

@@ -12,119 +12,144 @@
 //! `profiles` (of those users), `workload_queries` (queries of the window that ran with this
 //! value, by user: `["bench: 42"]`) and `subject` (how a message names it).
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::facts::rows::{ProfileSetting, SessionSetting, UserProfile, WorkloadSetting};
+use crate::facts::typed::{Settings, rows};
 
 /// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
 /// what the profiles and users say: a replica without query_log keeps its profile and user rows.
 pub const INPUTS: [&str; 3] = ["user_profiles", "profile_settings", "settings"];
 
-/// The scopes of the changed settings, from the `live` document and, when read, the `log`.
-pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Value {
-    let rows = |doc: Option<&Value>, name: &str| doc.and_then(|d| d[name].as_array()).cloned().unwrap_or_default();
-    let text = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_string);
-    let assigned = rows(Some(live), "user_profiles");
-    let profile_rows = rows(Some(live), "profile_settings");
-    let workload = rows(log, "user_settings");
+/// Where one changed setting's value comes from.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SettingScope {
+    /// profile | user | workload | session
+    pub scope: &'static str,
+    /// the profile, the user, or the endpoint of the session
+    pub name: String,
+    pub setting: String,
+    pub value: String,
+    /// the users it applies to
+    pub users: Vec<String>,
+    /// the profiles of those users
+    pub profiles: Vec<String>,
+    /// queries of the window that ran with this value, as `user: count`
+    pub workload_queries: Vec<String>,
+    /// how a message names the scope
+    pub subject: String,
+}
+
+/// The scopes of the changed settings, from the `live` document and, when read, the `log`;
+/// an error when an input is not of the catalog's shape.
+pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Result<Vec<SettingScope>, String> {
+    let assigned: Vec<UserProfile> = rows(live, "live", "user_profiles")?;
+    let profile_rows: Vec<ProfileSetting> = rows(live, "live", "profile_settings")?;
+    let workload: Vec<WorkloadSetting> = match log {
+        Some(log) => rows(log, "log", "user_settings")?,
+        None => Vec::new(),
+    };
+    let session: Settings<SessionSetting> = match live.get("settings") {
+        None | Some(Value::Null) => Settings::default(),
+        Some(settings) => serde::Deserialize::deserialize(settings)
+            .map_err(|e| format!("live.settings is not of the catalog's shape: {e}"))?,
+    };
     let profiles_of = |user: &str| -> Vec<String> {
-        assigned
-            .iter()
-            .filter(|r| text(&r["user_name"]) == user && r["inherit_profile"].is_string())
-            .map(|r| text(&r["inherit_profile"]))
-            .collect()
+        assigned.iter().filter(|r| r.user_name == user).filter_map(|r| r.inherit_profile.clone()).collect()
     };
     let ran_with = |users: &[String], setting: &str, value: &str| -> Vec<String> {
         workload
             .iter()
-            .filter(|q| users.contains(&text(&q["user"])) && text(&q["name"]) == setting && text(&q["value"]) == value)
-            .map(|q| format!("{}: {}", text(&q["user"]), text(&q["queries"])))
+            .filter(|q| users.contains(&q.user) && q.name == setting && q.value == value)
+            .map(|q| format!("{}: {}", q.user, q.queries))
             .collect()
     };
     let mut scopes = Vec::new();
+    // an element without a value (a constraint alone) sets nothing
     for row in &profile_rows {
-        let (profile, setting, value) = (text(&row["profile_name"]), text(&row["setting_name"]), text(&row["value"]));
-        let users: Vec<String> =
-            assigned.iter().filter(|r| text(&r["inherit_profile"]) == profile).map(|r| text(&r["user_name"])).collect();
+        let Some(value) = row.value.clone() else { continue };
+        let profile = &row.profile_name;
+        let users: Vec<String> = assigned
+            .iter()
+            .filter(|r| r.inherit_profile.as_ref() == Some(profile))
+            .map(|r| r.user_name.clone())
+            .collect();
         let subject = if users.is_empty() {
             format!("settings profile `{profile}` (given to no user directly)")
         } else {
             format!("settings profile `{profile}` (user(s) {})", users.join(", "))
         };
-        let queries = ran_with(&users, &setting, &value);
-        scopes.push(scope(
-            "profile",
-            &profile,
-            &setting,
-            &value,
-            &users,
-            std::slice::from_ref(&profile),
-            queries,
+        scopes.push(SettingScope {
+            scope: "profile",
+            name: profile.clone(),
+            workload_queries: ran_with(&users, &row.setting_name, &value),
+            setting: row.setting_name.clone(),
+            value,
+            users,
+            profiles: vec![profile.clone()],
             subject,
-        ));
+        });
     }
-    for row in assigned.iter().filter(|r| r["setting_name"].is_string()) {
-        let (user, setting, value) = (text(&row["user_name"]), text(&row["setting_name"]), text(&row["value"]));
-        let profiles = profiles_of(&user);
-        let queries = ran_with(std::slice::from_ref(&user), &setting, &value);
-        let subject = format!("user `{user}`{}", of_profiles(&profiles));
-        scopes.push(scope("user", &user, &setting, &value, std::slice::from_ref(&user), &profiles, queries, subject));
+    for row in &assigned {
+        let (Some(setting), Some(value)) = (&row.setting_name, row.value.clone()) else { continue };
+        let user = &row.user_name;
+        let profiles = profiles_of(user);
+        scopes.push(SettingScope {
+            scope: "user",
+            name: user.clone(),
+            subject: format!("user `{user}`{}", of_profiles(&profiles)),
+            workload_queries: ran_with(std::slice::from_ref(user), setting, &value),
+            setting: setting.clone(),
+            value,
+            users: vec![user.clone()],
+            profiles,
+        });
     }
     for query in &workload {
-        let (user, setting, value) = (text(&query["user"]), text(&query["name"]), text(&query["value"]));
-        let explained = scopes.iter().any(|s| {
-            s["setting"] == setting.as_str()
-                && s["value"] == value.as_str()
-                && s["users"].as_array().is_some_and(|u| u.iter().any(|u| u == user.as_str()))
-        });
+        let explained =
+            scopes.iter().any(|s| s.setting == query.name && s.value == query.value && s.users.contains(&query.user));
         if !explained {
-            let profiles = profiles_of(&user);
-            let subject = format!("the queries of user `{user}`{}", of_profiles(&profiles));
-            let queries = vec![format!("{user}: {}", text(&query["queries"]))];
-            scopes.push(scope(
-                "workload",
-                &user,
-                &setting,
-                &value,
-                std::slice::from_ref(&user),
-                &profiles,
-                queries,
-                subject,
-            ));
+            let profiles = profiles_of(&query.user);
+            scopes.push(SettingScope {
+                scope: "workload",
+                name: query.user.clone(),
+                setting: query.name.clone(),
+                value: query.value.clone(),
+                users: vec![query.user.clone()],
+                subject: format!("the queries of user `{}`{}", query.user, of_profiles(&profiles)),
+                profiles,
+                workload_queries: vec![format!("{}: {}", query.user, query.queries)],
+            });
         }
     }
-    let endpoint = text(&live["endpoint"]);
-    if let Some(session) = live["settings"].as_object() {
-        for (setting, entry) in session.iter().filter(|(_, e)| e["changed"] == true) {
-            let value = text(&entry["value"]);
-            if !scopes.iter().any(|s| s["setting"] == setting.as_str() && s["value"] == value.as_str()) {
-                let subject = format!("the auditing session of {endpoint}");
-                scopes.push(scope("session", &endpoint, setting, &value, &[], &[], Vec::new(), subject));
-            }
+    let endpoint = live["endpoint"].as_str().unwrap_or_default();
+    for (setting, entry) in session.0.iter().filter(|(_, e)| e.changed) {
+        if !scopes.iter().any(|s| &s.setting == setting && s.value == entry.value) {
+            scopes.push(SettingScope {
+                scope: "session",
+                name: endpoint.to_string(),
+                setting: setting.clone(),
+                value: entry.value.clone(),
+                users: Vec::new(),
+                profiles: Vec::new(),
+                workload_queries: Vec::new(),
+                subject: format!("the auditing session of {endpoint}"),
+            });
         }
     }
-    Value::Array(scopes)
+    Ok(scopes)
 }
 
 fn of_profiles(profiles: &[String]) -> String {
     if profiles.is_empty() { String::new() } else { format!(" (profile {})", profiles.join(", ")) }
 }
 
-#[allow(clippy::too_many_arguments)] // one row's columns
-fn scope(
-    kind: &str,
-    name: &str,
-    setting: &str,
-    value: &str,
-    users: &[String],
-    profiles: &[String],
-    workload_queries: Vec<String>,
-    subject: String,
-) -> Value {
-    json!({"scope": kind, "name": name, "setting": setting, "value": value, "users": users, "profiles": profiles,
-           "workload_queries": workload_queries, "subject": subject})
-}
-
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -142,19 +167,9 @@ mod tests {
         let log = json!({"user_settings": [
             {"user": "bench", "name": "use_query_condition_cache", "value": "0", "queries": "42"},
             {"user": "etl", "name": "enable_filesystem_cache", "value": "0", "queries": "7"}]});
-        let scopes = setting_scopes(&live, Some(&log));
-        let brief: Vec<(String, String, String)> = scopes
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    s["scope"].as_str().unwrap().into(),
-                    s["name"].as_str().unwrap().into(),
-                    s["setting"].as_str().unwrap().into(),
-                )
-            })
-            .collect();
+        let scopes = setting_scopes(&live, Some(&log)).unwrap();
+        let brief: Vec<(String, String, String)> =
+            scopes.iter().map(|s| (s.scope.to_string(), s.name.clone(), s.setting.clone())).collect();
         let expected = [
             ("profile", "bench", "use_query_condition_cache"),
             ("profile", "readonly", "readonly"),
@@ -173,7 +188,7 @@ mod tests {
             "{why}"
         );
         assert_eq!(brief, expected.map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string())));
-        assert_eq!(scopes[0]["workload_queries"], json!(["bench: 42"]));
-        assert_eq!(scopes[0]["subject"], "settings profile `bench` (user(s) bench)");
+        assert_eq!(scopes[0].workload_queries, ["bench: 42"]);
+        assert_eq!(scopes[0].subject, "settings profile `bench` (user(s) bench)");
     }
 }

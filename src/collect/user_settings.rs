@@ -13,15 +13,17 @@
 //! Each row: `user`, `settings` (setting → value), `from` (setting → the profile, role or
 //! user that gave the value), `profiles` (every profile reached), `constrained`.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::facts::rows::{ProfileElement, ProfileTarget, RoleGrant, User};
+use crate::facts::typed::{Settings, rows};
 
 /// The facts `user_settings` is derived from.
 pub const INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
-
-/// The columns of system.settings_profile_elements that say whose element a row is.
-const OWNERS: [&str; 3] = ["profile_name", "user_name", "role_name"];
 
 /// The profile every user starts from, as the stock config names it.
 const DEFAULT_PROFILE: &str = "default";
@@ -29,92 +31,115 @@ const DEFAULT_PROFILE: &str = "default";
 /// Profiles inheriting deeper than this are a cycle or a mistake; ClickHouse refuses cycles.
 const MAX_DEPTH: usize = 32;
 
-pub fn user_settings(live: &Value) -> Value {
-    let rows = |fact: &str| live[fact].as_array().map(Vec::as_slice).unwrap_or_default();
-    let text = |row: &Value, field: &str| row[field].as_str().map(str::to_string);
-    // the elements of each profile, user and role in their order, indexed once
-    let mut by_owner: HashMap<(&str, &str), Vec<&Value>> = HashMap::new();
-    for row in rows("profile_elements") {
-        for field in OWNERS {
-            if let Some(name) = row[field].as_str() {
-                by_owner.entry((field, name)).or_default().push(row);
+/// The settings one user runs with.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct UserSettings {
+    pub user: String,
+    /// setting → value in effect for the user's sessions
+    pub settings: Settings<String>,
+    /// setting → the profile, role or user that gives the value
+    pub from: Settings<String>,
+    /// every profile reached (`default`, profiles given TO it, inherited ones)
+    pub profiles: BTreeSet<String>,
+    /// one of those elements bounds a setting (min, max, CONST or CHANGEABLE_IN_READONLY)
+    pub constrained: bool,
+}
+
+/// Whose element a row of system.settings_profile_elements is.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Owner {
+    Profile,
+    User,
+    Role,
+}
+
+/// The elements of each profile, user and role, in their order.
+type Owned<'a> = HashMap<Owner, HashMap<&'a str, Vec<&'a ProfileElement>>>;
+
+/// Every user's settings; an error when an input is not of the catalog's shape.
+pub fn user_settings(live: &Value) -> Result<Vec<UserSettings>, String> {
+    let users: Vec<User> = rows(live, "live", "users")?;
+    let elements: Vec<ProfileElement> = rows(live, "live", "profile_elements")?;
+    let targets: Vec<ProfileTarget> = rows(live, "live", "profile_targets")?;
+    let grants: Vec<RoleGrant> = rows(live, "live", "role_grants")?;
+    // indexed once: a scan per lookup costs users x lookups x elements
+    let mut owned: Owned = HashMap::new();
+    for element in &elements {
+        let owners = [
+            (Owner::Profile, &element.profile_name),
+            (Owner::User, &element.user_name),
+            (Owner::Role, &element.role_name),
+        ];
+        for (owner, name) in owners {
+            if let Some(name) = name {
+                owned.entry(owner).or_default().entry(name.as_str()).or_default().push(element);
             }
         }
     }
-    for elements in by_owner.values_mut() {
-        elements.sort_by_key(|r| crate::facts::uint(&r["index"]));
+    for list in owned.values_mut().flat_map(HashMap::values_mut) {
+        list.sort_by_key(|e| e.index);
     }
-    let owned = |field: &str, name: &str| -> Vec<&Value> { by_owner.get(&(field, name)).cloned().unwrap_or_default() };
-    let users = rows("users").iter().filter_map(|u| text(u, "name"));
-    let granted = |user: &str| -> Vec<String> {
-        rows("role_grants")
-            .iter()
-            .filter(|g| g["user_name"].as_str() == Some(user))
-            .filter_map(|g| text(g, "granted_role_name"))
-            .collect()
+    let given_to = |target: &ProfileTarget, names: &[&str]| {
+        let listed = |list: &[String]| list.iter().any(|n| names.contains(&n.as_str()));
+        (target.apply_to_all.0 || listed(&target.apply_to_list)) && !listed(&target.apply_to_except)
     };
-    let targets = rows("profile_targets");
-    let given_to = |profile: &Value, names: &[String]| {
-        let listed =
-            |field: &str| profile[field].as_array().is_some_and(|l| l.iter().any(|n| names.iter().any(|m| n == m)));
-        (profile["apply_to_all"] == 1 || profile["apply_to_all"] == true || listed("apply_to_list"))
-            && !listed("apply_to_except")
-    };
-    let resolved: Vec<Value> = users
+    let resolved = users
+        .iter()
+        .filter(|u| !u.name.is_empty())
         .map(|user| {
-            let mut state = Resolved::default();
-            let roles = granted(&user);
-            let holders: Vec<String> = roles.iter().cloned().chain([user.clone()]).collect();
-            let mut profiles = vec![DEFAULT_PROFILE.to_string()];
-            profiles.extend(targets.iter().filter(|p| given_to(p, &holders)).filter_map(|p| text(p, "name")));
-            for profile in profiles {
-                state.inherit(&profile, &owned, 0);
+            let user = user.name.as_str();
+            let roles: Vec<&str> = grants
+                .iter()
+                .filter(|g| g.user_name.as_deref() == Some(user))
+                .map(|g| g.granted_role_name.as_str())
+                .collect();
+            let holders: Vec<&str> = roles.iter().copied().chain([user]).collect();
+            let mut state =
+                Resolved { owned: &owned, found: UserSettings { user: user.to_string(), ..UserSettings::default() } };
+            let given = targets.iter().filter(|t| given_to(t, &holders)).map(|t| t.name.as_str());
+            for profile in std::iter::once(DEFAULT_PROFILE).chain(given) {
+                state.inherit(profile, 0);
             }
             for role in roles {
-                state.apply(&owned("role_name", &role), &format!("role `{role}`"), &owned, 0);
+                state.apply(state.of(Owner::Role, role), &format!("role `{role}`"), 0);
             }
-            state.apply(&owned("user_name", &user), &format!("user `{user}`"), &owned, 0);
-            json!({"user": user, "settings": state.settings, "from": state.from, "profiles": state.profiles,
-                   "constrained": state.constrained})
+            state.apply(state.of(Owner::User, user), &format!("user `{user}`"), 0);
+            state.found
         })
         .collect();
-    Value::Array(resolved)
+    Ok(resolved)
 }
 
-#[derive(Default)]
-struct Resolved {
-    settings: BTreeMap<String, String>,
-    from: BTreeMap<String, String>,
-    profiles: BTreeSet<String>,
-    constrained: bool,
+/// One user's settings as they are resolved.
+struct Resolved<'a> {
+    owned: &'a Owned<'a>,
+    found: UserSettings,
 }
 
-impl Resolved {
-    fn inherit<'a>(&mut self, profile: &str, owned: &dyn Fn(&str, &str) -> Vec<&'a Value>, depth: usize) {
-        if self.profiles.insert(profile.to_string()) && depth < MAX_DEPTH {
-            self.apply(&owned("profile_name", profile), &format!("profile `{profile}`"), owned, depth + 1);
+impl<'a> Resolved<'a> {
+    fn of(&self, owner: Owner, name: &str) -> &'a [&'a ProfileElement] {
+        self.owned.get(&owner).and_then(|by_name| by_name.get(name)).map(Vec::as_slice).unwrap_or_default()
+    }
+
+    fn inherit(&mut self, profile: &str, depth: usize) {
+        if self.found.profiles.insert(profile.to_string()) && depth < MAX_DEPTH {
+            self.apply(self.of(Owner::Profile, profile), &format!("profile `{profile}`"), depth + 1);
         }
     }
 
-    fn apply<'a>(
-        &mut self,
-        rows: &[&'a Value],
-        giver: &str,
-        owned: &dyn Fn(&str, &str) -> Vec<&'a Value>,
-        depth: usize,
-    ) {
-        for row in rows {
-            if let Some(profile) = row["inherit_profile"].as_str() {
-                self.inherit(profile, owned, depth);
+    fn apply(&mut self, elements: &[&ProfileElement], giver: &str, depth: usize) {
+        for element in elements {
+            if let Some(profile) = &element.inherit_profile {
+                self.inherit(profile, depth);
                 continue;
             }
-            let Some(setting) = row["setting_name"].as_str() else { continue };
-            if let Some(value) = row["value"].as_str() {
-                self.settings.insert(setting.to_string(), value.to_string());
-                self.from.insert(setting.to_string(), giver.to_string());
+            let Some(setting) = &element.setting_name else { continue };
+            if let Some(value) = &element.value {
+                self.found.settings.0.insert(setting.clone(), value.clone());
+                self.found.from.0.insert(setting.clone(), giver.to_string());
             }
-            if ["min", "max", "writability"].iter().any(|bound| !row[*bound].is_null()) {
-                self.constrained = true;
+            if element.min.is_some() || element.max.is_some() || element.writability.is_some() {
+                self.found.constrained = true;
             }
         }
     }
@@ -122,6 +147,8 @@ impl Resolved {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     /// Rows as the 25.8 server gives them after CREATE SETTINGS PROFILE bi SETTINGS readonly = 2,
@@ -157,13 +184,13 @@ mod tests {
         })
     }
 
-    fn row<'a>(rows: &'a Value, user: &str) -> &'a Value {
-        rows.as_array().unwrap().iter().find(|r| r["user"] == user).unwrap()
+    fn row(rows: &[UserSettings], user: &str) -> Value {
+        serde_json::to_value(rows.iter().find(|r| r.user == user).unwrap()).unwrap()
     }
 
     #[test]
     fn profiles_resolve_through_inheritance_and_bounds_anywhere_constrain() {
-        let rows = user_settings(&live());
+        let rows = user_settings(&live()).unwrap();
         let u1 = row(&rows, "u1");
         assert_eq!(u1["settings"]["readonly"], "2");
         assert_eq!(u1["from"]["readonly"], "profile `bi`");
@@ -181,15 +208,15 @@ mod tests {
         let mut live = live();
         live["profile_targets"] =
             json!([{"name": "bic", "apply_to_all": 0, "apply_to_list": ["u3"], "apply_to_except": []}]);
-        let rows = user_settings(&live);
+        let rows = user_settings(&live).unwrap();
         assert_eq!(row(&rows, "u3")["constrained"], true);
         assert_eq!(row(&rows, "u3")["from"]["readonly"], "user `u3`");
         live["profile_targets"][0]["apply_to_list"] = json!(["bounded"]);
         live["profile_targets"][0]["name"] = json!("bi");
-        assert_eq!(row(&user_settings(&live), "r")["settings"]["readonly"], "2");
+        assert_eq!(row(&user_settings(&live).unwrap(), "r")["settings"]["readonly"], "2");
         live["profile_targets"][0] =
             json!({"name": "bi", "apply_to_all": 1, "apply_to_list": [], "apply_to_except": ["r"]});
-        let rows = user_settings(&live);
+        let rows = user_settings(&live).unwrap();
         assert!(row(&rows, "r")["settings"].get("readonly").is_none());
         assert_eq!(row(&rows, "u3")["settings"]["max_memory_usage"], "1000000");
     }
@@ -200,6 +227,6 @@ mod tests {
             {"profile_name": null, "user_name": "u", "index": 0, "inherit_profile": "a"},
             {"profile_name": "a", "user_name": null, "index": 0, "inherit_profile": "b"},
             {"profile_name": "b", "user_name": null, "index": 0, "inherit_profile": "a"}]});
-        assert_eq!(row(&user_settings(&live), "u")["profiles"], json!(["a", "b", "default"]));
+        assert_eq!(row(&user_settings(&live).unwrap(), "u")["profiles"], json!(["a", "b", "default"]));
     }
 }

@@ -4,8 +4,10 @@
 pub mod catalog;
 pub mod config;
 pub mod config_keys;
+pub mod rows;
 pub mod schema;
 pub mod startup;
+pub mod typed;
 
 use std::collections::BTreeSet;
 

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-const CATALOG: &str = include_str!("schema.txt");
+pub(crate) const CATALOG: &str = include_str!("schema.txt");
 
 /// A fact's type.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,365 @@
+//! Facts as Rust types: the rows of system tables that chaudit's own code reads, and the facts
+//! it derives from them. Each type derives its serde form and its JSON schema; the catalog's
+//! entries of a typed fact are generated from that schema (its doc comments are the meanings),
+//! and a test holds schema.txt to them (`CHAUDIT_CATALOG=overwrite` rewrites the lines).
+//!
+//! The schema's JSON types give the catalog's (`string`, `uint`, `bool`, `list`, `map`, ...);
+//! an `x-fact` extension names the catalog types JSON has no word for: `row` (a system
+//! table's row, whose columns a newer server may add to), `location`, `flag`, `number` and
+//! `dict:setting`.
+
+use std::collections::BTreeMap;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::schema::Entry;
+
+/// A ClickHouse UInt8 used as a bool: `0`/`1`, or a bool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Flag(pub bool);
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Flag, D::Error> {
+        match Value::deserialize(deserializer)? {
+            Value::Bool(b) => Ok(Flag(b)),
+            Value::Number(n) if n.as_u64().is_some_and(|n| n <= 1) => Ok(Flag(n.as_u64() == Some(1))),
+            other => Err(D::Error::custom(format!("expected 0, 1 or a bool, found {other}"))),
+        }
+    }
+}
+
+impl JsonSchema for Flag {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Flag".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({"type": "integer", "x-fact": "flag"})
+    }
+}
+
+/// A ClickHouse count: a number, or a string when the server quotes 64-bit integers
+/// (`output_format_json_quote_64bit_integers`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Count, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let count = match &value {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        count.map(Count).ok_or_else(|| D::Error::custom(format!("expected a count, found {value}")))
+    }
+}
+
+impl JsonSchema for Count {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Count".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        schemars::json_schema!({"type": "integer", "x-fact": "number"})
+    }
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A UInt64 column: a number, or a string when the server quotes 64-bit integers.
+pub fn uint<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    Count::deserialize(deserializer).map(|count| count.0)
+}
+
+/// The rows of a list fact of `document` as `T`; none when the fact is absent (not read, or
+/// not in the server's version). A row of another shape is an error naming the fact.
+pub fn rows<T: DeserializeOwned>(document: &Value, source: &str, fact: &str) -> Result<Vec<T>, String> {
+    match document.get(fact) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(value) => {
+            Vec::<T>::deserialize(value).map_err(|e| format!("{source}.{fact} is not of the catalog's shape: {e}"))
+        }
+    }
+}
+
+/// A typed fact: its path in the documents, what it is, and its type's schema.
+pub struct TypedFact {
+    pub path: &'static str,
+    pub meaning: &'static str,
+    pub schema: fn() -> Schema,
+}
+
+/// Every typed fact, in catalog order.
+pub fn facts() -> Vec<TypedFact> {
+    fn schema_of<T: JsonSchema>() -> Schema {
+        schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
+    }
+    use crate::collect::{scopes, user_settings};
+    use crate::facts::rows;
+    vec![
+        TypedFact {
+            path: "live.settings",
+            meaning: "system.settings of the auditing user's session",
+            schema: schema_of::<Settings<rows::SessionSetting>>,
+        },
+        TypedFact {
+            path: "live.profile_settings",
+            meaning: "system.settings_profile_elements with a setting",
+            schema: schema_of::<Vec<rows::ProfileSetting>>,
+        },
+        TypedFact {
+            path: "live.user_profiles",
+            meaning: "system.settings_profile_elements of each user: the profile it is given, or a setting set on it",
+            schema: schema_of::<Vec<rows::UserProfile>>,
+        },
+        TypedFact {
+            path: "live.profile_elements",
+            meaning: "system.settings_profile_elements: every element of every profile, user and role, with its bounds and inheritance",
+            schema: schema_of::<Vec<rows::ProfileElement>>,
+        },
+        TypedFact {
+            path: "live.profile_targets",
+            meaning: "system.settings_profiles given TO users or roles",
+            schema: schema_of::<Vec<rows::ProfileTarget>>,
+        },
+        TypedFact {
+            path: "live.user_settings",
+            meaning: "derived: the settings each user runs with, resolved from its profiles, roles and own elements as the server does (src/collect/user_settings.rs)",
+            schema: schema_of::<Vec<user_settings::UserSettings>>,
+        },
+        TypedFact {
+            path: "live.setting_scopes",
+            meaning: "derived: where each changed setting comes from (profile, user, workload or the auditor's session; src/collect/scopes.rs)",
+            schema: schema_of::<Vec<scopes::SettingScope>>,
+        },
+        TypedFact {
+            path: "live.users",
+            meaning: "system.users: every user, from the config files or SQL",
+            schema: schema_of::<Vec<rows::User>>,
+        },
+        TypedFact {
+            path: "live.role_grants",
+            meaning: "system.role_grants",
+            schema: schema_of::<Vec<rows::RoleGrant>>,
+        },
+        TypedFact {
+            path: "log.user_settings",
+            meaning: "query_log: per user, each changed setting its queries ran with",
+            schema: schema_of::<Vec<rows::WorkloadSetting>>,
+        },
+    ]
+}
+
+/// A map by setting (or section) name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Settings<T>(pub BTreeMap<String, T>);
+
+impl<T> Default for Settings<T> {
+    fn default() -> Settings<T> {
+        Settings(BTreeMap::new())
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Settings<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        format!("Settings_of_{}", T::schema_name()).into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut schema = BTreeMap::<String, T>::json_schema(generator);
+        schema.insert("x-fact".into(), "dict:setting".into());
+        schema
+    }
+}
+
+/// The catalog entries of a typed fact, parents before children.
+pub fn entries(fact: &TypedFact) -> Result<Vec<Entry>, String> {
+    let root = (fact.schema)();
+    let mut out = Vec::new();
+    describe(&root, root.as_value(), fact.path, fact.meaning, &mut out)?;
+    Ok(out)
+}
+
+fn describe(root: &Schema, schema: &Value, path: &str, meaning: &str, out: &mut Vec<Entry>) -> Result<(), String> {
+    // a field's own doc comment (a type's describes the Rust type, not the fact)
+    let own = schema["description"].as_str().unwrap_or_default().to_string();
+    let meaning = if meaning.is_empty() { own.as_str() } else { meaning };
+    let (schema, nullable) = resolve(root, schema)?;
+    let json_type = schema["type"].as_str().unwrap_or_default();
+    let extension = schema["x-fact"].as_str();
+    let kind = match (extension, json_type) {
+        (Some(kind), _) => kind,
+        (None, "object") if schema.get("additionalProperties").is_some() => "dict",
+        (None, "object") => "map",
+        (None, "array") => "list",
+        (None, "string") => "string",
+        (None, "boolean") => "bool",
+        (None, "integer") if schema["minimum"] == 0 => "uint",
+        (None, "integer") => "int",
+        (None, "number") => "float",
+        (None, other) => return Err(format!("{path}: a schema of type `{other}` has no catalog type")),
+    };
+    let shown = if nullable { format!("{kind}?") } else { kind.to_string() };
+    out.push(Entry { path: path.to_string(), kind: shown, meaning: meaning.to_string() });
+    if let Some(items) = schema.get("items") {
+        describe(root, items, &format!("{path}[]"), "", out)?;
+    } else if let Some(value) = schema.get("additionalProperties") {
+        describe(root, value, &format!("{path}{{}}"), "", out)?;
+    } else if let Some(fields) = schema["properties"].as_object() {
+        for (name, field) in fields {
+            describe(root, field, &format!("{path}.{name}"), "", out)?;
+        }
+    }
+    Ok(())
+}
+
+/// A schema with its `$ref` followed and `null` taken out of its types: (schema, nullable).
+/// A field's own description and extension win over its type's.
+fn resolve(root: &Schema, schema: &Value) -> Result<(Value, bool), String> {
+    let mut schema = schema.clone();
+    let mut nullable = false;
+    if let Some(options) = schema.get("anyOf").and_then(Value::as_array).cloned() {
+        let (nulls, others): (Vec<&Value>, Vec<&Value>) = options.iter().partition(|o| o["type"] == "null");
+        let [only] = others.as_slice() else { return Err(format!("a union of {} types", others.len())) };
+        nullable = !nulls.is_empty();
+        let own = schema.as_object().cloned().unwrap_or_default();
+        schema = (*only).clone();
+        merge_own(&mut schema, own);
+    }
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str).map(str::to_string) {
+        let name = reference.trim_start_matches("#/$defs/");
+        let target = root.as_value()["$defs"][name].clone();
+        if target.is_null() {
+            return Err(format!("no definition of `{reference}`"));
+        }
+        let own = schema.as_object().cloned().unwrap_or_default();
+        schema = target;
+        merge_own(&mut schema, own);
+    }
+    if let Some(types) = schema["type"].as_array().cloned() {
+        let others: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        nullable |= others.len() < types.len();
+        let [only] = others.as_slice() else { return Err(format!("a union of {} types", others.len())) };
+        schema["type"] = (*only).clone();
+    }
+    Ok((schema, nullable))
+}
+
+fn merge_own(schema: &mut Value, own: serde_json::Map<String, Value>) {
+    for key in ["description", "x-fact"] {
+        if let Some(value) = own.get(key) {
+            schema[key] = value.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `path` is `fact` or a fact below it.
+    fn under(path: &str, fact: &str) -> bool {
+        path == fact || path.strip_prefix(fact).is_some_and(|rest| rest.starts_with(['.', '[', '{']))
+    }
+
+    /// `text` (schema.txt) with the lines of `fact` and the facts below it replaced by `entries`,
+    /// written in the file's columns.
+    fn replace_block(text: &str, fact: &str, entries: &[Entry]) -> String {
+        let within = |line: &str| under(line.split_whitespace().next().unwrap_or_default(), fact);
+        let lines: Vec<&str> = text.lines().collect();
+        let Some(first) = lines.iter().position(|l| within(l)) else { return text.to_string() };
+        let end = lines[first..].iter().position(|l| !within(l)).map_or(lines.len(), |n| first + n);
+        let written = entries.iter().map(|e| {
+            let mut line = format!("{:<39} ", e.path);
+            line.push_str(&e.kind);
+            if !e.meaning.is_empty() {
+                let column = 54.max(line.len() + 1);
+                line = format!("{line:<column$}{}", e.meaning);
+            }
+            line
+        });
+        let kept = lines[..first]
+            .iter()
+            .map(|l| l.to_string())
+            .chain(written)
+            .chain(lines[end..].iter().map(|l| l.to_string()));
+        kept.collect::<Vec<_>>().join("\n") + "\n"
+    }
+
+    #[test]
+    fn the_catalog_says_what_the_types_say() {
+        let catalog = super::super::schema::catalog();
+        let overwrite = std::env::var("CHAUDIT_CATALOG").as_deref() == Ok("overwrite");
+        let mut text = super::super::schema::CATALOG.to_string();
+        let mut differ = Vec::new();
+        for fact in facts() {
+            let generated = entries(&fact).unwrap();
+            let mut expected: Vec<(&str, &str, &str)> =
+                generated.iter().map(|e| (e.path.as_str(), e.kind.as_str(), e.meaning.as_str())).collect();
+            let mut listed: Vec<(&str, &str, &str)> = catalog
+                .entries
+                .iter()
+                .filter(|e| under(&e.path, fact.path))
+                .map(|e| (e.path.as_str(), e.kind.as_str(), e.meaning.as_str()))
+                .collect();
+            expected.sort();
+            listed.sort();
+            if expected != listed {
+                differ.push(fact.path);
+                // the lines keep the order they have (JSON schema's fields are sorted)
+                let mut generated = generated.clone();
+                let place = |e: &Entry| catalog.entries.iter().position(|c| c.path == e.path).unwrap_or(usize::MAX);
+                generated.sort_by_key(place);
+                text = replace_block(&text, fact.path, &generated);
+            }
+        }
+        if overwrite && !differ.is_empty() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/facts/schema.txt");
+            std::fs::write(path, text).unwrap();
+        } else {
+            assert!(differ.is_empty(), "schema.txt differs from the types of {differ:?} (CHAUDIT_CATALOG=overwrite)");
+        }
+    }
+
+    #[test]
+    fn flags_and_counts_read_as_the_server_writes_them() {
+        let flags: Vec<Flag> = serde_json::from_str("[0, 1, true, false]").unwrap();
+        assert_eq!(flags, [Flag(false), Flag(true), Flag(true), Flag(false)]);
+        assert!(serde_json::from_str::<Flag>("2").is_err());
+        let counts: Vec<Count> = serde_json::from_str(r#"[42, "18446744073709551615"]"#).unwrap();
+        assert_eq!(counts, [Count(42), Count(u64::MAX)]);
+        assert!(serde_json::from_str::<Count>(r#""many""#).is_err());
+    }
+
+    #[test]
+    fn a_row_of_another_shape_is_named() {
+        let live = serde_json::json!({"role_grants": [{"user_name": "u", "granted_role_name": 7}]});
+        let error = rows::<crate::facts::rows::RoleGrant>(&live, "live", "role_grants").unwrap_err();
+        assert!(
+            error.starts_with("live.role_grants is not of the catalog's shape: invalid type: integer `7`"),
+            "{error}"
+        );
+        assert!(rows::<crate::facts::rows::RoleGrant>(&live, "live", "absent").unwrap().is_empty());
+    }
+}
