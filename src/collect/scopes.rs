@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::facts::rows::{ProfileSetting, SessionSetting, UserProfile, WorkloadSetting};
-use crate::facts::typed::{Settings, rows};
+use crate::facts::typed::{Settings, read};
 
 /// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
 /// what the profiles and users say: a replica without query_log keeps its profile and user rows.
@@ -45,17 +45,13 @@ pub struct SettingScope {
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`;
 /// an error when an input is not of the catalog's shape.
 pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Result<Vec<SettingScope>, String> {
-    let assigned: Vec<UserProfile> = rows(live, "live", "user_profiles")?;
-    let profile_rows: Vec<ProfileSetting> = rows(live, "live", "profile_settings")?;
+    let assigned: Vec<UserProfile> = read(live, "live", "user_profiles")?;
+    let profile_rows: Vec<ProfileSetting> = read(live, "live", "profile_settings")?;
     let workload: Vec<WorkloadSetting> = match log {
-        Some(log) => rows(log, "log", "user_settings")?,
+        Some(log) => read(log, "log", "user_settings")?,
         None => Vec::new(),
     };
-    let session: Settings<SessionSetting> = match live.get("settings") {
-        None | Some(Value::Null) => Settings::default(),
-        Some(settings) => serde::Deserialize::deserialize(settings)
-            .map_err(|e| format!("live.settings is not of the catalog's shape: {e}"))?,
-    };
+    let session: Settings<SessionSetting> = read(live, "live", "settings")?;
     let profiles_of = |user: &str| -> Vec<String> {
         assigned.iter().filter(|r| r.user_name == user).filter_map(|r| r.inherit_profile.clone()).collect()
     };

@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::facts::rows::{ProfileElement, ProfileTarget, RoleGrant, User};
-use crate::facts::typed::{Settings, rows};
+use crate::facts::typed::{Settings, read};
 
 /// The facts `user_settings` is derived from.
 pub const INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
@@ -58,10 +58,10 @@ type Owned<'a> = HashMap<Owner, HashMap<&'a str, Vec<&'a ProfileElement>>>;
 
 /// Every user's settings; an error when an input is not of the catalog's shape.
 pub fn user_settings(live: &Value) -> Result<Vec<UserSettings>, String> {
-    let users: Vec<User> = rows(live, "live", "users")?;
-    let elements: Vec<ProfileElement> = rows(live, "live", "profile_elements")?;
-    let targets: Vec<ProfileTarget> = rows(live, "live", "profile_targets")?;
-    let grants: Vec<RoleGrant> = rows(live, "live", "role_grants")?;
+    let users: Vec<User> = read(live, "live", "users")?;
+    let elements: Vec<ProfileElement> = read(live, "live", "profile_elements")?;
+    let targets: Vec<ProfileTarget> = read(live, "live", "profile_targets")?;
+    let grants: Vec<RoleGrant> = read(live, "live", "role_grants")?;
     // indexed once: a scan per lookup costs users x lookups x elements
     let mut owned: Owned = HashMap::new();
     for element in &elements {

@@ -17,6 +17,25 @@ use serde_json::Value;
 
 use super::schema::Entry;
 
+/// The schema of an integer the catalog calls by its own type name.
+macro_rules! catalog_integer {
+    ($type:ident, $kind:literal) => {
+        impl JsonSchema for $type {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($type).into()
+            }
+
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                schemars::json_schema!({"type": "integer", "x-fact": $kind})
+            }
+        }
+    };
+}
+
 /// A ClickHouse UInt8 used as a bool: `0`/`1`, or a bool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Flag(pub bool);
@@ -31,19 +50,7 @@ impl<'de> Deserialize<'de> for Flag {
     }
 }
 
-impl JsonSchema for Flag {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Flag".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        schemars::json_schema!({"type": "integer", "x-fact": "flag"})
-    }
-}
+catalog_integer!(Flag, "flag");
 
 /// A ClickHouse count: a number, or a string when the server quotes 64-bit integers
 /// (`output_format_json_quote_64bit_integers`).
@@ -62,19 +69,7 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-impl JsonSchema for Count {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Count".into()
-    }
-
-    fn inline_schema() -> bool {
-        true
-    }
-
-    fn json_schema(_: &mut SchemaGenerator) -> Schema {
-        schemars::json_schema!({"type": "integer", "x-fact": "number"})
-    }
-}
+catalog_integer!(Count, "number");
 
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,14 +82,12 @@ pub fn uint<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error>
     Count::deserialize(deserializer).map(|count| count.0)
 }
 
-/// The rows of a list fact of `document` as `T`; none when the fact is absent (not read, or
-/// not in the server's version). A row of another shape is an error naming the fact.
-pub fn rows<T: DeserializeOwned>(document: &Value, source: &str, fact: &str) -> Result<Vec<T>, String> {
+/// A fact of `document` as `T`; empty when the fact is absent (not read, or not in the
+/// server's version). A fact of another shape is an error naming it.
+pub fn read<T: DeserializeOwned + Default>(document: &Value, source: &str, fact: &str) -> Result<T, String> {
     match document.get(fact) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(value) => {
-            Vec::<T>::deserialize(value).map_err(|e| format!("{source}.{fact} is not of the catalog's shape: {e}"))
-        }
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(value) => T::deserialize(value).map_err(|e| format!("{source}.{fact} is not of the catalog's shape: {e}")),
     }
 }
 
@@ -105,64 +98,44 @@ pub struct TypedFact {
     pub schema: fn() -> Schema,
 }
 
-/// Every typed fact, in catalog order.
-pub fn facts() -> Vec<TypedFact> {
+/// A typed fact of type `T`.
+fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact {
     fn schema_of<T: JsonSchema>() -> Schema {
         schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
     }
+    TypedFact { path, meaning, schema: schema_of::<T> }
+}
+
+/// Every typed fact, in catalog order.
+pub fn facts() -> Vec<TypedFact> {
     use crate::collect::{scopes, user_settings};
     use crate::facts::rows;
     vec![
-        TypedFact {
-            path: "live.settings",
-            meaning: "system.settings of the auditing user's session",
-            schema: schema_of::<Settings<rows::SessionSetting>>,
-        },
-        TypedFact {
-            path: "live.profile_settings",
-            meaning: "system.settings_profile_elements with a setting",
-            schema: schema_of::<Vec<rows::ProfileSetting>>,
-        },
-        TypedFact {
-            path: "live.user_profiles",
-            meaning: "system.settings_profile_elements of each user: the profile it is given, or a setting set on it",
-            schema: schema_of::<Vec<rows::UserProfile>>,
-        },
-        TypedFact {
-            path: "live.profile_elements",
-            meaning: "system.settings_profile_elements: every element of every profile, user and role, with its bounds and inheritance",
-            schema: schema_of::<Vec<rows::ProfileElement>>,
-        },
-        TypedFact {
-            path: "live.profile_targets",
-            meaning: "system.settings_profiles given TO users or roles",
-            schema: schema_of::<Vec<rows::ProfileTarget>>,
-        },
-        TypedFact {
-            path: "live.user_settings",
-            meaning: "derived: the settings each user runs with, resolved from its profiles, roles and own elements as the server does (src/collect/user_settings.rs)",
-            schema: schema_of::<Vec<user_settings::UserSettings>>,
-        },
-        TypedFact {
-            path: "live.setting_scopes",
-            meaning: "derived: where each changed setting comes from (profile, user, workload or the auditor's session; src/collect/scopes.rs)",
-            schema: schema_of::<Vec<scopes::SettingScope>>,
-        },
-        TypedFact {
-            path: "live.users",
-            meaning: "system.users: every user, from the config files or SQL",
-            schema: schema_of::<Vec<rows::User>>,
-        },
-        TypedFact {
-            path: "live.role_grants",
-            meaning: "system.role_grants",
-            schema: schema_of::<Vec<rows::RoleGrant>>,
-        },
-        TypedFact {
-            path: "log.user_settings",
-            meaning: "query_log: per user, each changed setting its queries ran with",
-            schema: schema_of::<Vec<rows::WorkloadSetting>>,
-        },
+        typed::<Settings<rows::SessionSetting>>("live.settings", "system.settings of the auditing user's session"),
+        typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
+        typed::<Vec<rows::UserProfile>>(
+            "live.user_profiles",
+            "system.settings_profile_elements of each user: the profile it is given, or a setting set on it",
+        ),
+        typed::<Vec<rows::ProfileElement>>(
+            "live.profile_elements",
+            "system.settings_profile_elements: every element of every profile, user and role, with its bounds and inheritance",
+        ),
+        typed::<Vec<rows::ProfileTarget>>("live.profile_targets", "system.settings_profiles given TO users or roles"),
+        typed::<Vec<user_settings::UserSettings>>(
+            "live.user_settings",
+            "derived: the settings each user runs with, resolved from its profiles, roles and own elements as the server does (src/collect/user_settings.rs)",
+        ),
+        typed::<Vec<scopes::SettingScope>>(
+            "live.setting_scopes",
+            "derived: where each changed setting comes from (profile, user, workload or the auditor's session; src/collect/scopes.rs)",
+        ),
+        typed::<Vec<rows::User>>("live.users", "system.users: every user, from the config files or SQL"),
+        typed::<Vec<rows::RoleGrant>>("live.role_grants", "system.role_grants"),
+        typed::<Vec<rows::WorkloadSetting>>(
+            "log.user_settings",
+            "query_log: per user, each changed setting its queries ran with",
+        ),
     ]
 }
 
@@ -355,11 +328,11 @@ mod tests {
     #[test]
     fn a_row_of_another_shape_is_named() {
         let live = serde_json::json!({"role_grants": [{"user_name": "u", "granted_role_name": 7}]});
-        let error = rows::<crate::facts::rows::RoleGrant>(&live, "live", "role_grants").unwrap_err();
+        let error = read::<Vec<crate::facts::rows::RoleGrant>>(&live, "live", "role_grants").unwrap_err();
         assert!(
             error.starts_with("live.role_grants is not of the catalog's shape: invalid type: integer `7`"),
             "{error}"
         );
-        assert!(rows::<crate::facts::rows::RoleGrant>(&live, "live", "absent").unwrap().is_empty());
+        assert!(read::<Vec<crate::facts::rows::RoleGrant>>(&live, "live", "absent").unwrap().is_empty());
     }
 }
