@@ -97,6 +97,13 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         n.query("SYSTEM FLUSH LOGS"); // query_log exists once flushed
     }
 
+    // through clusterAllReplicas a remote replica's interactive_delay is the fan-out's own
+    // making, another on each replica and in each query: the audit leaves it out
+    let delays = "SELECT groupArray(value) FROM (SELECT value FROM clusterAllReplicas('c3', system.settings) \
+                  WHERE name = 'interactive_delay' AND _shard_num > 1 ORDER BY _shard_num)";
+    let (first, second) = (a.query(delays), a.query(delays));
+    assert!(first != second && !first.contains("'100000'"), "{first} {second}");
+
     // all up: one report, divergences named with values and hosts
     let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
     assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
@@ -185,6 +192,11 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     // written, and exit 3: the stopped replica could not be read
     assert_eq!(code, 3, "{err}");
     assert!(err.contains(&format!("not collected: {}", node(c))), "{err}");
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    for replica in recorded["document"]["nodes"]["nodes"].as_array().unwrap().iter().take(2) {
+        let settings = replica["live"]["settings"].as_object().unwrap();
+        assert!(settings.contains_key("max_threads") && !settings.contains_key("interactive_delay"));
+    }
     let offline = audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
     let rules = |r: &Value| {
         r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>()

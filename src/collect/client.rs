@@ -203,6 +203,25 @@ impl Session {
         sql: &str,
         settings: &[(&str, &str)],
     ) -> Result<Vec<Value>, CollectError> {
+        let mut rows = Vec::new();
+        self.each_row(purpose, sql, settings, &mut |line| {
+            rows.push(serde_json::from_str(line).map_err(|e| e.to_string())?);
+            Ok(())
+        })
+        .await?;
+        Ok(rows)
+    }
+
+    /// Runs one SELECT and hands each row of its answer (one JSON line) to `each` as it
+    /// arrives, so that an answer is never held whole; an error from `each` is the server's
+    /// answer not being rows (`BadResponse`).
+    pub async fn each_row(
+        &self,
+        purpose: &str,
+        sql: &str,
+        settings: &[(&str, &str)],
+        each: &mut dyn FnMut(&str) -> Result<(), String>,
+    ) -> Result<(), CollectError> {
         let n = self.sequence.fetch_add(1, Ordering::Relaxed);
         let mut query = self.client.query(sql).with_setting("query_id", format!("{}-{n}", self.query_id_prefix));
         for (name, value) in settings.iter().filter(|_| self.readonly != 1) {
@@ -225,23 +244,27 @@ impl Session {
             (self.limits.per_query, CollectError::Timeout { purpose: purpose.to_string(), seconds })
         };
         self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let bad = |message: String| CollectError::BadResponse { purpose: purpose.into(), message };
         let fetch = async {
-            let mut cursor = query.fetch_bytes("JSONEachRow")?;
-            let bytes = cursor.collect().await?;
-            let read = cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0);
-            Ok::<_, clickhouse::error::Error>((bytes, read))
+            let mut cursor = query.fetch_bytes("JSONEachRow").map_err(|e| query_error(purpose, e))?;
+            // a line may span chunks: its start is kept until its end arrives
+            let mut partial = Vec::new();
+            while let Some(chunk) = cursor.next().await.map_err(|e| query_error(purpose, e))? {
+                let mut rest = &chunk[..];
+                while let Some(end) = rest.iter().position(|b| *b == b'\n') {
+                    partial.extend_from_slice(&rest[..end]);
+                    rest = &rest[end + 1..];
+                    row(&partial, each).map_err(bad)?;
+                    partial.clear();
+                }
+                partial.extend_from_slice(rest);
+            }
+            row(&partial, each).map_err(bad)?;
+            Ok(cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0))
         };
-        let (bytes, read) =
-            tokio::time::timeout(wait, fetch).await.map_err(|_| limit)?.map_err(|e| query_error(purpose, e))?;
+        let read = tokio::time::timeout(wait, fetch).await.map_err(|_| limit)??;
         self.rows_read.fetch_add(read, Ordering::Relaxed);
-        let text = String::from_utf8_lossy(&bytes);
-        text.lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                serde_json::from_str(l)
-                    .map_err(|e| CollectError::BadResponse { purpose: purpose.into(), message: e.to_string() })
-            })
-            .collect()
+        Ok(())
     }
 
     fn connection_error(&self, e: CollectError) -> CollectError {
@@ -261,6 +284,12 @@ impl Session {
             other => other,
         }
     }
+}
+
+/// One line of a JSONEachRow answer to `each` (blank lines are none).
+fn row(line: &[u8], each: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+    let text = String::from_utf8_lossy(line);
+    if text.trim().is_empty() { Ok(()) } else { each(&text) }
 }
 
 /// A client over HTTP(S) with rustls: the public web PKI roots, plus the CA file given with

@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
 use super::interned::{Document, Interner};
-use super::{Answer, CollectError, Limits, Session, Unread, facts_for, live_document, log_document, plan};
+use super::{
+    Answer, CollectError, Combined, Limits, Rows, Session, Unread, facts_for, live_document, log_document, plan,
+};
 use crate::facts::uint;
 use crate::version::Version;
 
@@ -85,6 +87,12 @@ pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, Colle
 }
 
 const SKIP_DEAD: [(&str, &str); 1] = [("skip_unavailable_shards", "1")];
+
+/// Session settings a replica reached through clusterAllReplicas shows with a value of the
+/// fan-out's own making, another on each replica and in each run (measured on 26.9: the
+/// progress interval of the remote query): left out, they would otherwise make every
+/// replica's settings a copy of its own, and no rule reads them.
+const FORWARDED_PER_REPLICA: [&str; 1] = ["interactive_delay"];
 
 /// Every fact of every replica through the seed node (needs a user that may send settings
 /// and use clusterAllReplicas).
@@ -190,6 +198,11 @@ pub async fn fan_out(
                         log
                     });
                     let mut live = live;
+                    if let Some(settings) = live["settings"].as_object_mut() {
+                        for name in FORWARDED_PER_REPLICA {
+                            settings.remove(name);
+                        }
+                    }
                     super::add_derived(&mut live, log.as_ref());
                     NodeFacts { live: Some(interner.document(live)), log, error: None, name }
                 }
@@ -214,8 +227,9 @@ async fn union<'a>(
     nodes: &[u64],
 ) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
     let sql = plan::fan_out_combined(cluster, parts);
-    let rows = seed.rows_with("every fact of every replica (clusterAllReplicas)", &sql, &SKIP_DEAD).await.ok()?;
-    Some(super::split_combined(&rows, parts, nodes, |r| uint(&r[plan::NODE_COLUMN])))
+    let purpose = "every fact of every replica (clusterAllReplicas)";
+    let mut combined = Combined::read(seed, purpose, &sql, &SKIP_DEAD, parts).await.ok()?;
+    Some(nodes.iter().map(|node| (*node, combined.take(*node, parts))).collect())
 }
 
 /// A union's answers, per replica, into its fact answers (the first `facts`) and its log
@@ -246,7 +260,9 @@ fn answered(answers: &[Answer]) -> bool {
 /// The version a replica gave in the first union (its last part).
 fn version_in(answers: &[Answer]) -> String {
     match answers.last() {
-        Some(("version", Ok(rows))) => rows.first().and_then(|r| r["version"].as_str()).unwrap_or_default().to_string(),
+        Some(("version", Ok(rows))) => {
+            rows.first().and_then(|r| r["version"].as_str().map(str::to_string)).unwrap_or_default()
+        }
         _ => String::new(),
     }
 }
@@ -283,7 +299,7 @@ fn spread<'a>(
     for (name, result) in results {
         for node in nodes.clone() {
             let answer = match &result {
-                Ok(rows) => Ok(rows_of(rows, *node)),
+                Ok(rows) => Ok(Rows::Parsed(rows_of(rows, *node))),
                 Err(why) => Err(why.clone()),
             };
             answers.entry(*node).or_default().push((name, answer));

@@ -4,6 +4,7 @@
 
 pub mod client;
 pub mod cluster;
+mod combined;
 pub mod dsn;
 pub mod explain;
 pub mod host;
@@ -16,6 +17,7 @@ use futures_util::stream::{self, StreamExt};
 use serde_json::{Map, Value, json};
 
 pub use client::{CollectError, Limits, Session, Unread};
+pub(crate) use combined::{Answer, Combined, Rows};
 
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
@@ -144,17 +146,19 @@ async fn ask<'a>(
 ) -> (Vec<Answer<'a>>, Vec<Answer<'a>>) {
     let parts = plan::parts(facts, logs);
     if !logs.is_empty()
-        && let Ok(rows) = session.rows(plan::COMBINED_PURPOSE, &plan::combined(&parts)).await
+        && let Ok(mut combined) =
+            Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(&parts), &[], &parts).await
     {
-        let mut answers = split_combined(&rows, &parts, &[0], |_| 0).remove(&0).unwrap_or_default();
+        let mut answers = combined.take(0, &parts);
         let log_answers = answers.split_off(facts.len());
         return (answers, log_answers);
     }
     let fact_parts = &parts[..facts.len()];
-    let fact_answers = match session.rows(plan::COMBINED_PURPOSE, &plan::combined(fact_parts)).await {
-        Ok(rows) => split_combined(&rows, fact_parts, &[0], |_| 0).remove(&0).unwrap_or_default(),
-        Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
-    };
+    let fact_answers =
+        match Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(fact_parts), &[], fact_parts).await {
+            Ok(mut combined) => combined.take(0, fact_parts),
+            Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
+        };
     // each log query is sent even when system.tables does not list its table: a user denied
     // the table does not see it there either, and only the server's error tells which
     // (a fresh server has no query_log until its first flush: "missing table")
@@ -165,7 +169,9 @@ async fn ask<'a>(
 /// Queries sent one by one (overlapping as the session allows): each name's rows or error.
 async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, String)>) -> Vec<Answer<'a>> {
     stream::iter(queries)
-        .map(|(name, purpose, sql)| async move { (name, session.rows(purpose, &sql).await.map_err(|e| e.reason())) })
+        .map(|(name, purpose, sql)| async move {
+            (name, session.rows(purpose, &sql).await.map(Rows::Parsed).map_err(|e| e.reason()))
+        })
         .buffered(session.in_flight)
         .collect()
         .await
@@ -174,43 +180,6 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
 /// Whether the rows of the `log_tables` fact name the system table `name`.
 pub(crate) fn lists_table(log_tables: &[Value], name: &str) -> bool {
     log_tables.iter().any(|r| r["name"] == name)
-}
-
-/// One fact's answer: its rows, or why it could not be read.
-pub(crate) type Answer<'a> = (&'a str, Result<Vec<Value>, String>);
-
-/// The rows of a combined query (`plan::combined`, `plan::fan_out_combined`) as the
-/// answers of each of `nodes`, in one pass over the rows, in the order of `parts`;
-/// `node_of` tells a row's node. A part without rows is an empty answer; a row that is not
-/// JSON fails its part.
-pub(crate) fn split_combined<'a>(
-    rows: &[Value],
-    parts: &[plan::Part<'a>],
-    nodes: &[u64],
-    node_of: impl Fn(&Value) -> u64,
-) -> std::collections::BTreeMap<u64, Vec<Answer<'a>>> {
-    let mut by_part: std::collections::HashMap<(u64, &str), Result<Vec<Value>, String>> =
-        std::collections::HashMap::new();
-    for row in rows {
-        let (Some(tag), Some(line)) = (row["fact"].as_str(), row["row"].as_str()) else { continue };
-        let entry = by_part.entry((node_of(row), tag)).or_insert_with(|| Ok(Vec::new()));
-        if let Ok(parsed) = entry {
-            match serde_json::from_str(line) {
-                Ok(value) => parsed.push(value),
-                Err(e) => *entry = Err(format!("{}: a row is not JSON: {e}", Unread::BadResponse.label())),
-            }
-        }
-    }
-    nodes
-        .iter()
-        .map(|node| {
-            let answers = parts
-                .iter()
-                .map(|p| (p.name, by_part.remove(&(*node, p.tag.as_str())).unwrap_or_else(|| Ok(Vec::new()))))
-                .collect();
-            (*node, answers)
-        })
-        .collect()
 }
 
 /// Why a fact is not asked of a server of `version` (its table is newer), if so.
@@ -237,7 +206,7 @@ pub(crate) fn live_document(
     live.insert("version".into(), json!(version));
     live.insert("readonly".into(), json!(readonly));
     for (name, answer) in answers {
-        match answer {
+        match answer.and_then(Rows::into_values) {
             Ok(rows) => live.insert(name.into(), keyed_by_name(name, rows)),
             Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => absent.insert(name.into(), json!(why)),
             Err(why) => unavailable.insert(name.into(), json!(why)),
@@ -255,7 +224,7 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
     let mut unavailable = Map::new();
     log.insert("window_seconds".into(), json!(since_seconds));
     for (name, answer) in answers {
-        match answer {
+        match answer.and_then(Rows::into_values) {
             Ok(rows) => log.insert(name.into(), Value::Array(rows)),
             Err(why) => unavailable.insert(name.into(), json!(why)),
         };

@@ -1,0 +1,147 @@
+//! The answer of a combined query (every fact in one query, each row as a JSON line tagged
+//! with its part and, through clusterAllReplicas, its replica), split per replica and part
+//! as its lines arrive. A row is held once, as its JSON text, for every replica that
+//! answered it alike, and parsed only when its replica's document is built: the answer of
+//! a whole fleet is never held as JSON values.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Session, Unread, plan};
+
+/// One fact's answer: its rows, or why it could not be read.
+pub(crate) type Answer<'a> = (&'a str, Result<Rows, String>);
+
+/// A fact's rows: parsed, or the JSON lines of a combined answer (parsed when used).
+#[derive(Debug, Clone)]
+pub(crate) enum Rows {
+    Parsed(Vec<Value>),
+    Lines(Vec<Arc<str>>),
+}
+
+impl Rows {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Rows::Parsed(rows) => rows.is_empty(),
+            Rows::Lines(lines) => lines.is_empty(),
+        }
+    }
+
+    /// The rows as JSON values; a line that is not JSON fails the fact.
+    pub fn into_values(self) -> Result<Vec<Value>, String> {
+        match self {
+            Rows::Parsed(rows) => Ok(rows),
+            Rows::Lines(lines) => lines.iter().map(|line| parse(line)).collect(),
+        }
+    }
+
+    /// The first row, if it is JSON.
+    pub fn first(&self) -> Option<Value> {
+        match self {
+            Rows::Parsed(rows) => rows.first().cloned(),
+            Rows::Lines(lines) => parse(lines.first()?).ok(),
+        }
+    }
+}
+
+fn parse(line: &str) -> Result<Value, String> {
+    serde_json::from_str(line).map_err(|e| format!("{}: a row is not JSON: {e}", Unread::BadResponse.label()))
+}
+
+/// A line of a combined answer: the replica (none for one server), the part, the row.
+#[derive(Deserialize)]
+struct Tagged<'a> {
+    #[serde(rename = "chaudit_node", default, deserialize_with = "crate::facts::typed::uint")]
+    node: u64,
+    #[serde(borrow)]
+    fact: Cow<'a, str>,
+    row: String,
+}
+
+/// The rows read so far, per replica and part.
+pub(crate) struct Combined {
+    part_of: HashMap<String, usize>,
+    parts: usize,
+    by_node: BTreeMap<u64, Vec<Vec<Arc<str>>>>,
+    seen: HashSet<Arc<str>>,
+}
+
+impl Combined {
+    /// Runs the combined query `sql` of `parts` and reads its answer as it arrives.
+    pub async fn read(
+        session: &Session,
+        purpose: &str,
+        sql: &str,
+        settings: &[(&str, &str)],
+        parts: &[plan::Part<'_>],
+    ) -> Result<Combined, super::CollectError> {
+        let mut combined = Combined::new(parts);
+        session.each_row(purpose, sql, settings, &mut |line| combined.add(line)).await?;
+        Ok(combined)
+    }
+
+    fn new(parts: &[plan::Part<'_>]) -> Combined {
+        Combined {
+            part_of: parts.iter().enumerate().map(|(i, p)| (p.tag.clone(), i)).collect(),
+            parts: parts.len(),
+            by_node: BTreeMap::new(),
+            seen: HashSet::new(),
+        }
+    }
+
+    fn add(&mut self, line: &str) -> Result<(), String> {
+        let tagged: Tagged = serde_json::from_str(line).map_err(|e| format!("a line of the combined answer: {e}"))?;
+        let part = *self.part_of.get(tagged.fact.as_ref()).ok_or_else(|| format!("no part `{}`", tagged.fact))?;
+        let row = match self.seen.get(tagged.row.as_str()) {
+            Some(seen) => Arc::clone(seen),
+            None => {
+                let row: Arc<str> = tagged.row.into();
+                self.seen.insert(Arc::clone(&row));
+                row
+            }
+        };
+        self.by_node.entry(tagged.node).or_insert_with(|| vec![Vec::new(); self.parts])[part].push(row);
+        Ok(())
+    }
+
+    /// `node`'s answers, in the order of `parts` (a part without rows is an empty answer).
+    pub fn take<'a>(&mut self, node: u64, parts: &[plan::Part<'a>]) -> Vec<Answer<'a>> {
+        let mut lines = self.by_node.remove(&node).unwrap_or_default().into_iter();
+        parts.iter().map(|p| (p.name, Ok(Rows::Lines(lines.next().unwrap_or_default())))).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_alike_are_held_once_and_split_per_replica_and_part() {
+        let parts = [
+            plan::Part { name: "settings", tag: "settings".into(), sql: "" },
+            plan::Part { name: "shapes", tag: "log.shapes".into(), sql: "" },
+        ];
+        let mut combined = Combined::new(&parts);
+        let setting = r#"{\"name\":\"max_threads\",\"value\":\"8\"}"#;
+        for node in ["1", "\"2\""] {
+            combined.add(&format!(r#"{{"chaudit_node":{node},"fact":"settings","row":"{setting}"}}"#)).unwrap();
+        }
+        combined.add(r#"{"chaudit_node":2,"fact":"log.shapes","row":"not json"}"#).unwrap();
+        assert!(combined.add(r#"{"chaudit_node":2,"fact":"other","row":"{}"}"#).is_err());
+        assert!(combined.add("Code: 241. DB::Exception: Memory limit exceeded").is_err());
+        let [(_, Ok(Rows::Lines(one))), _] = &combined.take(1, &parts)[..] else { panic!() };
+        let mut two = combined.take(2, &parts).into_iter();
+        let (_, Ok(Rows::Lines(two_settings))) = two.next().unwrap() else { panic!() };
+        assert!(Arc::ptr_eq(&one[0], &two_settings[0]));
+        assert_eq!(Rows::Lines(two_settings).into_values().unwrap()[0]["value"], "8");
+        let (name, Ok(shapes)) = two.next().unwrap() else { panic!() };
+        assert_eq!(name, "shapes");
+        assert!(shapes.into_values().unwrap_err().starts_with("bad response: a row is not JSON"));
+        // a replica that sent nothing has empty answers
+        assert!(combined.take(3, &parts).iter().all(|(_, rows)| rows.as_ref().unwrap().is_empty()));
+    }
+}
