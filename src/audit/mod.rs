@@ -383,7 +383,7 @@ fn gather(
     match collect()? {
         Some(Live::Node(node)) => {
             let NodeDocuments { live: documents, log, .. } = *node;
-            facts.add_live(documents);
+            facts.add_live(documents.into_value());
             if let Some(log) = log {
                 facts.add_log(log);
             }

@@ -309,7 +309,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         unread.extend(chaudit::collect::unread(&live["unavailable"]));
         unread.extend(log.iter().flat_map(|log| chaudit::collect::unread(&log["unavailable"])));
         let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
-        facts.add_live(live);
+        facts.add_live(live.into_value());
         if let Some(log) = log {
             facts.add_log(log);
         }

@@ -85,7 +85,7 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
             Ok((collected, _)) => {
                 facts.target = collected.live["endpoint"].as_str().unwrap_or_default().to_string();
                 let server_version = collected.live["version"].as_str().unwrap_or_default().to_string();
-                facts.add_live(collected.live);
+                facts.add_live(collected.live.into_value());
                 if let Some(log) = collected.log {
                     facts.add_log(log);
                 }

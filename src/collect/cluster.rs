@@ -88,12 +88,6 @@ pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, Colle
 
 const SKIP_DEAD: [(&str, &str); 1] = [("skip_unavailable_shards", "1")];
 
-/// Session settings a replica reached through clusterAllReplicas shows with a value of the
-/// fan-out's own making, another on each replica and in each run (measured on 26.9: the
-/// progress interval of the remote query): left out, they would otherwise make every
-/// replica's settings a copy of its own, and no rule reads them.
-const FORWARDED_PER_REPLICA: [&str; 1] = ["interactive_delay"];
-
 /// Every fact of every replica through the seed node (needs a user that may send settings
 /// and use clusterAllReplicas).
 pub async fn fan_out(
@@ -106,7 +100,7 @@ pub async fn fan_out(
     let logs = log_window.map(plan::log_queries).unwrap_or_default();
     // first, one round trip: the facts the seed's version has, the log queries and each
     // replica's version, from every replica at once
-    let (seed_asked, _) = facts_for(seed.version.parse().ok());
+    let seed_asked = plan::for_fan_out(facts_for(seed.version.parse().ok()).0);
     let mut parts = plan::parts(&seed_asked, &logs);
     parts.push(plan::Part { name: "version", tag: "version".into(), sql: plan::VERSION_PROBE });
     let everyone: Vec<u64> = (1..=members.len() as u64).collect();
@@ -131,6 +125,7 @@ pub async fn fan_out(
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
     let (asked, not_asked) = facts_for(oldest);
+    let asked = plan::for_fan_out(asked);
     let nodes: Vec<u64> = versions.keys().copied().collect();
     let mut live_answers: BTreeMap<u64, Vec<Answer>> = nodes.iter().map(|n| (*n, not_asked.clone())).collect();
     let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
@@ -171,7 +166,8 @@ pub async fn fan_out(
             let name = member.name();
             match versions.get(&node) {
                 Some(version) => {
-                    let live = live_document(
+                    let mut live = live_document(
+                        &mut interner,
                         &format!("{name} (via clusterAllReplicas from {})", seed.endpoint()),
                         version,
                         seed.readonly,
@@ -197,14 +193,8 @@ pub async fn fan_out(
                             "not read through the cluster fan-out (audit a replica with --dsn)".into();
                         log
                     });
-                    let mut live = live;
-                    if let Some(settings) = live["settings"].as_object_mut() {
-                        for name in FORWARDED_PER_REPLICA {
-                            settings.remove(name);
-                        }
-                    }
-                    super::add_derived(&mut live, log.as_ref());
-                    NodeFacts { live: Some(interner.document(live)), log, error: None, name }
+                    super::add_derived(&mut live, &mut interner, log.as_ref());
+                    NodeFacts { live: Some(live), log, error: None, name }
                 }
                 None => NodeFacts {
                     name,
@@ -370,11 +360,8 @@ async fn one_node(
         Ok(s) => s.with_in_flight(in_flight),
         Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
     };
-    let node = match super::node(&session, log_window, None).await {
-        Ok(documents) => {
-            let live = interner.lock().unwrap_or_else(std::sync::PoisonError::into_inner).document(documents.live);
-            NodeFacts { name, live: Some(live), log: documents.log, error: None }
-        }
+    let node = match super::node_in(&session, log_window, None, interner).await {
+        Ok(documents) => NodeFacts { name, live: Some(documents.live), log: documents.log, error: None },
         Err(e) => NodeFacts { name, live: None, log: None, error: Some(e.to_string()) },
     };
     (node, session.round_trips())

@@ -35,7 +35,7 @@ impl Rows {
     pub fn into_values(self) -> Result<Vec<Value>, String> {
         match self {
             Rows::Parsed(rows) => Ok(rows),
-            Rows::Lines(lines) => lines.iter().map(|line| parse(line)).collect(),
+            Rows::Lines(lines) => values(&lines),
         }
     }
 
@@ -46,6 +46,11 @@ impl Rows {
             Rows::Lines(lines) => parse(lines.first()?).ok(),
         }
     }
+}
+
+/// JSON lines as JSON values; a line that is not JSON fails them all.
+pub(crate) fn values(lines: &[Arc<str>]) -> Result<Vec<Value>, String> {
+    lines.iter().map(|line| parse(line)).collect()
 }
 
 fn parse(line: &str) -> Result<Value, String> {

@@ -53,7 +53,10 @@ pub fn read_top_n(shapes: &mut [Value]) {
 /// lazy materialization limit (at that limit: would the plan read lazily?), then shapes
 /// that read at least half of a table and filter on the leading key of one of its
 /// projections (does the plan use it?), by the log's order (total time).
-pub fn candidates(live: &Value, shapes: &[Value]) -> Vec<Candidate> {
+pub fn candidates<Live>(live: &Live, shapes: &[Value]) -> Vec<Candidate>
+where
+    Live: for<'k> std::ops::Index<&'k str, Output = Value>,
+{
     let mut out = Vec::new();
     let settings_allowed = live["readonly"].as_u64() != Some(1);
     let explainable = |q: &str| sql::explainable(q, settings_allowed);

@@ -18,11 +18,13 @@ use serde_json::{Map, Value, json};
 
 pub use client::{CollectError, Limits, Session, Unread};
 pub(crate) use combined::{Answer, Combined, Rows};
+use interned::{Document, Interner};
+use std::sync::Mutex;
 
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
 pub struct NodeDocuments {
-    pub live: Value,
+    pub live: Document,
     pub log: Option<Value>,
     pub settings_changes: Option<Vec<Value>>,
 }
@@ -36,6 +38,16 @@ pub async fn node(
     log_window: Option<u64>,
     review_history: Option<crate::version::Version>,
 ) -> Result<NodeDocuments, CollectError> {
+    node_in(session, log_window, review_history, &Mutex::default()).await
+}
+
+/// [`node`], its facts held once with `interner`'s for the nodes alike.
+pub(crate) async fn node_in(
+    session: &Session,
+    log_window: Option<u64>,
+    review_history: Option<crate::version::Version>,
+    interner: &Mutex<Interner>,
+) -> Result<NodeDocuments, CollectError> {
     let server: Option<crate::version::Version> = session.version.parse().ok();
     let (asked, mut fact_answers) = facts_for(server);
     let mut logs = log_window.map(plan::log_queries).unwrap_or_default();
@@ -44,15 +56,15 @@ pub async fn node(
     }
     let (answers, log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
-    let mut live = live_document(
-        &session.endpoint().to_string(),
-        &session.version,
-        session.readonly,
-        session.query_id_prefix(),
-        fact_answers,
-    );
     let mut log = log_window.map(|window| log_document(window, log_answers));
-    add_derived(&mut live, log.as_ref());
+    let live = {
+        let mut interner = interner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let endpoint = session.endpoint().to_string();
+        let (version, prefix) = (&session.version, session.query_id_prefix());
+        let mut live = live_document(&mut interner, &endpoint, version, session.readonly, prefix, fact_answers);
+        add_derived(&mut live, &mut interner, log.as_ref());
+        live
+    };
     if let Some(log) = &mut log {
         add_plans(session, &live, log).await;
     }
@@ -69,15 +81,19 @@ pub async fn node(
 /// The facts derived from a node's answers: `live.setting_scopes` (with the workload's `log`)
 /// and `live.user_settings`.
 /// A derived fact whose input is not of the catalog's shape is unavailable, with that reason.
-pub fn add_derived(live: &mut Value, log: Option<&Value>) {
+pub fn add_derived(live: &mut Document, interner: &mut Interner, log: Option<&Value>) {
     let derived = [
         ("setting_scopes", scopes::setting_scopes(live, log).and_then(|rows| to_fact(&rows))),
         ("user_settings", user_settings::user_settings(live).and_then(|rows| to_fact(&rows))),
     ];
     for (fact, value) in derived {
         match value {
-            Ok(value) => live[fact] = value,
-            Err(why) => live["unavailable"][fact] = json!(why),
+            Ok(value) => live.set(interner, fact, value),
+            Err(why) => {
+                let mut unavailable = live["unavailable"].clone();
+                unavailable[fact] = json!(why);
+                live.set(interner, "unavailable", unavailable);
+            }
         }
     }
 }
@@ -107,7 +123,7 @@ pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
 
 /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
 /// (`log.plans`; unavailable, with the reason, when the EXPLAIN query fails).
-async fn add_plans(session: &Session, live: &Value, log: &mut Value) {
+async fn add_plans(session: &Session, live: &Document, log: &mut Value) {
     let Some(shapes) = log.get_mut("shapes").and_then(Value::as_array_mut) else { return };
     explain::read_top_n(shapes);
     let candidates = explain::candidates(live, shapes);
@@ -189,33 +205,45 @@ pub(crate) fn skipped(fact: &plan::FactQuery, version: Option<crate::version::Ve
         .then(|| format!("{}: not in ClickHouse {v} (from {major}.{minor})", Unread::Missing.label()))
 }
 
-/// A node's `live` document from the answers to the fact plan: an error makes the fact
-/// unavailable (the rules that need it inconclusive); a table the server does not have
-/// makes it absent (the rules that need it do not apply there).
+/// A node's `live` document from the answers to the fact plan, each fact held (and built)
+/// once with `interner` for the nodes alike: an error makes the fact unavailable (the rules
+/// that need it inconclusive); a table the server does not have makes it absent (the rules
+/// that need it do not apply there).
 pub(crate) fn live_document(
+    interner: &mut Interner,
     endpoint: &str,
     version: &str,
     readonly: u8,
     query_id_prefix: &str,
     answers: Vec<Answer>,
-) -> Value {
-    let mut live = Map::new();
+) -> Document {
+    let mut live = Document::default();
     let mut unavailable = Map::new();
     let mut absent = Map::new();
-    live.insert("endpoint".into(), json!(endpoint));
-    live.insert("version".into(), json!(version));
-    live.insert("readonly".into(), json!(readonly));
+    live.set(interner, "endpoint", json!(endpoint));
+    live.set(interner, "version", json!(version));
+    live.set(interner, "readonly", json!(readonly));
     for (name, answer) in answers {
-        match answer.and_then(Rows::into_values) {
-            Ok(rows) => live.insert(name.into(), keyed_by_name(name, rows)),
-            Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => absent.insert(name.into(), json!(why)),
-            Err(why) => unavailable.insert(name.into(), json!(why)),
-        };
+        let built = answer.and_then(|rows| match rows {
+            Rows::Lines(lines) => {
+                interner.built(name, lines, |lines| Ok(keyed_by_name(name, combined::values(lines)?)))
+            }
+            Rows::Parsed(rows) => Ok(interner.field(keyed_by_name(name, rows))),
+        });
+        match built {
+            Ok(field) => live.insert(name, field),
+            Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => {
+                absent.insert(name.into(), json!(why));
+            }
+            Err(why) => {
+                unavailable.insert(name.into(), json!(why));
+            }
+        }
     }
-    live.insert("unavailable".into(), Value::Object(unavailable));
-    live.insert("absent".into(), Value::Object(absent));
-    live.insert("query_id_prefix".into(), json!(query_id_prefix));
-    Value::Object(live)
+    live.set(interner, "unavailable", Value::Object(unavailable));
+    live.set(interner, "absent", Value::Object(absent));
+    live.set(interner, "query_id_prefix", json!(query_id_prefix));
+    live
 }
 
 /// A `log` document from the answers to the log queries.

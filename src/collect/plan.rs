@@ -398,8 +398,8 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     if let (Some(since), true) = (log_window, review) {
         logs.extend(usage_queries(since));
     }
-    describe_parts(&mut out, &logs);
     let all: Vec<&FactQuery> = FACTS.iter().collect();
+    describe_parts(&mut out, &all, &logs);
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
     if log_window.is_some() {
         let example = super::explain::Candidate {
@@ -418,8 +418,8 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
 }
 
 /// Each fact and log query with its purpose, as sent alone when the combined query fails.
-fn describe_parts(out: &mut String, logs: &[(&str, &str, String)]) {
-    let facts = FACTS.iter().map(|q| (q.name.to_string(), q.purpose, q.sql));
+fn describe_parts(out: &mut String, facts: &[&FactQuery], logs: &[(&str, &str, String)]) {
+    let facts = facts.iter().map(|q| (q.name.to_string(), q.purpose, q.sql));
     let logs = logs.iter().map(|(name, purpose, sql)| (format!("log.{name}"), *purpose, sql.as_str()));
     for (name, purpose, sql) in facts.chain(logs) {
         out.push_str(&format!(
@@ -435,8 +435,8 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let mut out = describe_connect();
     out.push_str(&format!("-- cluster members (system.clusters)\n{};\n", members_sql(cluster)));
     let logs = log_window.map(log_queries).unwrap_or_default();
-    describe_parts(&mut out, &logs);
-    let all: Vec<&FactQuery> = FACTS.iter().collect();
+    let all = for_fan_out(FACTS.iter().collect());
+    describe_parts(&mut out, &all, &logs);
     let mut parts = parts(&all, &logs);
     parts.push(Part { name: "version", tag: "version".into(), sql: VERSION_PROBE });
     out.push_str(&format!(
@@ -469,6 +469,22 @@ pub struct Part<'a> {
 pub fn parts<'a>(facts: &[&'a FactQuery], logs: &'a [(&'static str, &'static str, String)]) -> Vec<Part<'a>> {
     let facts = facts.iter().map(|f| Part { name: f.name, tag: f.name.to_string(), sql: f.sql });
     facts.chain(logs.iter().map(|(name, _, sql)| Part { name, tag: format!("log.{name}"), sql })).collect()
+}
+
+/// The session settings read through clusterAllReplicas: without the one a replica shows
+/// with a value of the fan-out's own making, another on each replica and in each query
+/// (measured on 26.9: `interactive_delay`, the remote query's progress interval). No rule
+/// reads it, and it would make every replica's settings a copy of its own.
+static FAN_OUT_SETTINGS: FactQuery = FactQuery {
+    name: "settings",
+    purpose: "session settings in effect for this user (value, default, changed)",
+    sql: "SELECT name, value, default, changed FROM system.settings WHERE name != 'interactive_delay'",
+    since: None,
+};
+
+/// The fact queries as sent through clusterAllReplicas.
+pub fn for_fan_out(facts: Vec<&'static FactQuery>) -> Vec<&'static FactQuery> {
+    facts.into_iter().map(|f| if f.name == FAN_OUT_SETTINGS.name { &FAN_OUT_SETTINGS } else { f }).collect()
 }
 
 /// Every part from every replica of `cluster` in one round trip: each replica runs the

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::facts::rows::{ProfileSetting, SessionSetting, UserProfile, WorkloadSetting};
-use crate::facts::typed::{Settings, read};
+use crate::facts::typed::{Facts, Settings, read};
 
 /// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
 /// what the profiles and users say: a replica without query_log keeps its profile and user rows.
@@ -44,7 +44,7 @@ pub struct SettingScope {
 
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`;
 /// an error when an input is not of the catalog's shape.
-pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Result<Vec<SettingScope>, String> {
+pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<SettingScope>, String> {
     let assigned: Vec<UserProfile> = read(live, "live", "user_profiles")?;
     let profile_rows: Vec<ProfileSetting> = read(live, "live", "profile_settings")?;
     let workload: Vec<WorkloadSetting> = match log {
@@ -120,7 +120,7 @@ pub fn setting_scopes(live: &Value, log: Option<&Value>) -> Result<Vec<SettingSc
             });
         }
     }
-    let endpoint = live["endpoint"].as_str().unwrap_or_default();
+    let endpoint = live.fact("endpoint").and_then(Value::as_str).unwrap_or_default();
     for (setting, entry) in session.0.iter().filter(|(_, e)| e.changed) {
         if !scopes.iter().any(|s| &s.setting == setting && s.value == entry.value) {
             scopes.push(SettingScope {

@@ -17,10 +17,9 @@ use std::collections::{BTreeSet, HashMap};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::facts::rows::{ProfileElement, ProfileTarget, RoleGrant, User};
-use crate::facts::typed::{Settings, read};
+use crate::facts::typed::{Facts, Settings, read};
 
 /// The facts `user_settings` is derived from.
 pub const INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
@@ -57,7 +56,7 @@ enum Owner {
 type Owned<'a> = HashMap<Owner, HashMap<&'a str, Vec<&'a ProfileElement>>>;
 
 /// Every user's settings; an error when an input is not of the catalog's shape.
-pub fn user_settings(live: &Value) -> Result<Vec<UserSettings>, String> {
+pub fn user_settings(live: &impl Facts) -> Result<Vec<UserSettings>, String> {
     let users: Vec<User> = read(live, "live", "users")?;
     let elements: Vec<ProfileElement> = read(live, "live", "profile_elements")?;
     let targets: Vec<ProfileTarget> = read(live, "live", "profile_targets")?;
@@ -147,7 +146,7 @@ impl<'a> Resolved<'a> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
 

@@ -82,10 +82,22 @@ pub fn uint<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error>
     Count::deserialize(deserializer).map(|count| count.0)
 }
 
+/// A document whose facts are read by name: a JSON object, or a replica's document with its
+/// facts held once for the replicas alike.
+pub trait Facts {
+    fn fact(&self, name: &str) -> Option<&Value>;
+}
+
+impl Facts for Value {
+    fn fact(&self, name: &str) -> Option<&Value> {
+        self.get(name)
+    }
+}
+
 /// A fact of `document` as `T`; empty when the fact is absent (not read, or not in the
 /// server's version). A fact of another shape is an error naming it.
-pub fn read<T: DeserializeOwned + Default>(document: &Value, source: &str, fact: &str) -> Result<T, String> {
-    match document.get(fact) {
+pub fn read<T: DeserializeOwned + Default>(document: &impl Facts, source: &str, fact: &str) -> Result<T, String> {
+    match document.fact(fact) {
         None | Some(Value::Null) => Ok(T::default()),
         Some(value) => T::deserialize(value).map_err(|e| format!("{source}.{fact} is not of the catalog's shape: {e}")),
     }
