@@ -16,6 +16,9 @@ SHAPE:
 import os
 import sys
 
+SHAPES = ("fragments", "unknown", "disks", "clusters", "users")
+if len(sys.argv) not in (2, 3) or sys.argv[1].startswith("-") or sys.argv[2:3] and sys.argv[2] not in SHAPES:
+    sys.exit(__doc__)
 out = sys.argv[1]
 shape = sys.argv[2] if len(sys.argv) > 2 else "fragments"
 os.makedirs(os.path.join(out, "config.d"), exist_ok=True)

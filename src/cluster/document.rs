@@ -2,7 +2,9 @@
 //! profile and session settings, disks and policies, query_log) and which replicas could not
 //! be read. Computed once; the divergence rules only iterate over it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::{BuildHasher, BuildHasherDefault};
 
 use serde_json::{Value, json};
 
@@ -26,7 +28,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
         // system.settings through clusterAllReplicas carries the auditor's changed settings to
         // every replica: compared only over direct connections
         "session_settings": if collected.path == crate::collect::cluster::Path::Direct {
-            diverging(&reachable, "settings", |live| named_values(live, "settings"))
+            diverging(&reachable, "settings", named_values)
         } else {
             Vec::new()
         },
@@ -80,10 +82,9 @@ fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<Value> {
     by_value.into_iter().map(|(value, hosts)| json!({"version": value, "hosts": hosts})).collect()
 }
 
-/// name -> value of a keyed fact (settings, server_settings).
-fn named_values(live: &Document, fact: &str) -> BTreeMap<String, String> {
-    live[fact]
-        .as_object()
+/// name -> value of a keyed fact (settings).
+fn named_values(fact: &Value) -> BTreeMap<String, String> {
+    fact.as_object()
         .into_iter()
         .flatten()
         .map(|(name, row)| {
@@ -100,7 +101,7 @@ fn changed_somewhere(reachable: &[(&str, &Document)], name: &str) -> bool {
 
 /// Server settings without host-local identity and file locations (ports, host names,
 /// paths, logs), which differ between replicas by design.
-fn server_values(live: &Document) -> BTreeMap<String, String> {
+fn server_values(server_settings: &Value) -> BTreeMap<String, String> {
     let host_local = |name: &str| {
         name.starts_with("logger.")
             || name.starts_with("interserver_")
@@ -109,7 +110,7 @@ fn server_values(live: &Document) -> BTreeMap<String, String> {
             || name.ends_with("path")
             || name == "display_name"
     };
-    live["server_settings"]
+    server_settings
         .as_object()
         .into_iter()
         .flatten()
@@ -121,8 +122,8 @@ fn server_values(live: &Document) -> BTreeMap<String, String> {
 }
 
 /// "profile.setting" -> value, from system.settings_profile_elements.
-fn profile_values(live: &Document) -> BTreeMap<String, String> {
-    live["profile_settings"]
+fn profile_values(profile_settings: &Value) -> BTreeMap<String, String> {
+    profile_settings
         .as_array()
         .into_iter()
         .flatten()
@@ -134,33 +135,47 @@ fn profile_values(live: &Document) -> BTreeMap<String, String> {
 }
 
 /// The names whose value is not the same on every replica that has the fact; a replica
-/// without the name shows "(not set)".
+/// without the name shows "(not set)". Each distinct fact is read once (replicas alike share
+/// it) and the names are compared between the distinct values, not between every replica.
 fn diverging(
     reachable: &[(&str, &Document)],
     fact: &str,
-    values: impl Fn(&Document) -> BTreeMap<String, String>,
+    values: impl Fn(&Value) -> BTreeMap<String, String>,
 ) -> Vec<Value> {
-    let with_fact: Vec<(&str, BTreeMap<String, String>)> = reachable
-        .iter()
-        .filter(|(_, live)| live.get(fact).is_some_and(|f| !f.is_null()))
-        .map(|(host, live)| (*host, values(live)))
-        .collect();
-    if with_fact.len() < 2 {
+    let mut distinct: Vec<BTreeMap<String, String>> = Vec::new();
+    let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut read: HashMap<*const Value, usize> = HashMap::new();
+    let mut hosts: Vec<(&str, usize)> = Vec::new();
+    for (host, live) in reachable {
+        let Some(value) = live.get(fact).filter(|f| !f.is_null()) else { continue };
+        let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
+            let named = values(value);
+            let alike = by_hash.entry(BuildHasherDefault::<DefaultHasher>::default().hash_one(&named)).or_default();
+            alike.iter().copied().find(|i| distinct[*i] == named).unwrap_or_else(|| {
+                distinct.push(named);
+                alike.push(distinct.len() - 1);
+                distinct.len() - 1
+            })
+        });
+        hosts.push((host, group));
+    }
+    if hosts.len() < 2 {
         return Vec::new();
     }
-    let names: BTreeSet<&String> = with_fact.iter().flat_map(|(_, v)| v.keys()).collect();
+    let names: BTreeSet<&String> = distinct.iter().flat_map(|v| v.keys()).collect();
     let mut out = Vec::new();
     for name in names {
-        let per_host: Vec<(&str, &str)> =
-            with_fact.iter().map(|(host, v)| (*host, v.get(name).map_or("(not set)", String::as_str))).collect();
-        if per_host.iter().any(|(_, v)| *v != per_host[0].1) {
-            let shown: Vec<String> = per_host.iter().map(|(h, v)| format!("{h} = {v}")).collect();
-            out.push(json!({
-                "name": name,
-                "values": per_host.iter().map(|(h, v)| json!({"host": h, "value": v})).collect::<Vec<_>>(),
-                "shown": shown.join(", "),
-            }));
+        let per_group: Vec<&str> = distinct.iter().map(|v| v.get(name).map_or("(not set)", String::as_str)).collect();
+        if per_group.iter().all(|v| *v == per_group[0]) {
+            continue;
         }
+        let per_host: Vec<(&str, &str)> = hosts.iter().map(|(host, group)| (*host, per_group[*group])).collect();
+        let shown: Vec<String> = per_host.iter().map(|(h, v)| format!("{h} = {v}")).collect();
+        out.push(json!({
+            "name": name,
+            "values": per_host.iter().map(|(h, v)| json!({"host": h, "value": v})).collect::<Vec<_>>(),
+            "shown": shown.join(", "),
+        }));
     }
     out
 }

@@ -204,7 +204,7 @@ impl Session {
         settings: &[(&str, &str)],
     ) -> Result<Vec<Value>, CollectError> {
         let mut rows = Vec::new();
-        self.each_row(purpose, sql, settings, &mut |line| {
+        self.each_line(purpose, sql, settings, "JSONEachRow", &mut |line| {
             rows.push(serde_json::from_str(line).map_err(|e| e.to_string())?);
             Ok(())
         })
@@ -212,14 +212,15 @@ impl Session {
         Ok(rows)
     }
 
-    /// Runs one SELECT and hands each row of its answer (one JSON line) to `each` as it
-    /// arrives, so that an answer is never held whole; an error from `each` is the server's
-    /// answer not being rows (`BadResponse`).
-    pub async fn each_row(
+    /// Runs one SELECT and hands each line of its answer in `format` (one row) to `each` as
+    /// it arrives, so that an answer is never held whole; an error from `each` is the
+    /// server's answer not being rows (`BadResponse`).
+    pub async fn each_line(
         &self,
         purpose: &str,
         sql: &str,
         settings: &[(&str, &str)],
+        format: &str,
         each: &mut dyn FnMut(&str) -> Result<(), String>,
     ) -> Result<(), CollectError> {
         let n = self.sequence.fetch_add(1, Ordering::Relaxed);
@@ -246,7 +247,7 @@ impl Session {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let bad = |message: String| CollectError::BadResponse { purpose: purpose.into(), message };
         let fetch = async {
-            let mut cursor = query.fetch_bytes("JSONEachRow").map_err(|e| query_error(purpose, e))?;
+            let mut cursor = query.fetch_bytes(format).map_err(|e| query_error(purpose, e))?;
             // a line may span chunks: its start is kept until its end arrives
             let mut partial = Vec::new();
             while let Some(chunk) = cursor.next().await.map_err(|e| query_error(purpose, e))? {
@@ -286,7 +287,7 @@ impl Session {
     }
 }
 
-/// One line of a JSONEachRow answer to `each` (blank lines are none).
+/// One line of an answer to `each` (blank lines are none).
 fn row(line: &[u8], each: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
     let text = String::from_utf8_lossy(line);
     if text.trim().is_empty() { Ok(()) } else { each(&text) }

@@ -4,11 +4,9 @@
 //! answered it alike, and parsed only when its replica's document is built: the answer of
 //! a whole fleet is never held as JSON values.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Session, Unread, plan};
@@ -57,16 +55,6 @@ fn parse(line: &str) -> Result<Value, String> {
     serde_json::from_str(line).map_err(|e| format!("{}: a row is not JSON: {e}", Unread::BadResponse.label()))
 }
 
-/// A line of a combined answer: the replica (none for one server), the part, the row.
-#[derive(Deserialize)]
-struct Tagged<'a> {
-    #[serde(rename = "chaudit_node", default, deserialize_with = "crate::facts::typed::uint")]
-    node: u64,
-    #[serde(borrow)]
-    fact: Cow<'a, str>,
-    row: String,
-}
-
 /// The rows read so far, per replica and part.
 pub(crate) struct Combined {
     part_of: HashMap<String, usize>,
@@ -85,7 +73,8 @@ impl Combined {
         parts: &[plan::Part<'_>],
     ) -> Result<Combined, super::CollectError> {
         let mut combined = Combined::new(parts);
-        session.each_row(purpose, sql, settings, &mut |line| combined.add(line)).await?;
+        let format = plan::COMBINED_FORMAT;
+        session.each_line(purpose, sql, settings, format, &mut |line| combined.add(line)).await?;
         Ok(combined)
     }
 
@@ -98,18 +87,25 @@ impl Combined {
         }
     }
 
+    /// One line: the replica's number (none from one server), the part's tag and the row.
     fn add(&mut self, line: &str) -> Result<(), String> {
-        let tagged: Tagged = serde_json::from_str(line).map_err(|e| format!("a line of the combined answer: {e}"))?;
-        let part = *self.part_of.get(tagged.fact.as_ref()).ok_or_else(|| format!("no part `{}`", tagged.fact))?;
-        let row = match self.seen.get(tagged.row.as_str()) {
+        let not_a_row = || format!("not a line of the combined answer: {}", line.chars().take(200).collect::<String>());
+        let columns: Vec<&str> = line.splitn(3, '\t').collect();
+        let (node, tag, row) = match columns[..] {
+            [node, tag, row] => (node.parse().map_err(|_| not_a_row())?, tag, row),
+            [tag, row] => (0, tag, row),
+            _ => return Err(not_a_row()),
+        };
+        let part = *self.part_of.get(tag).ok_or_else(not_a_row)?;
+        let row = match self.seen.get(row) {
             Some(seen) => Arc::clone(seen),
             None => {
-                let row: Arc<str> = tagged.row.into();
+                let row: Arc<str> = row.into();
                 self.seen.insert(Arc::clone(&row));
                 row
             }
         };
-        self.by_node.entry(tagged.node).or_insert_with(|| vec![Vec::new(); self.parts])[part].push(row);
+        self.by_node.entry(node).or_insert_with(|| vec![Vec::new(); self.parts])[part].push(row);
         Ok(())
     }
 
@@ -131,13 +127,17 @@ mod tests {
             plan::Part { name: "shapes", tag: "log.shapes".into(), sql: "" },
         ];
         let mut combined = Combined::new(&parts);
-        let setting = r#"{\"name\":\"max_threads\",\"value\":\"8\"}"#;
-        for node in ["1", "\"2\""] {
-            combined.add(&format!(r#"{{"chaudit_node":{node},"fact":"settings","row":"{setting}"}}"#)).unwrap();
+        let setting = r#"{"name":"max_threads","value":"8"}"#;
+        for node in ["1", "2"] {
+            combined.add(&format!("{node}\tsettings\t{setting}")).unwrap();
         }
-        combined.add(r#"{"chaudit_node":2,"fact":"log.shapes","row":"not json"}"#).unwrap();
-        assert!(combined.add(r#"{"chaudit_node":2,"fact":"other","row":"{}"}"#).is_err());
+        combined.add("2\tlog.shapes\tnot json").unwrap();
+        assert!(combined.add("2\tother\t{}").is_err());
+        assert!(combined.add("x\tsettings\t{}").is_err());
         assert!(combined.add("Code: 241. DB::Exception: Memory limit exceeded").is_err());
+        // one server's answer has no replica column
+        combined.add(&format!("settings\t{setting}")).unwrap();
+        assert_eq!(combined.take(0, &parts)[0].1.as_ref().unwrap().first().unwrap()["name"], "max_threads");
         let [(_, Ok(Rows::Lines(one))), _] = &combined.take(1, &parts)[..] else { panic!() };
         let mut two = combined.take(2, &parts).into_iter();
         let (_, Ok(Rows::Lines(two_settings))) = two.next().unwrap() else { panic!() };

@@ -489,7 +489,7 @@ pub fn for_fan_out(facts: Vec<&'static FactQuery>) -> Vec<&'static FactQuery> {
 
 /// Every part from every replica of `cluster` in one round trip: each replica runs the
 /// union of the queries, each row serialized as a JSON line, tagged with its part;
-/// `_shard_num` tells the replicas apart.
+/// `_shard_num` tells the replicas apart. Read as [`COMBINED_FORMAT`].
 pub fn fan_out_combined(cluster: &str, parts: &[Part]) -> String {
     format!(
         "SELECT _shard_num AS {NODE_COLUMN}, fact, row FROM clusterAllReplicas('{}', view({}))",
@@ -499,7 +499,7 @@ pub fn fan_out_combined(cluster: &str, parts: &[Part]) -> String {
 }
 
 /// Every part in one round trip: the union of the queries, each row serialized as a JSON
-/// line and tagged with its part.
+/// line and tagged with its part. Read as [`COMBINED_FORMAT`].
 pub fn combined(parts: &[Part]) -> String {
     format!("SELECT fact, row FROM ({})", union(parts))
 }
@@ -507,10 +507,15 @@ pub fn combined(parts: &[Part]) -> String {
 fn union(parts: &[Part]) -> String {
     let selects: Vec<String> = parts
         .iter()
-        .map(|p| format!("SELECT '{}' AS fact, formatRow('JSONEachRow', *) AS row FROM ({})", p.tag, p.sql))
+        .map(|p| format!("SELECT '{}' AS fact, formatRowNoNewline('JSONEachRow', *) AS row FROM ({})", p.tag, p.sql))
         .collect();
     selects.join(" UNION ALL ")
 }
+
+/// The format combined queries are read in: one line per row, its columns tab-separated and
+/// unescaped. The row's JSON holds no tab or line break (JSON escapes them), so it is the
+/// line's last column as the server wrote it, parsed once, not a JSON string inside JSON.
+pub const COMBINED_FORMAT: &str = "TabSeparatedRaw";
 
 /// The purpose of the combined fact query (`--dry-run`, log_comment).
 pub const COMBINED_PURPOSE: &str = "every fact and log query in one query (the queries above, each row as a JSON line)";
