@@ -2,9 +2,8 @@
 //! profile and session settings, disks and policies, query_log) and which replicas could not
 //! be read. Computed once; the divergence rules only iterate over it.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{BuildHasher, BuildHasherDefault};
+use std::hash::BuildHasher;
 
 use serde_json::{Value, json};
 
@@ -150,7 +149,7 @@ fn diverging(
         let Some(value) = live.get(fact).filter(|f| !f.is_null()) else { continue };
         let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
             let named = values(value);
-            let alike = by_hash.entry(BuildHasherDefault::<DefaultHasher>::default().hash_one(&named)).or_default();
+            let alike = by_hash.entry(rustc_hash::FxBuildHasher.hash_one(&named)).or_default();
             alike.iter().copied().find(|i| distinct[*i] == named).unwrap_or_else(|| {
                 distinct.push(named);
                 alike.push(distinct.len() - 1);

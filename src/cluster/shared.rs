@@ -4,7 +4,7 @@
 //! fleet's replicas mostly run one config, so their settings are judged once and their
 //! metrics once per replica.
 
-use std::collections::hash_map::DefaultHasher;
+use rustc_hash::FxHasher;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{Hash, Hasher};
 
@@ -109,13 +109,13 @@ struct Replica<'a> {
 impl<'a> Replica<'a> {
     fn new(version: Option<Version>, live: &'a Document, log: Option<&'a Value>) -> Replica<'a> {
         let log_fields = log.and_then(Value::as_object).into_iter().flatten().map(|(name, value)| {
-            let mut h = DefaultHasher::new();
+            let mut h = FxHasher::default();
             hash_json(value, &mut h);
             (Source::Log, name.as_str(), h.finish())
         });
         let fields = live.fields().map(|(name, hash, _)| (Source::Live, name, hash)).chain(log_fields);
         let mut hashes = HashMap::new();
-        let mut whole: HashMap<Source, DefaultHasher> = HashMap::new();
+        let mut whole: HashMap<Source, FxHasher> = HashMap::new();
         for (source, name, hash) in fields {
             (name, hash).hash(whole.entry(source).or_default());
             hashes.insert((source, name), hash);
@@ -127,7 +127,7 @@ impl<'a> Replica<'a> {
     /// What `rule`'s result on this replica depends on (the config files are the same for
     /// the replicas of a version), as one number.
     fn input_of(&self, rule: &Rule) -> u64 {
-        let mut h = DefaultHasher::new();
+        let mut h = FxHasher::default();
         self.version.hash(&mut h);
         for (source, present) in self.sources {
             present.hash(&mut h);

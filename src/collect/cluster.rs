@@ -218,7 +218,7 @@ async fn union<'a>(
 ) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
     let sql = plan::fan_out_combined(cluster, parts);
     let purpose = "every fact of every replica (clusterAllReplicas)";
-    let mut combined = Combined::read(seed, purpose, &sql, &SKIP_DEAD, parts).await.ok()?;
+    let mut combined = Combined::read(seed, purpose, &sql, &SKIP_DEAD, parts, true).await.ok()?;
     Some(nodes.iter().map(|node| (*node, combined.take(*node, parts))).collect())
 }
 

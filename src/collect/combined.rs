@@ -4,9 +4,10 @@
 //! answered it alike, and parsed only when its replica's document is built: the answer of
 //! a whole fleet is never held as JSON values.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use serde_json::Value;
 
 use super::{Session, Unread, plan};
@@ -60,30 +61,34 @@ pub(crate) struct Combined {
     part_of: HashMap<String, usize>,
     parts: usize,
     by_node: BTreeMap<u64, Vec<Vec<Arc<str>>>>,
-    seen: HashSet<Arc<str>>,
+    /// The rows seen, when rows alike are held once (the replicas of a fan-out answer alike;
+    /// one server's rows seldom repeat).
+    seen: Option<FxHashSet<Arc<str>>>,
 }
 
 impl Combined {
-    /// Runs the combined query `sql` of `parts` and reads its answer as it arrives.
+    /// Runs the combined query `sql` of `parts` and reads its answer as it arrives;
+    /// `of_replicas`: the answer of many replicas, whose rows alike are held once.
     pub async fn read(
         session: &Session,
         purpose: &str,
         sql: &str,
         settings: &[(&str, &str)],
         parts: &[plan::Part<'_>],
+        of_replicas: bool,
     ) -> Result<Combined, super::CollectError> {
-        let mut combined = Combined::new(parts);
+        let mut combined = Combined::new(parts, of_replicas);
         let format = plan::COMBINED_FORMAT;
         session.each_line(purpose, sql, settings, format, &mut |line| combined.add(line)).await?;
         Ok(combined)
     }
 
-    fn new(parts: &[plan::Part<'_>]) -> Combined {
+    fn new(parts: &[plan::Part<'_>], of_replicas: bool) -> Combined {
         Combined {
             part_of: parts.iter().enumerate().map(|(i, p)| (p.tag.clone(), i)).collect(),
             parts: parts.len(),
             by_node: BTreeMap::new(),
-            seen: HashSet::new(),
+            seen: of_replicas.then(FxHashSet::default),
         }
     }
 
@@ -97,13 +102,16 @@ impl Combined {
             _ => return Err(not_a_row()),
         };
         let part = *self.part_of.get(tag).ok_or_else(not_a_row)?;
-        let row = match self.seen.get(row) {
-            Some(seen) => Arc::clone(seen),
-            None => {
-                let row: Arc<str> = row.into();
-                self.seen.insert(Arc::clone(&row));
-                row
-            }
+        let row = match &mut self.seen {
+            Some(seen) => match seen.get(row) {
+                Some(held) => Arc::clone(held),
+                None => {
+                    let row: Arc<str> = row.into();
+                    seen.insert(Arc::clone(&row));
+                    row
+                }
+            },
+            None => row.into(),
         };
         self.by_node.entry(node).or_insert_with(|| vec![Vec::new(); self.parts])[part].push(row);
         Ok(())
@@ -126,7 +134,7 @@ mod tests {
             plan::Part { name: "settings", tag: "settings".into(), sql: "" },
             plan::Part { name: "shapes", tag: "log.shapes".into(), sql: "" },
         ];
-        let mut combined = Combined::new(&parts);
+        let mut combined = Combined::new(&parts, true);
         let setting = r#"{"name":"max_threads","value":"8"}"#;
         for node in ["1", "2"] {
             combined.add(&format!("{node}\tsettings\t{setting}")).unwrap();

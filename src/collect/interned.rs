@@ -3,12 +3,12 @@
 //! replica, and built once: a fact whose rows are those of a fact built before (by their
 //! text) is that fact, not parsed again.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::ops::Index;
 use std::sync::Arc;
 
+use rustc_hash::{FxHashMap, FxHasher};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -93,8 +93,8 @@ impl Serialize for Document {
 /// text.
 #[derive(Default)]
 pub struct Interner {
-    seen: HashMap<u64, Vec<Arc<Value>>>,
-    built: HashMap<u64, Vec<Built>>,
+    seen: FxHashMap<u64, Vec<Arc<Value>>>,
+    built: FxHashMap<u64, Vec<Built>>,
 }
 
 /// A fact built from rows: its name, the rows (to tell rows of equal hash apart) and value.
@@ -115,7 +115,7 @@ impl Interner {
 
     /// `value`, held once: the one seen before if equal.
     pub fn field(&mut self, value: Value) -> Field {
-        let mut h = DefaultHasher::new();
+        let mut h = FxHasher::default();
         hash_json(&value, &mut h);
         let hash = h.finish();
         let alike = self.seen.entry(hash).or_default();
@@ -138,7 +138,7 @@ impl Interner {
         rows: Vec<Arc<str>>,
         build: impl FnOnce(&[Arc<str>]) -> Result<Value, String>,
     ) -> Result<Field, String> {
-        let mut h = DefaultHasher::new();
+        let mut h = FxHasher::default();
         (name, rows.len()).hash(&mut h);
         for row in &rows {
             row.hash(&mut h);

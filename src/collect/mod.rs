@@ -163,18 +163,26 @@ async fn ask<'a>(
     let parts = plan::parts(facts, logs);
     if !logs.is_empty()
         && let Ok(mut combined) =
-            Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(&parts), &[], &parts).await
+            Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(&parts), &[], &parts, false).await
     {
         let mut answers = combined.take(0, &parts);
         let log_answers = answers.split_off(facts.len());
         return (answers, log_answers);
     }
     let fact_parts = &parts[..facts.len()];
-    let fact_answers =
-        match Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(fact_parts), &[], fact_parts).await {
-            Ok(mut combined) => combined.take(0, fact_parts),
-            Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
-        };
+    let fact_answers = match Combined::read(
+        session,
+        plan::COMBINED_PURPOSE,
+        &plan::combined(fact_parts),
+        &[],
+        fact_parts,
+        false,
+    )
+    .await
+    {
+        Ok(mut combined) => combined.take(0, fact_parts),
+        Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
+    };
     // each log query is sent even when system.tables does not list its table: a user denied
     // the table does not see it there either, and only the server's error tells which
     // (a fresh server has no query_log until its first flush: "missing table")

@@ -127,7 +127,7 @@ pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<Sett
                 scope: "session",
                 name: endpoint.to_string(),
                 setting: setting.clone(),
-                value: entry.value.clone(),
+                value: entry.value.to_string(),
                 users: Vec::new(),
                 profiles: Vec::new(),
                 workload_queries: Vec::new(),

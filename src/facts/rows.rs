@@ -3,6 +3,8 @@
 //! add columns, which are kept in the document for the rules and ignored here. A column a
 //! trimmed snapshot leaves out reads as empty.
 
+use std::borrow::Cow;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -91,9 +93,12 @@ pub struct RoleGrant {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]
 #[schemars(extend("x-fact" = "row"))]
-pub struct SessionSetting {
-    pub value: String,
-    pub default: String,
+pub struct SessionSetting<'a> {
+    // borrowed from the fact: a replica's 1,300 settings are read, not copied
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    #[serde(borrow)]
+    pub default: Cow<'a, str>,
     pub changed: bool,
 }
 

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -96,7 +96,7 @@ impl Facts for Value {
 
 /// A fact of `document` as `T`; empty when the fact is absent (not read, or not in the
 /// server's version). A fact of another shape is an error naming it.
-pub fn read<T: DeserializeOwned + Default>(document: &impl Facts, source: &str, fact: &str) -> Result<T, String> {
+pub fn read<'a, T: Deserialize<'a> + Default>(document: &'a impl Facts, source: &str, fact: &str) -> Result<T, String> {
     match document.fact(fact) {
         None | Some(Value::Null) => Ok(T::default()),
         Some(value) => T::deserialize(value).map_err(|e| format!("{source}.{fact} is not of the catalog's shape: {e}")),
@@ -123,7 +123,10 @@ pub fn facts() -> Vec<TypedFact> {
     use crate::collect::{scopes, user_settings};
     use crate::facts::rows;
     vec![
-        typed::<Settings<rows::SessionSetting>>("live.settings", "system.settings of the auditing user's session"),
+        typed::<Settings<rows::SessionSetting<'static>>>(
+            "live.settings",
+            "system.settings of the auditing user's session",
+        ),
         typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
         typed::<Vec<rows::UserProfile>>(
             "live.user_profiles",
