@@ -348,6 +348,7 @@ impl<'a> ConfigFacts<'a> {
             "misspelled_disks": self.gated("misspelled_disks", || self.misspelled_disks()),
             "cache_disks": self.gated("cache_disks", || self.cache_disks()),
             "disk_policies": self.gated("disk_policies", || self.disk_policies()),
+            "declared_disks": self.gated("declared_disks", || self.declared_disks()),
             "policy_names": self.gated("policy_names", || self.policy_names()),
             "policies": self.gated("policies", || self.policies()),
             "clusters": self.gated("clusters", || self.clusters()),
@@ -586,6 +587,12 @@ impl<'a> ConfigFacts<'a> {
             }
         }
         out
+    }
+
+    /// Every declared disk's type by its name: `name in config.declared_disks` is a lookup,
+    /// where a scan of config.disks for each disk a policy names costs policies x disks.
+    fn declared_disks(&self) -> Map<String, Value> {
+        self.model_disks().iter().map(|d| (d.name.clone(), json!(d.kind))).collect()
     }
 
     fn policy_names(&self) -> Vec<String> {
