@@ -17,8 +17,8 @@ pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
         .and_then(|c| c["name"].as_str().map(str::to_string))
         .filter(|n| !n.is_empty());
     recorded.sources.remove(&Source::Cluster);
-    let collected = Collected::from_json(nodes).ok_or_else(|| {
-        AuditError::Snapshot(format!("{}: `nodes` is not a cluster's recorded nodes", path.display()))
+    let collected = Collected::from_json(nodes).map_err(|why| {
+        AuditError::Snapshot(format!("{}: `nodes` is not a cluster's recorded nodes: {why}", path.display()))
     })?;
     if collected.nodes.is_empty() {
         return Err(AuditError::Snapshot(format!("{}: a cluster snapshot with no replica in `nodes`", path.display())));

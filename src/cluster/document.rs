@@ -5,10 +5,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasher;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::collect::cluster::{Collected, NodeFacts};
 use crate::collect::interned::Document;
+use crate::facts::rows::{ProfileSetting, ServerSetting, SessionSetting};
 
 pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
     let reachable: Vec<(&str, &Document)> =
@@ -81,15 +83,11 @@ fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<Value> {
     by_value.into_iter().map(|(value, hosts)| json!({"version": value, "hosts": hosts})).collect()
 }
 
-/// name -> value of a keyed fact (settings).
-fn named_values(fact: &Value) -> BTreeMap<String, String> {
-    fact.as_object()
-        .into_iter()
-        .flatten()
-        .map(|(name, row)| {
-            (name.clone(), row["value"].as_str().map_or_else(|| row["value"].to_string(), str::to_string))
-        })
-        .collect()
+/// name -> value of the session settings.
+fn named_values(settings: &Value) -> BTreeMap<String, String> {
+    // a live document's facts have the catalog's shape (collected so, or checked in a snapshot)
+    let settings = BTreeMap::<&str, SessionSetting>::deserialize(settings).unwrap_or_default();
+    settings.into_iter().map(|(name, row)| (name.to_string(), row.value.into_owned())).collect()
 }
 
 /// Server settings are compared where a config sets them on some replica: a value the server
@@ -109,28 +107,18 @@ fn server_values(server_settings: &Value) -> BTreeMap<String, String> {
             || name.ends_with("path")
             || name == "display_name"
     };
-    server_settings
-        .as_object()
+    let settings = BTreeMap::<&str, ServerSetting>::deserialize(server_settings).unwrap_or_default();
+    settings
         .into_iter()
-        .flatten()
         .filter(|(name, _)| !host_local(name))
-        .map(|(name, row)| {
-            (name.clone(), row["value"].as_str().map_or_else(|| row["value"].to_string(), str::to_string))
-        })
+        .map(|(name, row)| (name.to_string(), row.value.into_owned()))
         .collect()
 }
 
 /// "profile.setting" -> value, from system.settings_profile_elements.
 fn profile_values(profile_settings: &Value) -> BTreeMap<String, String> {
-    profile_settings
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|r| {
-            let key = format!("{}.{}", r["profile_name"].as_str()?, r["setting_name"].as_str()?);
-            Some((key, r["value"].as_str().unwrap_or_default().to_string()))
-        })
-        .collect()
+    let rows = Vec::<ProfileSetting>::deserialize(profile_settings).unwrap_or_default();
+    rows.into_iter().map(|r| (format!("{}.{}", r.profile_name, r.setting_name), r.value.unwrap_or_default())).collect()
 }
 
 /// The names whose value is not the same on every replica that has the fact; a replica

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use hyper_util::client::legacy::connect::HttpConnector;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use thiserror::Error;
 
@@ -203,6 +204,16 @@ impl Session {
         sql: &str,
         settings: &[(&str, &str)],
     ) -> Result<Vec<Value>, CollectError> {
+        self.typed_rows(purpose, sql, settings).await
+    }
+
+    /// Runs one SELECT and reads each row as a `T` (a row of another shape is a bad response).
+    pub async fn typed_rows<T: DeserializeOwned>(
+        &self,
+        purpose: &str,
+        sql: &str,
+        settings: &[(&str, &str)],
+    ) -> Result<Vec<T>, CollectError> {
         let mut rows = Vec::new();
         self.each_line(purpose, sql, settings, "JSONEachRow", &mut |line| {
             rows.push(serde_json::from_str(line).map_err(|e| e.to_string())?);

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use futures_util::stream::{self, StreamExt};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::dsn::Endpoint;
@@ -18,7 +19,7 @@ use super::interned::{Document, Interner};
 use super::{
     Answer, CollectError, Combined, Limits, Rows, Session, Unread, facts_for, live_document, log_document, plan,
 };
-use crate::facts::uint;
+use crate::facts::{typed, uint};
 use crate::version::Version;
 
 /// How the replicas are reached.
@@ -56,11 +57,21 @@ pub struct Collected {
 }
 
 /// A replica as the seed node's system.clusters lists it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Deserialize)]
 pub struct Member {
     pub host_name: String,
+    #[serde(deserialize_with = "typed::uint")]
     pub port: u64,
+    #[serde(deserialize_with = "typed::flag")]
     pub is_local: bool,
+}
+
+/// A replica's version, as the fan-out's version probe answers it.
+#[derive(Deserialize)]
+struct ReplicaVersion {
+    #[serde(rename = "chaudit_node", deserialize_with = "typed::uint")]
+    node: u64,
+    version: String,
 }
 
 impl Member {
@@ -74,16 +85,7 @@ pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
 /// The replicas of `cluster`, in the order clusterAllReplicas numbers them.
 pub async fn members(seed: &Session, cluster: &str) -> Result<Vec<Member>, CollectError> {
-    let sql = plan::members_sql(cluster);
-    let rows = seed.rows("cluster members (system.clusters)", &sql).await?;
-    Ok(rows
-        .iter()
-        .map(|r| Member {
-            host_name: r["host_name"].as_str().unwrap_or_default().to_string(),
-            port: uint(&r["port"]),
-            is_local: uint(&r["is_local"]) == 1,
-        })
-        .collect())
+    seed.typed_rows("cluster members (system.clusters)", &plan::members_sql(cluster), &[]).await
 }
 
 const SKIP_DEAD: [(&str, &str); 1] = [("skip_unavailable_shards", "1")];
@@ -116,11 +118,9 @@ pub async fn fan_out(
         first_versions.clone()
     } else {
         let probe = plan::fan_out(plan::VERSION_PROBE, cluster);
-        seed.rows_with("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD)
-            .await?
-            .iter()
-            .map(|r| (uint(&r[plan::NODE_COLUMN]), r["version"].as_str().unwrap_or_default().to_string()))
-            .collect()
+        let answered: Vec<ReplicaVersion> =
+            seed.typed_rows("replica versions (clusterAllReplicas)", &probe, &SKIP_DEAD).await?;
+        answered.into_iter().map(|r| (r.node, r.version)).collect()
     };
     // the oldest answering version decides which facts every replica can answer
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
@@ -462,22 +462,42 @@ impl Collected {
         })
     }
 
-    /// Back from a snapshot; `None` if it holds no cluster.
-    pub fn from_json(mut value: Value) -> Option<Collected> {
-        let path = if value["path"] == Path::FanOut.name() { Path::FanOut } else { Path::Direct };
-        let Value::Array(nodes) = value.get_mut("nodes")?.take() else { return None };
+    /// Back from a snapshot's `nodes`; why not, when they are not a recorded cluster.
+    pub fn from_json(value: Value) -> Result<Collected, String> {
+        let recorded: Recorded = serde_json::from_value(value).map_err(|e| e.to_string())?;
+        let path = if recorded.path == Path::FanOut.name() { Path::FanOut } else { Path::Direct };
         let mut interner = Interner::default();
-        let nodes = nodes
+        let nodes = recorded
+            .nodes
             .into_iter()
-            .map(|mut n| NodeFacts {
-                name: n["host"].as_str().unwrap_or_default().to_string(),
-                live: Some(n["live"].take()).filter(|v| !v.is_null()).map(|live| interner.document(live)),
-                log: Some(n["log"].take()).filter(|v| !v.is_null()),
-                error: n["error"].as_str().map(str::to_string),
+            .map(|n| NodeFacts {
+                name: n.host,
+                live: n.live.map(|live| interner.document(live)),
+                log: n.log,
+                error: n.error,
             })
             .collect();
-        Some(Collected { path, nodes, round_trips: 0 })
+        Ok(Collected { path, nodes, round_trips: 0 })
     }
+}
+
+/// A cluster as a snapshot records it (`Collected::to_json`).
+#[derive(Deserialize)]
+struct Recorded {
+    #[serde(default)]
+    path: String,
+    nodes: Vec<RecordedNode>,
+}
+
+#[derive(Deserialize)]
+struct RecordedNode {
+    host: String,
+    #[serde(default)]
+    live: Option<Value>,
+    #[serde(default)]
+    log: Option<Value>,
+    #[serde(default)]
+    error: Option<String>,
 }
 
 /// How replicas are read, as the user chose.

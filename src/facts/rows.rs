@@ -89,6 +89,19 @@ pub struct RoleGrant {
     pub with_admin_option: Flag,
 }
 
+/// A setting of system.server_settings, by name.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct ServerSetting<'a> {
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    #[serde(borrow)]
+    pub default: Cow<'a, str>,
+    /// present in the config (not: differs from the default)
+    pub changed: bool,
+}
+
 /// A setting of system.settings (the auditing user's session), by name.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

@@ -77,6 +77,11 @@ impl std::fmt::Display for Count {
     }
 }
 
+/// A UInt8 flag column: 0/1 (or a JSON bool).
+pub fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
+    Flag::deserialize(deserializer).map(|flag| flag.0)
+}
+
 /// A UInt64 column: a number, or a string when the server quotes 64-bit integers.
 pub fn uint<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     Count::deserialize(deserializer).map(|count| count.0)
@@ -127,6 +132,7 @@ pub fn facts() -> Vec<TypedFact> {
             "live.settings",
             "system.settings of the auditing user's session",
         ),
+        typed::<Settings<rows::ServerSetting<'static>>>("live.server_settings", "system.server_settings"),
         typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
         typed::<Vec<rows::UserProfile>>(
             "live.user_profiles",
