@@ -12,8 +12,7 @@
 //! `profiles` (of those users), `workload_queries` (queries of the window that ran with this
 //! value, by user: `["bench: 42"]`) and `subject` (how a message names it).
 
-use std::collections::BTreeMap;
-
+use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -53,8 +52,12 @@ pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<Sett
         Some(log) => read(log, "log", "user_settings")?,
         None => Vec::new(),
     };
-    // by borrowed name and value: 1,300 settings on each replica, a few of them changed
-    let session: BTreeMap<&str, SessionSetting> = read(live, "live", "settings")?;
+    // by borrowed name and value, hashed (1,300 settings on each replica, a few of them
+    // changed: those are put in order)
+    let session: FxHashMap<&str, SessionSetting> = read(live, "live", "settings")?;
+    let mut changed: Vec<(&str, &SessionSetting)> =
+        session.iter().filter(|(_, e)| e.changed).map(|(name, e)| (*name, e)).collect();
+    changed.sort_unstable_by_key(|(name, _)| *name);
     let profiles_of = |user: &str| -> Vec<String> {
         assigned.iter().filter(|r| r.user_name == user).filter_map(|r| r.inherit_profile.clone()).collect()
     };
@@ -124,8 +127,8 @@ pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<Sett
         }
     }
     let endpoint = live.fact("endpoint").and_then(Value::as_str).unwrap_or_default();
-    for (setting, entry) in session.iter().filter(|(_, e)| e.changed) {
-        if !scopes.iter().any(|s| s.setting == *setting && s.value == entry.value) {
+    for (setting, entry) in changed {
+        if !scopes.iter().any(|s| s.setting == setting && s.value == entry.value) {
             scopes.push(SettingScope {
                 scope: "session",
                 name: endpoint.to_string(),
