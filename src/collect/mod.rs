@@ -13,13 +13,14 @@ pub mod plan;
 pub mod scopes;
 pub mod user_settings;
 
+use std::sync::Mutex;
+
 use futures_util::stream::{self, StreamExt};
 use serde_json::{Map, Value, json};
 
 pub use client::{CollectError, Limits, Session, Unread};
 pub(crate) use combined::{Answer, Combined, Rows};
 use interned::{Document, Interner};
-use std::sync::Mutex;
 
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
@@ -162,25 +163,14 @@ async fn ask<'a>(
 ) -> (Vec<Answer<'a>>, Vec<Answer<'a>>) {
     let parts = plan::parts(facts, logs);
     if !logs.is_empty()
-        && let Ok(mut combined) =
-            Combined::read(session, plan::COMBINED_PURPOSE, &plan::combined(&parts), &[], &parts, false).await
+        && let Ok(mut answers) = combined_answers(session, &parts).await
     {
-        let mut answers = combined.take(0, &parts);
         let log_answers = answers.split_off(facts.len());
         return (answers, log_answers);
     }
     let fact_parts = &parts[..facts.len()];
-    let fact_answers = match Combined::read(
-        session,
-        plan::COMBINED_PURPOSE,
-        &plan::combined(fact_parts),
-        &[],
-        fact_parts,
-        false,
-    )
-    .await
-    {
-        Ok(mut combined) => combined.take(0, fact_parts),
+    let fact_answers = match combined_answers(session, fact_parts).await {
+        Ok(answers) => answers,
         Err(_) => each_alone(session, facts.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect()).await,
     };
     // each log query is sent even when system.tables does not list its table: a user denied
@@ -188,6 +178,13 @@ async fn ask<'a>(
     // (a fresh server has no query_log until its first flush: "missing table")
     let log_answers = each_alone(session, logs.to_vec()).await;
     (fact_answers, log_answers)
+}
+
+/// The answers of `parts` from one server, in one combined query.
+async fn combined_answers<'a>(session: &Session, parts: &[plan::Part<'a>]) -> Result<Vec<Answer<'a>>, CollectError> {
+    let sql = plan::combined(parts);
+    let mut combined = Combined::read(session, plan::COMBINED_PURPOSE, &sql, &[], parts, false).await?;
+    Ok(combined.take(0, parts))
 }
 
 /// Queries sent one by one (overlapping as the session allows): each name's rows or error.
