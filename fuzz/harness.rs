@@ -164,10 +164,13 @@ pub fn dsn(data: &[u8]) {
                 let options = chaudit::collect::dsn::ConnectOptions { dsn: Some(replaced), ..Default::default() };
                 let without = chaudit::collect::dsn::resolve(&options).err().unwrap_or_default();
                 let elsewhere = text[..start].contains(credentials) || text[at..].contains(credentials);
+                // credentials that read like the mask itself (`/***` shows in `//***@`) reveal nothing
+                let like_the_mask = "://***@".contains(credentials);
                 assert!(
                     credentials.len() < 3
                         || !message.contains(credentials)
                         || elsewhere
+                        || like_the_mask
                         || without.contains(credentials),
                     "{text:?}: the credentials show: {message}"
                 );
