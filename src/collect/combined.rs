@@ -95,10 +95,10 @@ impl Combined {
     /// One line: the replica's number (none from one server), the part's tag and the row.
     fn add(&mut self, line: &str) -> Result<(), String> {
         let not_a_row = || format!("not a line of the combined answer: {}", line.chars().take(200).collect::<String>());
-        let columns: Vec<&str> = line.splitn(3, '\t').collect();
-        let (node, tag, row) = match columns[..] {
-            [node, tag, row] => (node.parse().map_err(|_| not_a_row())?, tag, row),
-            [tag, row] => (0, tag, row),
+        let mut columns = line.splitn(3, '\t');
+        let (node, tag, row) = match (columns.next(), columns.next(), columns.next()) {
+            (Some(node), Some(tag), Some(row)) => (node.parse().map_err(|_| not_a_row())?, tag, row),
+            (Some(tag), Some(row), None) => (0, tag, row),
             _ => return Err(not_a_row()),
         };
         let part = *self.part_of.get(tag).ok_or_else(not_a_row)?;

@@ -11,10 +11,13 @@ pub struct FactQuery {
     pub since: Option<(u32, u32)>,
 }
 
+/// What the settings fact is, on one server and through the fan-out alike.
+const SETTINGS_PURPOSE: &str = "session settings in effect for this user (value, default, changed)";
+
 pub const FACTS: &[FactQuery] = &[
     FactQuery {
         name: "settings",
-        purpose: "session settings in effect for this user (value, default, changed)",
+        purpose: SETTINGS_PURPOSE,
         sql: "SELECT name, value, default, changed FROM system.settings",
         since: None,
     },
@@ -477,7 +480,7 @@ pub fn parts<'a>(facts: &[&'a FactQuery], logs: &'a [(&'static str, &'static str
 /// reads it, and it would make every replica's settings a copy of its own.
 static FAN_OUT_SETTINGS: FactQuery = FactQuery {
     name: "settings",
-    purpose: "session settings in effect for this user (value, default, changed)",
+    purpose: SETTINGS_PURPOSE,
     sql: "SELECT name, value, default, changed FROM system.settings WHERE name != 'interactive_delay'",
     since: None,
 };
