@@ -99,9 +99,10 @@ pub fn config_file(data: &[u8]) {
 
 /// A rule file: rules or diagnostics; a rule that loads is evaluated on empty facts.
 pub fn rule_file(data: &[u8]) {
-    let dir = scratch("rule");
-    std::fs::write(dir.join("rule.yaml"), data).unwrap();
-    if let Ok(pack) = RulePack::load(false, &[dir]) {
+    let dir = PathBuf::from("/rules");
+    let mut fs = MemoryFs::default();
+    fs.insert(dir.join("rule.yaml"), data);
+    if let Ok(pack) = RulePack::load_with(&fs, false, &[dir]) {
         audit(&pack, &chaudit::facts::Facts::empty(String::new()));
     }
 }

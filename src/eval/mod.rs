@@ -4,11 +4,13 @@ pub mod budget;
 pub mod finding;
 mod restart;
 mod same_problem;
+mod value;
 
 use std::collections::{BTreeMap, HashMap};
 
 use cel::Value;
-use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt};
+use cel::common::traits::Indexer;
+use cel::common::types::{CelList, CelMap, CelNull, CelString};
 use cel::common::value::Val;
 use serde_json::Map;
 
@@ -195,7 +197,7 @@ impl<'f> Variables<'f> {
         let mut context = expr::context(crate::facts::catalog::of(facts.version));
         context.set_variable_resolver(&budget::WATCH);
         for (name, value) in &facts.document {
-            context.add_variable_as_val(name.clone(), cel_value(value));
+            context.add_variable_as_val(name.clone(), value::cel_value(value));
         }
         // every source's document exists, empty when not collected: rules test `has(...)`
         for source in ["config", "live", "log", "host", "cluster"] {
@@ -205,31 +207,6 @@ impl<'f> Variables<'f> {
         }
         context.add_variable_from_value("version", facts.version.map_or(String::new(), |v| v.to_string()));
         Variables(context)
-    }
-}
-
-/// A JSON fact as an expression value that borrows the fact's strings (a large config has
-/// 16,000 disks: copying every name and path, twice through the generic routes, cost more
-/// than the rules). Numbers as serde gives them: non-negative integers unsigned, negative
-/// ones signed, the rest floats.
-fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
-    use serde_json::Value as Json;
-    match v {
-        Json::Null => Box::new(CelNull),
-        Json::Bool(b) => Box::new(CelBool::from(*b)),
-        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Box::new(CelUInt::from(u)),
-            (None, Some(i)) => Box::new(CelInt::from(i)),
-            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
-        },
-        Json::String(s) => Box::new(CelString::from(s.as_str())),
-        Json::Array(items) => Box::new(CelList::from(items.iter().map(cel_value).collect::<Vec<_>>())),
-        Json::Object(fields) => Box::new(CelMap::from(
-            fields
-                .iter()
-                .map(|(k, v)| (CelMapKey::String(CelString::from(k.as_str())), cel_value(v)))
-                .collect::<HashMap<_, _>>(),
-        )),
     }
 }
 
@@ -304,23 +281,29 @@ fn findings_of(
         rule.params.iter().map(|p| (p.name.clone(), p.default.clone())).collect();
     params.extend(overrides.iter().cloned());
     context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
-    let items = match &rule.for_each {
-        None => vec![Value::Null],
-        Some(e) => match e.eval(&context)? {
-            Value::List(items) => items.iter().cloned().collect(),
-            Value::Map(map) => map.map.values().cloned().collect(),
-            other => return Err(format!("`for_each` gave {}, not a list", display(&other))),
-        },
+    let for_each = rule.for_each.as_ref().map(|e| e.eval_val(&context)).transpose()?;
+    let items: Vec<Box<dyn Val>> = match for_each.as_deref() {
+        None => vec![Box::new(CelNull)],
+        Some(value) => {
+            if let Some(list) = value.downcast_ref::<CelList>() {
+                list.inner().iter().map(|item| item.clone_as_boxed()).collect()
+            } else if let Some(map) = value.downcast_ref::<CelMap>() {
+                map.inner().values().map(|item| item.clone_as_boxed()).collect()
+            } else {
+                let shown = Value::try_from(value).map_or_else(|_| value.get_type().name().to_owned(), |v| display(&v));
+                return Err(format!("`for_each` gave {shown}, not a list"));
+            }
+        }
     };
     let mut found = Vec::new();
     for item in items {
         // without `object:`, an item that is text is its object, else its `name`
         let named = match (&rule.object, &rule.for_each) {
-            (None, Some(_)) => own_name(&item),
+            (None, Some(_)) => own_name(item.as_ref()),
             _ => None,
         };
         let mut scope = context.new_inner_scope();
-        scope.add_variable_from_value(rule.item.clone(), item);
+        scope.add_variable_as_val(rule.item.clone(), item);
         match rule.when.eval(&scope)? {
             Value::Bool(true) => found.push(finding(rule, &scope, named, catalog)?),
             Value::Bool(false) => {}
@@ -332,14 +315,11 @@ fn findings_of(
 }
 
 /// An item's own name: itself when it is text, else its `name` field.
-fn own_name(item: &Value) -> Option<String> {
-    match item {
-        Value::String(s) => Some(s.to_string()),
-        Value::Map(map) => match map.map.get(&cel::objects::Key::from("name")) {
-            Some(Value::String(s)) => Some(s.to_string()),
-            _ => None,
-        },
-        _ => None,
+fn own_name(item: &dyn Val) -> Option<String> {
+    let text = |value: &dyn Val| value.downcast_ref::<CelString>().map(|s| s.inner().to_string());
+    match item.downcast_ref::<CelMap>() {
+        Some(map) => map.get(&CelString::from("name")).ok().and_then(|name| text(name.as_ref())),
+        None => text(item),
     }
 }
 

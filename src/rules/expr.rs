@@ -3,6 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use cel::common::value::CowVal;
 use cel::extractors::Arguments;
 use cel::{Context, Env, Program, Value};
 
@@ -58,6 +59,12 @@ impl Expr {
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
         Value::resolve(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
+    }
+
+    /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
+    /// (shared, see `eval::value`) instead of being copied whole.
+    pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
+        Value::resolve_val(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
     }
 }
 

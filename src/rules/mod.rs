@@ -13,7 +13,7 @@ pub use error::RuleError;
 pub use schema::{ConfigTree, FIX_FILE, Rule, Severity};
 
 use crate::config::error::FileProblem;
-use crate::config::{RealFs, SourceMap, files};
+use crate::config::{ConfigFs, RealFs, SourceMap, files};
 
 mod builtin {
     include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
@@ -28,6 +28,11 @@ pub struct RulePack {
 impl RulePack {
     /// The built-in rules and those under each of `dirs`. All problems are returned together.
     pub fn load(include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
+        RulePack::load_with(&RealFs, include_builtin, dirs)
+    }
+
+    /// As [`RulePack::load`], reading the rule files from `fs` (a fuzz input held in memory).
+    pub fn load_with(fs: &impl ConfigFs, include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
         let mut sources = SourceMap::new(PathBuf::new());
         // (file, the directory its fixtures are relative to)
         let mut listed: Vec<(crate::config::FileId, PathBuf)> = Vec::new();
@@ -39,7 +44,7 @@ impl RulePack {
         }
         let mut read_errors = Vec::new();
         for dir in dirs {
-            match load::rule_files(dir) {
+            match load::rule_files(fs, dir) {
                 // a directory named for rules that holds none is a mistake (a wrong path), not an empty pack
                 Ok(paths) if paths.is_empty() => read_errors.push(RuleError::Read {
                     path: dir.clone(),
@@ -47,7 +52,7 @@ impl RulePack {
                 }),
                 Ok(paths) => {
                     for path in paths {
-                        match files::read(&RealFs, &mut sources, &path) {
+                        match files::read(fs, &mut sources, &path) {
                             Ok(id) => listed.push((id, base(&path))),
                             Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
                         }
