@@ -34,6 +34,8 @@ pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&
 #[derive(Debug)]
 pub struct Index {
     names: Vec<String>,
+    /// each name's trigrams, sorted
+    grams: Vec<Vec<[u8; 3]>>,
     postings: FxHashMap<[u8; 3], Vec<u32>>,
     min_score: f64,
     /// answer only likely misspellings (see [`typo_of`]), not merely similar names
@@ -44,13 +46,14 @@ pub struct Index {
 impl Index {
     pub fn new<'a>(names: impl Iterator<Item = &'a str>, min_score: f64) -> Index {
         let names: Vec<String> = names.map(str::to_string).collect();
+        let grams: Vec<Vec<[u8; 3]>> = names.iter().map(|name| trigrams(name)).collect();
         let mut postings: FxHashMap<[u8; 3], Vec<u32>> = FxHashMap::default();
-        for (id, name) in names.iter().enumerate() {
-            for gram in trigrams(name) {
-                postings.entry(gram).or_default().push(id as u32);
+        for (id, name_grams) in grams.iter().enumerate() {
+            for gram in name_grams {
+                postings.entry(*gram).or_default().push(id as u32);
             }
         }
-        Index { names, postings, min_score, typos_only: false, answers: Mutex::default() }
+        Index { names, grams, postings, min_score, typos_only: false, answers: Mutex::default() }
     }
 
     /// An index answering only likely misspellings of its names (see [`typo_of`]).
@@ -83,15 +86,13 @@ impl Index {
             // an edit changes at most 3 trigrams: fewer shared than that cannot be a typo
             let allowed = typo_edits(word);
             let needed = grams.len().saturating_sub(3 * allowed).max(1);
-            let candidates = self.candidates(&grams).into_iter().filter(|(_, count)| *count >= needed);
-            let names = candidates.map(|(id, _)| self.names[id as usize].as_str());
+            let names = self.candidates(&grams, needed).into_iter().map(|id| self.names[id as usize].as_str());
             return typo_of(word, names).and_then(|n| self.names.iter().position(|x| x == n)).map(|i| i as u32);
         }
         let needed = grams.len().div_ceil(3);
-        self.candidates(&grams)
+        self.candidates(&grams, needed)
             .into_iter()
-            .filter(|(_, count)| *count >= needed)
-            .map(|(id, _)| (strsim::jaro_winkler(word, &self.names[id as usize]), id))
+            .map(|id| (strsim::jaro_winkler(word, &self.names[id as usize]), id))
             .filter(|(score, _)| *score > self.min_score)
             // the highest score; on a tie the later name, as `closest_above` picks
             .max_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
@@ -100,15 +101,22 @@ impl Index {
 }
 
 impl Index {
-    /// Each name sharing a trigram with the word, with how many it shares.
-    fn candidates(&self, grams: &[[u8; 3]]) -> FxHashMap<u32, usize> {
-        let mut shared: FxHashMap<u32, usize> = FxHashMap::default();
-        for gram in grams {
-            for id in self.postings.get(gram).into_iter().flatten() {
-                *shared.entry(*id).or_default() += 1;
-            }
-        }
-        shared
+    /// The names sharing at least `needed` of the word's trigrams (`grams`, sorted), by id.
+    /// Such a name shares one of any `len - needed + 1` of them, so only the names of that
+    /// many of the rarest trigrams are counted: the common ones (`_ma`, `ax_`) are on
+    /// hundreds of names, and counting them for each of 100,000 words was most of the cost.
+    fn candidates(&self, grams: &[[u8; 3]], needed: usize) -> Vec<u32> {
+        let mut lists: Vec<&[u32]> = grams.iter().map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice)).collect();
+        lists.sort_unstable_by_key(|list| list.len());
+        let probes = (grams.len() + 1).saturating_sub(needed).min(lists.len());
+        let mut ids: Vec<u32> = lists[..probes].iter().flat_map(|list| list.iter().copied()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.retain(|id| {
+            let name = &self.grams[*id as usize];
+            grams.iter().filter(|g| name.binary_search(g).is_ok()).count() >= needed
+        });
+        ids
     }
 }
 
@@ -176,5 +184,18 @@ mod tests {
         }
         assert_eq!(index.closest("app_metric_12345_threshold"), None);
         assert_eq!(index.closest("max_threadz"), Some("max_threads"), "answered again from memory");
+    }
+
+    #[test]
+    fn the_typo_index_finds_what_checking_every_name_finds() {
+        let catalog = crate::facts::catalog::builtin();
+        let names: Vec<&str> = catalog.server.keys().map(String::as_str).collect();
+        let index = Index::of_typos(names.iter().copied());
+        let words = ["max_thred_pool_size", "max_conection", "keep_alive_timout", "mark_cache_sise", "pth", "tcp_prt"];
+        let unrelated = (0..200).map(|n| format!("app_metric_{n}_threshold"));
+        for word in words.into_iter().map(String::from).chain(unrelated) {
+            assert_eq!(index.closest(&word), typo_of(&word, names.iter().copied()), "{word}");
+        }
+        assert_eq!(index.closest("max_thred_pool_size"), Some("max_thread_pool_size"));
     }
 }

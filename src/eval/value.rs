@@ -85,7 +85,7 @@ impl<'s> Val for Shared<'s> {
     where
         Self: 'v,
     {
-        self.0.as_indexer().is_some().then(|| self as Box<dyn Indexer + 'v>)
+        self.0.as_indexer().is_some().then_some(self as Box<dyn Indexer + 'v>)
     }
 
     fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
