@@ -4,9 +4,12 @@
 //! trip for a readonly=1 user: it may not read EXPLAIN as a subquery).
 
 use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Session;
+use crate::facts::rows::{Projection, QueryShape, SessionSetting, TableParts};
+use crate::facts::typed::{self, Count, Facts, Settings};
 use crate::sql;
 
 /// At most this many EXPLAINs per audit, whatever the workload.
@@ -20,27 +23,52 @@ pub const PURPOSE: &str = "plans of up to 10 candidate query shapes, in one quer
      projections (does the plan use one?)";
 
 /// One EXPLAIN to send: the shape, what it checks (`lazy_at_limit`, `projections`), the SQL
-/// and what the check is about (for `projections`: the table, the projection whose leading
-/// key the shape filters on, and that key).
+/// and, for `projections`, the projection it is about.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub shape: String,
     pub check: &'static str,
     pub sql: String,
-    pub about: Value,
+    pub about: Option<ProjectionUse>,
+}
+
+/// The projection whose leading key a shape filters on: its table, name and that key.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjectionUse {
+    pub table: String,
+    pub projection: String,
+    pub key: String,
+}
+
+/// A candidate's plan (`log.plans`): its lines, or why the EXPLAIN failed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Plan {
+    pub shape: String,
+    pub check: &'static str,
+    pub sql: String,
+    pub about: Option<ProjectionUse>,
+    pub plan: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A line of EXPLAIN's answer, alone (`explain`) or in the union (tagged with its candidate).
+#[derive(Debug, Deserialize)]
+struct PlanLine {
+    #[serde(default, deserialize_with = "crate::facts::typed::uint")]
+    candidate: u64,
+    #[serde(alias = "explain")]
+    line: String,
 }
 
 /// Gives every shape its Top-N reading (`top_n_limit`: the largest LIMIT among its texts, -1
 /// for none; `top_n_query`: the text with that LIMIT), since normalized_query_hash ignores
-/// literals and `LIMIT 10` and `LIMIT 20000` are one shape.
+/// literals and `LIMIT 10` and `LIMIT 20000` are one shape. A shape of another form is left
+/// as it is (reading the shapes says what is wrong with it).
 pub fn read_top_n(shapes: &mut [Value]) {
     for shape in shapes {
-        let examples = shape["examples"].as_array().cloned().unwrap_or_default();
-        let largest = examples
-            .iter()
-            .filter_map(Value::as_str)
-            .filter_map(|q| sql::top_n(q).map(|t| (t.limit, q)))
-            .max_by_key(|(limit, _)| *limit);
+        let Ok(read) = QueryShape::deserialize(&*shape) else { continue };
+        let largest = read.examples.iter().filter_map(|q| sql::top_n(q).map(|t| (t.limit, q))).max_by_key(|(l, _)| *l);
         if let Some(object) = shape.as_object_mut() {
             let (limit, query) = largest.map_or((-1, Value::Null), |(l, q)| (i64::try_from(l).unwrap_or(-1), json!(q)));
             object.insert("top_n_limit".into(), json!(limit));
@@ -52,54 +80,55 @@ pub fn read_top_n(shapes: &mut [Value]) {
 /// The shapes worth an EXPLAIN, at most [`MAX_PLANS`]: Top-N shapes above the session's
 /// lazy materialization limit (at that limit: would the plan read lazily?), then shapes
 /// that read at least half of a table and filter on the leading key of one of its
-/// projections (does the plan use it?), by the log's order (total time).
-pub fn candidates<Live>(live: &Live, shapes: &[Value]) -> Vec<Candidate>
-where
-    Live: for<'k> std::ops::Index<&'k str, Output = Value>,
-{
-    let mut out = Vec::new();
-    let settings_allowed = live["readonly"].as_u64() != Some(1);
+/// projections (does the plan use it?), by the log's order (total time). A fact of another
+/// shape than the catalog's is an error naming it.
+pub fn candidates(live: &impl Facts, shapes: &[QueryShape]) -> Result<Vec<Candidate>, String> {
+    let readonly: Option<Count> = typed::read(live, "live", "readonly")?;
+    let settings: Settings<SessionSetting> = typed::read(live, "live", "settings")?;
+    let parts: Vec<TableParts> = typed::read(live, "live", "parts")?;
+    let projections: Vec<Projection> = typed::read(live, "live", "projections")?;
+    let settings_allowed = readonly != Some(Count(1));
     let explainable = |q: &str| sql::explainable(q, settings_allowed);
-    let lazy_limit = number(&live["settings"]["query_plan_max_limit_for_lazy_materialization"]["value"]);
+    let lazy_limit = settings
+        .0
+        .get("query_plan_max_limit_for_lazy_materialization")
+        .and_then(|s| s.value.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    let mut out = Vec::new();
     if lazy_limit > 0.0 {
         for shape in shapes {
-            let Some(query) = shape["top_n_query"].as_str().and_then(explainable) else { continue };
+            let Some(query) = shape.top_n_query.as_deref().and_then(explainable) else { continue };
             let Some(top_n) = sql::top_n(&query).filter(|t| t.limit as f64 > lazy_limit) else { continue };
             let at_limit = sql::with_limit(&query, &top_n, lazy_limit as u64);
-            out.push(candidate(shape, "lazy_at_limit", format!("EXPLAIN {at_limit}")));
+            out.push(candidate(shape, "lazy_at_limit", format!("EXPLAIN {at_limit}"), None));
         }
     }
-    let name =
-        |row: &Value| format!("{}.{}", row["database"].as_str().unwrap_or(""), row["table"].as_str().unwrap_or(""));
     let table_rows = |table: &str| {
-        live["parts"].as_array().and_then(|ps| ps.iter().find(|p| name(p) == table).map(|p| number(&p["total_rows"])))
+        parts.iter().find(|p| format!("{}.{}", p.database, p.table) == table).map(|p| p.total_rows.0 as f64)
     };
-    let projections = live["projections"].as_array().cloned().unwrap_or_default();
     for shape in shapes {
-        let Some(example) = shape["example"].as_str().and_then(explainable) else { continue };
-        let per_call = number(&shape["read_rows"]) / number(&shape["runs"]).max(1.0);
+        let Some(example) = explainable(&shape.example) else { continue };
+        let per_call = shape.read_rows.0 / shape.runs.0.max(1.0);
         let filtered = sql::filter_columns(&example);
-        let tables = shape["tables"].as_array().cloned().unwrap_or_default();
         let scanned = |t: &str| table_rows(t).is_some_and(|rows| rows > 0.0 && per_call >= 0.5 * rows);
         // a projection the shape's filter could use: its leading key is filtered on
         let usable = projections.iter().find_map(|p| {
-            let table = name(p);
-            let key = sql::projection_key(p["query"].as_str()?)?;
-            (tables.iter().any(|t| t.as_str() == Some(table.as_str())) && scanned(&table) && filtered.contains(&key))
-                .then(|| json!({"table": table, "projection": p["name"], "key": key}))
+            let table = format!("{}.{}", p.database, p.table);
+            let key = sql::projection_key(&p.query)?;
+            (shape.tables.contains(&table) && scanned(&table) && filtered.contains(&key))
+                .then(|| ProjectionUse { table, projection: p.name.clone(), key })
         });
         if let Some(about) = usable {
             let sql = format!("EXPLAIN indexes = 1, projections = 1 {example}");
-            out.push(Candidate { about, ..candidate(shape, "projections", sql) });
+            out.push(candidate(shape, "projections", sql, Some(about)));
         }
     }
     out.truncate(MAX_PLANS);
-    out
+    Ok(out)
 }
 
-fn candidate(shape: &Value, check: &'static str, sql: String) -> Candidate {
-    let shape = shape["shape"].as_str().map_or_else(|| shape["shape"].to_string(), str::to_string);
-    Candidate { shape, check, sql, about: Value::Null }
+fn candidate(shape: &QueryShape, check: &'static str, sql: String, about: Option<ProjectionUse>) -> Candidate {
+    Candidate { shape: shape.shape.clone(), check, sql, about }
 }
 
 /// Every candidate's plan in one query: each plan line a row, tagged with its candidate.
@@ -112,56 +141,57 @@ pub fn union_sql(candidates: &[Candidate]) -> String {
     selects.join(" UNION ALL ")
 }
 
-/// The plans of `candidates`: each as `{shape, check, sql, plan: [lines]}`, in the
-/// candidates' order. One more round trip when the user may run EXPLAIN as a subquery; a
-/// readonly=1 user may not (error 164), so each EXPLAIN goes alone, overlapping as the
-/// session allows (at most [`MAX_PLANS`] more), and one that fails keeps its error.
-pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Value>, String> {
+/// The plans of `candidates`, in their order. One more round trip when the user may run
+/// EXPLAIN as a subquery; a readonly=1 user may not (error 164), so each EXPLAIN goes alone,
+/// overlapping as the session allows (at most [`MAX_PLANS`] more), and one that fails keeps
+/// its error.
+pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Plan>, String> {
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
     if session.readonly != 1 {
-        let rows = session.rows(PURPOSE, &union_sql(candidates)).await.map_err(|e| e.to_string())?;
-        return Ok(assemble(candidates, &rows));
+        let lines: Vec<PlanLine> =
+            session.typed_rows(PURPOSE, &union_sql(candidates), &[]).await.map_err(|e| e.to_string())?;
+        return Ok(assemble(candidates, &lines));
     }
     let alone = futures_util::stream::iter(candidates)
-        .map(|c| async move { session.rows(PURPOSE, &c.sql).await })
+        .map(|c| async move { session.typed_rows::<PlanLine>(PURPOSE, &c.sql, &[]).await })
         .buffered(session.in_flight);
     let answers: Vec<_> = alone.collect().await;
     let mut plans = Vec::new();
     for (candidate, answer) in candidates.iter().zip(answers) {
-        let mut plan = assemble(std::slice::from_ref(candidate), &[]).remove(0);
+        let mut plan = plan_of(candidate, Vec::new());
         match answer {
-            Ok(rows) => plan["plan"] = rows.iter().map(|r| r["explain"].clone()).collect(),
-            Err(e) => plan["error"] = json!(e.to_string()),
+            Ok(lines) => plan.plan = lines.into_iter().map(|l| l.line).collect(),
+            Err(e) => plan.error = Some(e.to_string()),
         }
         plans.push(plan);
     }
     Ok(plans)
 }
 
-fn assemble(candidates: &[Candidate], rows: &[Value]) -> Vec<Value> {
-    let mut lines: Vec<Vec<Value>> = vec![Vec::new(); candidates.len()];
-    for row in rows {
-        let index = row["candidate"].as_u64().or_else(|| row["candidate"].as_str()?.parse().ok());
-        if let Some(plan) = index.and_then(|i| lines.get_mut(usize::try_from(i).ok()?)) {
-            plan.push(row["line"].clone());
+fn assemble(candidates: &[Candidate], lines: &[PlanLine]) -> Vec<Plan> {
+    let mut plans: Vec<Vec<String>> = vec![Vec::new(); candidates.len()];
+    for line in lines {
+        if let Some(plan) = usize::try_from(line.candidate).ok().and_then(|i| plans.get_mut(i)) {
+            plan.push(line.line.clone());
         }
     }
-    candidates
-        .iter()
-        .zip(lines)
-        .map(|(c, plan)| json!({"shape": c.shape, "check": c.check, "sql": c.sql, "about": c.about, "plan": plan}))
-        .collect()
+    candidates.iter().zip(plans).map(|(c, plan)| plan_of(c, plan)).collect()
 }
 
-fn number(value: &Value) -> f64 {
-    value.as_f64().or_else(|| value.as_str()?.parse().ok()).unwrap_or(0.0)
+fn plan_of(candidate: &Candidate, plan: Vec<String>) -> Plan {
+    let Candidate { shape, check, sql, about } = candidate.clone();
+    Plan { shape, check, sql, about, plan, error: None }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(shapes: &[Value]) -> Vec<QueryShape> {
+        shapes.iter().map(|s| QueryShape::deserialize(s).unwrap()).collect()
+    }
 
     #[test]
     fn the_largest_limit_of_a_shape_is_explained_at_the_lazy_limit() {
@@ -173,12 +203,13 @@ mod tests {
         read_top_n(&mut shapes);
         assert_eq!(shapes[0]["top_n_limit"], 20000);
         let live = json!({"settings": {"query_plan_max_limit_for_lazy_materialization": {"value": "10000"}}});
-        let found = candidates(&live, &shapes);
+        let found = candidates(&live, &read(&shapes)).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].sql, "EXPLAIN SELECT * FROM t ORDER BY x LIMIT 10000");
-        let plans = assemble(&found, &[json!({"candidate": 0, "line": "JoinLazyColumnsStep"})]);
-        assert_eq!(plans[0]["plan"], json!(["JoinLazyColumnsStep"]));
-        assert_eq!(plans[0]["shape"], "42");
+        let plans = assemble(&found, &[serde_json::from_value(json!({"candidate": 0, "line": "JoinLazyColumnsStep"})).unwrap()]);
+        let written = serde_json::to_value(&plans).unwrap();
+        assert_eq!(written, json!([{"shape": "42", "check": "lazy_at_limit", "sql": found[0].sql, "about": null,
+                                    "plan": ["JoinLazyColumnsStep"]}]));
     }
 
     #[test]
@@ -190,17 +221,24 @@ mod tests {
         let shapes: Vec<Value> = (0..20).map(shape).collect();
         let live = json!({"readonly": 1, "projections": [{"database": "db", "table": "t", "name": "by_u", "query": "SELECT _part_offset ORDER BY u"}],
                           "parts": [{"database": "db", "table": "t", "total_rows": "100"}]});
-        let found = candidates(&live, &shapes);
+        let found = candidates(&live, &read(&shapes)).unwrap();
         assert_eq!(found.len(), MAX_PLANS);
         assert!(found[0].sql.starts_with("EXPLAIN indexes = 1, projections = 1 SELECT"));
-        assert_eq!(found[0].about["projection"], "by_u");
+        assert_eq!(found[0].about.as_ref().map(|a| a.projection.as_str()), Some("by_u"));
         // a filter the projection's key cannot serve is no candidate
         let mut other = shape(1);
         other["example"] = json!("SELECT * FROM db.t WHERE v = 1");
-        assert!(candidates(&live, &[other]).is_empty());
+        assert!(candidates(&live, &read(&[other])).unwrap().is_empty());
         // SETTINGS would be refused to a readonly auditor; FORMAT cannot stand in a subquery
         let mut with_settings = shape(1);
         with_settings["example"] = json!("SELECT * FROM db.t WHERE u = 1 SETTINGS max_threads = 1");
-        assert!(candidates(&live, &[with_settings]).is_empty());
+        assert!(candidates(&live, &read(&[with_settings])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_fact_of_another_shape_is_named_not_taken_for_none() {
+        let live = json!({"parts": [{"database": "db", "table": "t", "total_rows": "many"}]});
+        let error = candidates(&live, &read(&[json!({"example": "SELECT 1"})])).unwrap_err();
+        assert!(error.starts_with("live.parts is not of the catalog's shape"), "{error}");
     }
 }

@@ -127,9 +127,14 @@ pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
 async fn add_plans(session: &Session, live: &Document, log: &mut Value) {
     let Some(shapes) = log.get_mut("shapes").and_then(Value::as_array_mut) else { return };
     explain::read_top_n(shapes);
-    let candidates = explain::candidates(live, shapes);
-    match explain::plans(session, &candidates).await {
-        Ok(plans) => log["plans"] = Value::Array(plans),
+    let candidates = crate::facts::typed::read(&*log, "log", "shapes")
+        .and_then(|shapes: Vec<crate::facts::rows::QueryShape>| explain::candidates(live, &shapes));
+    let plans = match candidates {
+        Ok(candidates) => explain::plans(session, &candidates).await,
+        Err(why) => Err(why),
+    };
+    match plans.and_then(|plans| serde_json::to_value(plans).map_err(|e| e.to_string())) {
+        Ok(plans) => log["plans"] = plans,
         Err(why) => log["unavailable"]["plans"] = json!(why),
     }
 }

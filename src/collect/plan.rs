@@ -409,7 +409,7 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
             shape: String::new(),
             check: "",
             sql: "EXPLAIN ...".into(),
-            about: serde_json::Value::Null,
+            about: None,
         };
         out.push_str(&format!("-- {}\n--   {};\n", super::explain::PURPOSE, super::explain::union_sql(&[example])));
     }

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::typed::{Count, Flag};
+use super::typed::{Count, Flag, Number};
 
 /// A row of system.settings_profile_elements that sets a setting in a profile.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -124,4 +124,82 @@ pub struct WorkloadSetting {
     pub name: String,
     pub value: String,
     pub queries: Count,
+}
+
+/// A row of system.parts summed per table (active parts).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct TableParts {
+    pub database: String,
+    pub table: String,
+    /// active parts
+    pub parts: Count,
+    pub total_rows: Count,
+    pub median_part_rows: Number,
+    pub max_part_rows: Count,
+    /// the largest active part on disk
+    pub max_part_bytes: Count,
+    /// rows of each part (the first 1,000)
+    pub part_rows: Vec<Count>,
+}
+
+/// A row of system.projections.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Projection {
+    pub database: String,
+    pub table: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub query: String,
+}
+
+/// query_log per normalized query shape (the log's `shapes` query), with the Top-N reading
+/// chaudit adds (src/collect/explain.rs).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct QueryShape {
+    /// normalized_query_hash
+    pub shape: String,
+    /// one query of the shape
+    pub example: String,
+    pub tables: Vec<String>,
+    pub runs: Number,
+    pub user: String,
+    /// query_log.projections (empty for projection indexes)
+    pub projections_used: Vec<String>,
+    /// the largest max_execution_time its queries ran with (0: unlimited)
+    pub max_execution_time: Number,
+    pub max_concurrent_queries_for_user: Number,
+    pub avg_ms: Number,
+    pub max_ms: Number,
+    /// rows read, all runs
+    pub read_rows: Number,
+    pub result_rows: Number,
+    /// ContextLock acquisitions per run
+    pub context_locks: Number,
+    /// ContextLockWaitMicroseconds per run
+    pub lock_wait_us: Number,
+    /// OSCPUVirtualTimeMicroseconds per run
+    pub cpu_us: Number,
+    /// CachedReadBufferReadFromCacheBytes, all runs
+    pub cache_bytes: Number,
+    /// CachedReadBufferReadFromSourceBytes, all runs
+    pub source_bytes: Number,
+    /// runs refused with TOO_MANY_SIMULTANEOUS_QUERIES (202)
+    pub refused: Number,
+    /// up to 16 distinct texts of the shape (normalized_query_hash ignores literals)
+    pub examples: Vec<String>,
+    /// bytes fetched from object storage, all runs (the cache's source bytes; the remote reader's without a cache)
+    pub object_store_bytes: Number,
+    /// object-store requests per run (S3/Azure GETs; else remote reads past the cache)
+    pub object_store_reads: Number,
+    /// derived: the largest LIMIT of a Top-N text of the shape (SQL parser), -1 for none
+    pub top_n_limit: i64,
+    /// derived: the text with that LIMIT
+    pub top_n_query: Option<String>,
 }

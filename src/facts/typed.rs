@@ -17,9 +17,9 @@ use serde_json::Value;
 
 use super::schema::Entry;
 
-/// The schema of an integer the catalog calls by its own type name.
-macro_rules! catalog_integer {
-    ($type:ident, $kind:literal) => {
+/// The schema of a number the catalog calls by its own type name.
+macro_rules! catalog_number {
+    ($type:ident, $json:literal, $kind:literal) => {
         impl JsonSchema for $type {
             fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($type).into()
@@ -30,7 +30,7 @@ macro_rules! catalog_integer {
             }
 
             fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                schemars::json_schema!({"type": "integer", "x-fact": $kind})
+                schemars::json_schema!({"type": $json, "x-fact": $kind})
             }
         }
     };
@@ -50,7 +50,7 @@ impl<'de> Deserialize<'de> for Flag {
     }
 }
 
-catalog_integer!(Flag, "flag");
+catalog_number!(Flag, "integer", "flag");
 
 /// A ClickHouse count: a number, or a string when the server quotes 64-bit integers
 /// (`output_format_json_quote_64bit_integers`).
@@ -69,13 +69,32 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-catalog_integer!(Count, "number");
+catalog_number!(Count, "integer", "number");
 
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
     }
 }
+
+/// A measure that may have a fraction (an average, a median), or a count: a number, or a
+/// string when the server quotes 64-bit integers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, PartialOrd, Serialize)]
+pub struct Number(pub f64);
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Number, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let number = match &value {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        number.map(Number).ok_or_else(|| D::Error::custom(format!("expected a number, found {value}")))
+    }
+}
+
+catalog_number!(Number, "number", "number");
 
 /// A UInt8 flag column: 0/1 (or a JSON bool).
 pub fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
@@ -153,6 +172,12 @@ pub fn facts() -> Vec<TypedFact> {
         ),
         typed::<Vec<rows::User>>("live.users", "system.users: every user, from the config files or SQL"),
         typed::<Vec<rows::RoleGrant>>("live.role_grants", "system.role_grants"),
+        typed::<Vec<rows::TableParts>>("live.parts", "active parts per table (system.parts)"),
+        typed::<Vec<rows::Projection>>("live.projections", "projections of user tables (system.projections, 25.1+)"),
+        typed::<Vec<rows::QueryShape>>(
+            "log.shapes",
+            "query_log per normalized query shape, top 50 by total time (the audit's own queries left out)",
+        ),
         typed::<Vec<rows::WorkloadSetting>>(
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
