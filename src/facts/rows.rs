@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::typed::{Count, Flag, Number};
+use super::typed::{Count, Flag, Number, SummedMap};
 
 /// A row of system.settings_profile_elements that sets a setting in a profile.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -202,4 +202,24 @@ pub struct QueryShape {
     pub top_n_limit: i64,
     /// derived: the text with that LIMIT
     pub top_n_query: Option<String>,
+}
+
+/// query_log's workload over the audit window, one row (`chaudit upgrade`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct WorkloadUsage {
+    pub queries: Count,
+    pub native_protocol: Count,
+    pub http: Count,
+    pub inserts: Count,
+    pub joins: Count,
+    /// setting -> queries that changed it, as sumMap writes it: [[names], [counts]]
+    pub changed_settings: SummedMap,
+    /// format -> queries, [[names], [counts]]
+    pub formats: SummedMap,
+    /// table function -> queries, [[names], [counts]]
+    pub table_functions: SummedMap,
+    /// table engine -> queries, [[names], [counts]]
+    pub storages: SummedMap,
 }

@@ -96,6 +96,36 @@ impl<'de> Deserialize<'de> for Number {
 
 catalog_number!(Number, "number", "number");
 
+/// A `sumMap` result as the server writes it, a pair of lists (`[[names], [counts]]`), read
+/// as counts by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SummedMap(pub BTreeMap<String, u64>);
+
+impl<'de> Deserialize<'de> for SummedMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SummedMap, D::Error> {
+        let (names, counts) = <(Vec<String>, Vec<Count>)>::deserialize(deserializer)?;
+        if names.len() != counts.len() {
+            return Err(D::Error::custom(format!("{} names but {} counts", names.len(), counts.len())));
+        }
+        Ok(SummedMap(names.into_iter().zip(counts.into_iter().map(|c| c.0)).collect()))
+    }
+}
+
+impl JsonSchema for SummedMap {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "SummedMap".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        // the names' list, then the counts' list
+        schemars::json_schema!({"type": "array", "items": {"x-fact": "any"}})
+    }
+}
+
 /// A UInt8 flag column: 0/1 (or a JSON bool).
 pub fn flag<'de, D: Deserializer<'de>>(deserializer: D) -> Result<bool, D::Error> {
     Flag::deserialize(deserializer).map(|flag| flag.0)
@@ -177,6 +207,10 @@ pub fn facts() -> Vec<TypedFact> {
         typed::<Vec<rows::QueryShape>>(
             "log.shapes",
             "query_log per normalized query shape, top 50 by total time (the audit's own queries left out)",
+        ),
+        typed::<Vec<rows::WorkloadUsage>>(
+            "log.usage",
+            "`chaudit upgrade` only: the workload by protocol, INSERTs, JOINs, formats, table functions, storages",
         ),
         typed::<Vec<rows::WorkloadSetting>>(
             "log.user_settings",

@@ -16,7 +16,8 @@ pub mod workload;
 
 use serde::Serialize;
 
-use crate::facts::Facts;
+use crate::facts::rows::WorkloadUsage;
+use crate::facts::{Facts, typed};
 use crate::facts::catalog::{self, SettingKind};
 use crate::rules::RulePack;
 use crate::version::Version;
@@ -155,10 +156,16 @@ pub fn review(inputs: &Inputs) -> Review {
     let Inputs { facts, from, to, history, pack, .. } = inputs;
     let (from, to) = (*from, *to);
     let mut notes = Vec::new();
-    let usage = facts.document.get("log").and_then(|log| log["usage"].get(0)).map(Usage::from_row);
+    let usage = facts.document.get("log").map(|log| typed::read::<Vec<WorkloadUsage>>(log, "log", "usage"));
+    let (usage, misread) = match usage {
+        Some(Ok(rows)) => (rows.into_iter().next().map(Usage::from_row), None),
+        Some(Err(why)) => (None, Some(why)),
+        None => (None, None),
+    };
     if usage.is_none() {
-        let why =
-            facts.unavailable(crate::facts::Source::Log, "usage").unwrap_or_else(|| "no --dsn, or --since 0".into());
+        let why = misread
+            .or_else(|| facts.unavailable(crate::facts::Source::Log, "usage"))
+            .unwrap_or_else(|| "no --dsn, or --since 0".into());
         notes.push(format!(
             "no workload evidence from query_log ({why}): changes are split into set / left at default only"
         ));

@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde_json::Value;
 
-use crate::facts::uint;
+use crate::facts::rows::WorkloadUsage;
 
 /// The workload over the audit window, as counts.
 #[derive(Debug, Clone, Default)]
@@ -36,17 +35,17 @@ pub struct UsedBy {
 
 impl Usage {
     /// From the `log.usage` row.
-    pub fn from_row(row: &Value) -> Usage {
+    pub fn from_row(row: WorkloadUsage) -> Usage {
         Usage {
-            queries: uint(&row["queries"]),
-            native_protocol: uint(&row["native_protocol"]),
-            http: uint(&row["http"]),
-            inserts: uint(&row["inserts"]),
-            joins: uint(&row["joins"]),
-            changed_settings: summed(&row["changed_settings"]),
-            formats: summed(&row["formats"]),
-            table_functions: summed(&row["table_functions"]),
-            storages: summed(&row["storages"]),
+            queries: row.queries.0,
+            native_protocol: row.native_protocol.0,
+            http: row.http.0,
+            inserts: row.inserts.0,
+            joins: row.joins.0,
+            changed_settings: row.changed_settings.0,
+            formats: row.formats.0,
+            table_functions: row.table_functions.0,
+            storages: row.storages.0,
         }
     }
 
@@ -108,24 +107,19 @@ fn matching(used: &BTreeMap<String, u64>, token: &str) -> Option<(String, u64)> 
         .map(|(name, n)| (name.clone(), *n))
 }
 
-/// `sumMap(keys, counts)`: `[[keys], [counts]]` as a map.
-fn summed(v: &Value) -> BTreeMap<String, u64> {
-    let (Some(keys), Some(counts)) = (v[0].as_array(), v[1].as_array()) else { return BTreeMap::new() };
-    keys.iter().zip(counts).filter_map(|(k, n)| Some((k.as_str()?.to_string(), uint(n)))).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
     fn usage() -> Usage {
-        Usage::from_row(&json!({
+        Usage::from_row(serde_json::from_value(json!({
             "queries": "10", "native_protocol": 4, "http": 6, "selects": 7, "inserts": 3, "joins": 0,
             "changed_settings": [["max_threads"], ["5"]],
             "formats": [["Parquet", "JSONEachRow"], [2, 1]],
             "table_functions": [["s3"], [1]], "storages": [["MergeTree"], [9]],
         }))
+        .unwrap())
     }
 
     #[test]
