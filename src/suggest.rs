@@ -106,7 +106,8 @@ impl Index {
     /// many of the rarest trigrams are counted: the common ones (`_ma`, `ax_`) are on
     /// hundreds of names, and counting them for each of 100,000 words was most of the cost.
     fn candidates(&self, grams: &[[u8; 3]], needed: usize) -> Vec<u32> {
-        let mut lists: Vec<&[u32]> = grams.iter().map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice)).collect();
+        let mut lists: Vec<&[u32]> =
+            grams.iter().map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice)).collect();
         lists.sort_unstable_by_key(|list| list.len());
         let probes = (grams.len() + 1).saturating_sub(needed).min(lists.len());
         let mut ids: Vec<u32> = lists[..probes].iter().flat_map(|list| list.iter().copied()).collect();

@@ -115,8 +115,11 @@ pub fn candidates(live: &impl Facts, shapes: &[QueryShape]) -> Result<Vec<Candid
         let usable = projections.iter().find_map(|p| {
             let table = format!("{}.{}", p.database, p.table);
             let key = sql::projection_key(&p.query)?;
-            (shape.tables.contains(&table) && scanned(&table) && filtered.contains(&key))
-                .then(|| ProjectionUse { table, projection: p.name.clone(), key })
+            (shape.tables.contains(&table) && scanned(&table) && filtered.contains(&key)).then(|| ProjectionUse {
+                table,
+                projection: p.name.clone(),
+                key,
+            })
         });
         if let Some(about) = usable {
             let sql = format!("EXPLAIN indexes = 1, projections = 1 {example}");
@@ -206,10 +209,16 @@ mod tests {
         let found = candidates(&live, &read(&shapes)).unwrap();
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].sql, "EXPLAIN SELECT * FROM t ORDER BY x LIMIT 10000");
-        let plans = assemble(&found, &[serde_json::from_value(json!({"candidate": 0, "line": "JoinLazyColumnsStep"})).unwrap()]);
+        let plans = assemble(
+            &found,
+            &[serde_json::from_value(json!({"candidate": 0, "line": "JoinLazyColumnsStep"})).unwrap()],
+        );
         let written = serde_json::to_value(&plans).unwrap();
-        assert_eq!(written, json!([{"shape": "42", "check": "lazy_at_limit", "sql": found[0].sql, "about": null,
-                                    "plan": ["JoinLazyColumnsStep"]}]));
+        assert_eq!(
+            written,
+            json!([{"shape": "42", "check": "lazy_at_limit", "sql": found[0].sql, "about": null,
+                                    "plan": ["JoinLazyColumnsStep"]}])
+        );
     }
 
     #[test]

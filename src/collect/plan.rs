@@ -405,12 +405,8 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     describe_parts(&mut out, &all, &logs);
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
     if log_window.is_some() {
-        let example = super::explain::Candidate {
-            shape: String::new(),
-            check: "",
-            sql: "EXPLAIN ...".into(),
-            about: None,
-        };
+        let example =
+            super::explain::Candidate { shape: String::new(), check: "", sql: "EXPLAIN ...".into(), about: None };
         out.push_str(&format!("-- {}\n--   {};\n", super::explain::PURPOSE, super::explain::union_sql(&[example])));
     }
     if review {

@@ -298,8 +298,8 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// `build()` when the fact is wanted, else null (dropped from the document).
-    fn gated<T: serde::Serialize>(&self, fact: &str, build: impl FnOnce() -> T) -> Value {
-        if self.wants(fact) { json!(build()) } else { Value::Null }
+    fn gated<T: Into<Value>>(&self, fact: &str, build: impl FnOnce() -> T) -> Value {
+        if self.wants(fact) { build().into() } else { Value::Null }
     }
 
     /// `file:line:column`: one string per item (a map per item would double the facts).
@@ -330,77 +330,99 @@ impl<'a> ConfigFacts<'a> {
                 .collect()
         };
         let merge_tree = root.child("merge_tree");
-        json!({
-            "at": self.at(root.origin),
-            "merge_tree": self.gated("merge_tree", || merge_tree.map(leaf_values).unwrap_or_default()),
-            "merge_tree_at": self.gated("merge_tree_at", || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
-            "server": self.gated("server", || leaf_values(root)),
-            "server_at": self.gated("server_at", || self.leaf_locations(root)),
-            "root_elements": self.gated("root_elements", || self.root_elements()),
-            "listen_hosts": self.gated("listen_hosts", || root.children_named("listen_host").map(Element::value).collect::<Vec<_>>()),
-            "exposed": root.children_named("listen_host").any(every_interface),
-            "default_profile": default_profile,
-            "custom_settings_prefixes": self.gated("custom_settings_prefixes", custom_prefixes),
-            "users": users,
-            "profile_settings": self.gated("profile_settings", || profile_settings(&profiles)),
-            "profiles": profiles.values().cloned().collect::<Vec<_>>(),
-            "disks": self.gated("disks", || self.disks()),
-            "misspelled_disks": self.gated("misspelled_disks", || self.misspelled_disks()),
-            "cache_disks": self.gated("cache_disks", || self.cache_disks()),
-            "disk_policies": self.gated("disk_policies", || self.disk_policies()),
-            "declared_disks": self.gated("declared_disks", || self.declared_disks()),
-            "policy_names": self.gated("policy_names", || self.policy_names()),
-            "policies": self.gated("policies", || self.policies()),
-            "clusters": self.gated("clusters", || self.clusters()),
-            "logs": self.gated("logs", || self.logs()),
-            "log_unknown_elements": self.gated("log_unknown_elements", || self.log_unknown_elements()),
-            "interserver_exposed": interserver_exposed(root),
-            "openssl_client": root.find("openSSL/client").map(|c| {
-                let mode = c.child("verificationMode");
-                let handler = c.find("invalidCertificateHandler/name");
-                json!({
-                    "verification_mode": mode.map(Element::value),
-                    "invalid_certificate_handler": handler.map(Element::value),
-                    "at": self.at(mode.or(handler).map_or(c.origin, |e| e.origin)),
-                })
-            }),
-            "plaintext_credentials": self.gated("plaintext_credentials", || self.plaintext_credentials()),
-            "problems": self.gated("problems", || self.problems()),
-            "start_problems": self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o))),
+        // each fact moved into the document (`json!` would copy each one through the serializer)
+        let fields: Vec<(&str, Value)> = vec![
+            ("at", self.at(root.origin)),
+            ("merge_tree", self.gated("merge_tree", || merge_tree.map(leaf_values).unwrap_or_default())),
+            (
+                "merge_tree_at",
+                self.gated("merge_tree_at", || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
+            ),
+            ("server", self.gated("server", || leaf_values(root))),
+            ("server_at", self.gated("server_at", || self.leaf_locations(root))),
+            ("root_elements", self.gated("root_elements", || self.root_elements())),
+            (
+                "listen_hosts",
+                self.gated("listen_hosts", || {
+                    root.children_named("listen_host").map(Element::value).collect::<Vec<_>>()
+                }),
+            ),
+            ("exposed", Value::from(root.children_named("listen_host").any(every_interface))),
+            ("default_profile", Value::from(default_profile)),
+            ("custom_settings_prefixes", self.gated("custom_settings_prefixes", custom_prefixes)),
+            ("users", Value::from(users)),
+            ("profile_settings", self.gated("profile_settings", || profile_settings(&profiles))),
+            ("profiles", Value::from(profiles.into_values().collect::<Vec<_>>())),
+            ("disks", self.gated("disks", || self.disks())),
+            ("misspelled_disks", self.gated("misspelled_disks", || self.misspelled_disks())),
+            ("cache_disks", self.gated("cache_disks", || self.cache_disks())),
+            ("disk_policies", self.gated("disk_policies", || self.disk_policies())),
+            ("declared_disks", self.gated("declared_disks", || self.declared_disks())),
+            ("policy_names", self.gated("policy_names", || self.policy_names())),
+            ("policies", self.gated("policies", || self.policies())),
+            ("clusters", self.gated("clusters", || self.clusters())),
+            ("logs", self.gated("logs", || self.logs())),
+            ("log_unknown_elements", self.gated("log_unknown_elements", || self.log_unknown_elements())),
+            ("interserver_exposed", Value::from(interserver_exposed(root))),
+            (
+                "openssl_client",
+                Value::from(root.find("openSSL/client").map(|c| {
+                    let mode = c.child("verificationMode");
+                    let handler = c.find("invalidCertificateHandler/name");
+                    json!({
+                        "verification_mode": mode.map(Element::value),
+                        "invalid_certificate_handler": handler.map(Element::value),
+                        "at": self.at(mode.or(handler).map_or(c.origin, |e| e.origin)),
+                    })
+                })),
+            ),
+            ("plaintext_credentials", self.gated("plaintext_credentials", || self.plaintext_credentials())),
+            ("problems", self.gated("problems", || self.problems())),
+            ("start_problems", self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o)))),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
-            "backups_allowed_disks": root.find("backups").map(|b| {
-                b.children_named("allowed_disk").map(|d| json!({"name": d.value(), "at": self.at(d.value_origin())})).collect::<Vec<_>>()
-            }).unwrap_or_default(),
-            "unread_users_file": self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()),
-            "absent": self.absent(),
-            "unavailable": self.unavailable(),
-            "users_file_sections": self.gated("users_file_sections", || self.users_file_sections()),
+            (
+                "backups_allowed_disks",
+                Value::from(
+                    root.find("backups")
+                        .map(|b| {
+                            b.children_named("allowed_disk")
+                                .map(|d| json!({"name": d.value(), "at": self.at(d.value_origin())}))
+                                .collect::<Vec<_>>()
+                        })
+                        .unwrap_or_default(),
+                ),
+            ),
+            ("unread_users_file", Value::from(self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
+            ("absent", Value::from(self.absent())),
+            ("unavailable", Value::from(self.unavailable())),
+            ("users_file_sections", self.gated("users_file_sections", || self.users_file_sections())),
             // users come from config.xml itself (no separate users_config file)
-            "users_in_main": self.loaded.users_in_main,
+            ("users_in_main", Value::from(self.loaded.users_in_main)),
             // <logger><level>: {level, at}; null without a <logger> section
-            "logger": root.child("logger").map(|l| {
-                let level = l.child("level");
-                json!({"level": level.map(Element::value), "at": self.at(level.map_or(l.origin, |e| e.origin))})
-            }),
-        })
-        .as_object_mut()
-        .map(|document| {
-            document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
-            if let Some(error) = &self.loaded.server_error {
-                // the server tree is empty: its facts say nothing, their rules cannot judge
-                let why = json!(format!("the server config cannot be processed: {error}"));
-                let server_facts: Vec<String> = document
-                    .keys()
-                    .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
-                    .cloned()
-                    .collect();
-                if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
-                    unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
-                }
+            (
+                "logger",
+                Value::from(root.child("logger").map(|l| {
+                    let level = l.child("level");
+                    json!({"level": level.map(Element::value), "at": self.at(level.map_or(l.origin, |e| e.origin))})
+                })),
+            ),
+        ];
+        let mut document: Map<String, Value> =
+            fields.into_iter().map(|(name, fact)| (name.to_string(), fact)).collect();
+        document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
+        if let Some(error) = &self.loaded.server_error {
+            // the server tree is empty: its facts say nothing, their rules cannot judge
+            let why = json!(format!("the server config cannot be processed: {error}"));
+            let server_facts: Vec<String> = document
+                .keys()
+                .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
+                .cloned()
+                .collect();
+            if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
+                unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
             }
-            Value::Object(std::mem::take(document))
-        })
-        .unwrap_or_default()
+        }
+        Value::Object(document)
     }
 
     fn leaf_locations(&self, e: &Element) -> Map<String, Value> {
@@ -452,14 +474,19 @@ impl<'a> ConfigFacts<'a> {
             let settings_at: Map<String, Value> =
                 p.settings.iter().map(|s| (s.name.to_string(), self.at(s.origin))).collect();
             let constrained = constrained(&by_name, p.element);
-            out.insert(
-                p.name.clone(),
-                json!({
-                    "name": p.name, "inherits": p.inherits, "settings": settings, "settings_at": settings_at,
-                    "effective": effective, "effective_at": effective_at, "at": self.at(p.element.origin),
-                    "constrained": constrained,
-                }),
-            );
+            let mut profile = json!({
+                "name": p.name, "inherits": p.inherits, "at": self.at(p.element.origin), "constrained": constrained,
+            });
+            // moved in: `json!` would copy each map through the serializer
+            for (field, map) in [
+                ("settings", settings),
+                ("settings_at", settings_at),
+                ("effective", effective),
+                ("effective_at", effective_at),
+            ] {
+                profile[field] = Value::Object(map);
+            }
+            out.insert(p.name.clone(), profile);
         }
         out
     }
@@ -497,7 +524,7 @@ impl<'a> ConfigFacts<'a> {
                 let mut settings = effective(default_profile);
                 settings.extend(effective(&profile));
                 let constrained = |name: &str| profiles.get(name).is_some_and(|p| p["constrained"] == true);
-                json!({
+                let mut user = json!({
                     "name": u.name,
                     "at": self.at(u.origin),
                     "auth": kind,
@@ -508,13 +535,14 @@ impl<'a> ConfigFacts<'a> {
                     "networks_at": networks.map_or_else(|| self.at(u.origin), |n| self.at(n.origin)),
                     "open_networks": open_networks,
                     "profile": profile,
-                    "settings": settings,
                     "access_management": access_management.is_some_and(|a| is_true(&a.value())),
                     "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
                     "named_collection_control": switch("named_collection_control"),
                     "show_named_collections_secrets": switch("show_named_collections_secrets"),
                     "constrained": constrained(default_profile) || constrained(&profile),
-                })
+                });
+                user["settings"] = Value::Object(settings);
+                user
             })
             .collect()
     }
@@ -779,10 +807,12 @@ fn profile_settings(profiles: &BTreeMap<String, Value>) -> Vec<Value> {
     for p in profiles.values() {
         let Some(settings) = p["settings"].as_object() else { continue };
         for (name, value) in settings {
-            out.push(json!({
+            let mut item = json!({
                 "profile": p["name"], "name": name, "value": value, "at": p["settings_at"][name],
-                "in_use": p["in_use"], "is_default": p["is_default"], "effective": p["effective"],
-            }));
+                "in_use": p["in_use"], "is_default": p["is_default"],
+            });
+            item["effective"] = p["effective"].clone();
+            out.push(item);
         }
     }
     out

@@ -4,24 +4,25 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
 pub(crate) const CATALOG: &str = include_str!("schema.txt");
 
-/// A fact's type.
+/// A fact's type. Its parts are shared: the rule checker copies the type of each fact an
+/// expression names (`config` is the whole config catalog), a count and not a tree.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Type {
     /// Fixed fields; `open`: a system table's row, whose columns a newer server may add to.
     Map {
-        fields: BTreeMap<String, Type>,
+        fields: Arc<BTreeMap<String, Type>>,
         open: bool,
     },
-    List(Box<Type>),
+    List(Arc<Type>),
     /// Any key; `settings`: keys are setting or section names.
     Dict {
-        value: Box<Type>,
+        value: Arc<Type>,
         settings: bool,
     },
     String,
@@ -33,7 +34,7 @@ pub enum Type {
     Float,
     Number,
     Any,
-    Nullable(Box<Type>),
+    Nullable(Arc<Type>),
 }
 
 impl Type {
@@ -138,11 +139,11 @@ fn build(entries: &[Entry], path: &str) -> Result<Type, String> {
             {
                 fields.insert(child.path[prefix.len()..].to_string(), build(entries, &child.path)?);
             }
-            Type::Map { fields, open: kind == "row" }
+            Type::Map { fields: Arc::new(fields), open: kind == "row" }
         }
-        "list" => Type::List(Box::new(build(entries, &format!("{path}[]"))?)),
+        "list" => Type::List(Arc::new(build(entries, &format!("{path}[]"))?)),
         "dict" | "dict:setting" => {
-            Type::Dict { value: Box::new(build(entries, &format!("{path}{{}}"))?), settings: kind == "dict:setting" }
+            Type::Dict { value: Arc::new(build(entries, &format!("{path}{{}}"))?), settings: kind == "dict:setting" }
         }
         "string" => Type::String,
         "location" => Type::Location,
@@ -155,7 +156,7 @@ fn build(entries: &[Entry], path: &str) -> Result<Type, String> {
         "any" => Type::Any,
         other => return Err(format!("schema.txt: `{path}` has an unknown type `{other}`")),
     };
-    Ok(if nullable { Type::Nullable(Box::new(t)) } else { t })
+    Ok(if nullable { Type::Nullable(Arc::new(t)) } else { t })
 }
 
 /// Where a document differs from the catalog.

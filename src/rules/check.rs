@@ -68,7 +68,7 @@ impl<'a> Checker<'a> {
         Checker {
             required,
             optional,
-            params: Type::Map { fields, open: false },
+            params: Type::Map { fields: std::sync::Arc::new(fields), open: false },
             scopes: Vec::new(),
             reads: BTreeSet::new(),
             guarded: BTreeSet::new(),
@@ -162,7 +162,7 @@ impl<'a> Checker<'a> {
             },
             Ast::List(list) => {
                 let items: Vec<Type> = list.elements.iter().map(|i| self.infer(i, info)).collect();
-                Type::List(Box::new(items.into_iter().next().unwrap_or(Type::Any)))
+                Type::List(std::sync::Arc::new(items.into_iter().next().unwrap_or(Type::Any)))
             }
             Ast::Map(map) => {
                 for entry in &map.entries {
@@ -188,7 +188,7 @@ impl<'a> Checker<'a> {
                 let accu = match appended(&c.loop_step, &c.accu_var) {
                     Some(x) => {
                         self.scopes.push((c.accu_var.clone(), accu));
-                        Type::List(Box::new(self.infer(x, info)))
+                        Type::List(std::sync::Arc::new(self.infer(x, info)))
                     }
                     None => accu,
                 };

@@ -16,9 +16,9 @@ pub mod workload;
 
 use serde::Serialize;
 
+use crate::facts::catalog::{self, SettingKind};
 use crate::facts::rows::WorkloadUsage;
 use crate::facts::{Facts, typed};
-use crate::facts::catalog::{self, SettingKind};
 use crate::rules::RulePack;
 use crate::version::Version;
 pub use breaking::{BreakingSetting, Problem};

@@ -113,13 +113,15 @@ mod tests {
     use serde_json::json;
 
     fn usage() -> Usage {
-        Usage::from_row(serde_json::from_value(json!({
-            "queries": "10", "native_protocol": 4, "http": 6, "selects": 7, "inserts": 3, "joins": 0,
-            "changed_settings": [["max_threads"], ["5"]],
-            "formats": [["Parquet", "JSONEachRow"], [2, 1]],
-            "table_functions": [["s3"], [1]], "storages": [["MergeTree"], [9]],
-        }))
-        .unwrap())
+        Usage::from_row(
+            serde_json::from_value(json!({
+                "queries": "10", "native_protocol": 4, "http": 6, "selects": 7, "inserts": 3, "joins": 0,
+                "changed_settings": [["max_threads"], ["5"]],
+                "formats": [["Parquet", "JSONEachRow"], [2, 1]],
+                "table_functions": [["s3"], [1]], "storages": [["MergeTree"], [9]],
+            }))
+            .unwrap(),
+        )
     }
 
     #[test]
