@@ -166,8 +166,8 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
 /// The evaluation of rules' results: their outcomes by rule, their findings as one finding
 /// per problem, ranked.
 pub fn assemble(results: Vec<RuleResult>) -> Evaluation {
-    let mut outcomes = Vec::new();
-    let mut findings = Vec::new();
+    let mut outcomes = Vec::with_capacity(results.len());
+    let mut findings = Vec::with_capacity(results.iter().map(|(_, found)| found.len()).sum());
     for (outcome, mut found) in results {
         outcomes.push(outcome);
         findings.append(&mut found);
