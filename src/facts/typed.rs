@@ -59,13 +59,7 @@ pub struct Count(pub u64);
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Count, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let count = match &value {
-            Value::Number(n) => n.as_u64(),
-            Value::String(s) => s.parse().ok(),
-            _ => None,
-        };
-        count.map(Count).ok_or_else(|| D::Error::custom(format!("expected a count, found {value}")))
+        number_or_text(deserializer, serde_json::Number::as_u64, "a count").map(Count)
     }
 }
 
@@ -84,17 +78,27 @@ pub struct Number(pub f64);
 
 impl<'de> Deserialize<'de> for Number {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Number, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let number = match &value {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.parse().ok(),
-            _ => None,
-        };
-        number.map(Number).ok_or_else(|| D::Error::custom(format!("expected a number, found {value}")))
+        number_or_text(deserializer, serde_json::Number::as_f64, "a number").map(Number)
     }
 }
 
 catalog_number!(Number, "number", "number");
+
+/// A JSON number read as `T`, or text holding one (the server quotes 64-bit integers);
+/// `what` names `T` in the error.
+fn number_or_text<'de, D: Deserializer<'de>, T: std::str::FromStr>(
+    deserializer: D,
+    of_number: fn(&serde_json::Number) -> Option<T>,
+    what: &str,
+) -> Result<T, D::Error> {
+    let value = Value::deserialize(deserializer)?;
+    let read = match &value {
+        Value::Number(n) => of_number(n),
+        Value::String(s) => s.parse().ok(),
+        _ => None,
+    };
+    read.ok_or_else(|| D::Error::custom(format!("expected {what}, found {value}")))
+}
 
 /// A `sumMap` result as the server writes it, a pair of lists (`[[names], [counts]]`), read
 /// as counts by name.
