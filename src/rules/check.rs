@@ -47,7 +47,8 @@ pub struct Checker<'a> {
     named: BTreeMap<Source, (usize, usize)>,
     /// Undeclared sources already reported (once per rule).
     undeclared: BTreeSet<Source>,
-    problems: Vec<Problem>,
+    /// The problems found, by the id of the node they are about.
+    problems: Vec<(u64, String, Option<String>)>,
 }
 
 impl<'a> Checker<'a> {
@@ -82,10 +83,20 @@ impl<'a> Checker<'a> {
     /// Checks one expression; returns its type (`Any` where it cannot tell) and the
     /// problems found in it.
     pub fn check(&mut self, expr: &Expr) -> (Type, Vec<Problem>) {
-        let program = expr.program();
-        let info = program.source_info();
-        let t = self.infer(program.expression(), info);
-        (t, std::mem::take(&mut self.problems))
+        let t = self.infer(expr.tree());
+        if self.problems.is_empty() {
+            return (t, Vec::new());
+        }
+        // where the problems are written: asked of the parser only when there are some
+        let offsets = expr.offsets();
+        let problems = std::mem::take(&mut self.problems)
+            .into_iter()
+            .map(|(node, message, help)| {
+                let offset = offsets.as_ref().and_then(|info| info.offset_for(node));
+                Problem { offset: offset.map_or(0, |(start, _)| start as usize), message, help }
+            })
+            .collect();
+        (t, problems)
     }
 
     /// Binds the rule's item (`as`) for the expressions after `for_each`.
@@ -93,9 +104,8 @@ impl<'a> Checker<'a> {
         self.scopes.push((name.to_string(), t));
     }
 
-    fn problem(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo, message: String, help: Option<String>) {
-        let offset = info.offset_for(e.id).map_or(0, |(start, _)| start as usize);
-        self.problems.push(Problem { offset, message, help });
+    fn problem(&mut self, e: &IdedExpr, message: String, help: Option<String>) {
+        self.problems.push((e.id, message, help));
     }
 
     fn lookup(&self, name: &str) -> Option<Type> {
@@ -109,7 +119,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn infer(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo) -> Type {
+    fn infer(&mut self, e: &IdedExpr) -> Type {
         match &e.expr {
             Ast::Ident(name) => {
                 if let Some(source) = Source::parse(name)
@@ -125,7 +135,6 @@ impl<'a> Checker<'a> {
                 {
                     self.problem(
                         e,
-                        info,
                         format!("reads `{name}` facts, but `applies.sources` does not name {name}"),
                         Some(format!(
                             "add {name} to `applies.sources` (or to `applies.optional` if the rule runs without it)"
@@ -141,15 +150,15 @@ impl<'a> Checker<'a> {
                             .map(|(n, _)| n.as_str())
                             .chain(["config", "live", "log", "host", "cluster", "version", "params"]);
                         let help = crate::suggest::closest(name, known).map(|s| format!("did you mean `{s}`?"));
-                        self.problem(e, info, format!("unknown variable `{name}`"), help);
+                        self.problem(e, format!("unknown variable `{name}`"), help);
                         Type::Any
                     }
                 }
             }
             Ast::Select(select) => {
-                let operand = self.infer(&select.operand, info);
+                let operand = self.infer(&select.operand);
                 self.record_read(&select.operand, &select.field, select.test);
-                self.field(e, info, &operand, &select.field, &select.operand)
+                self.field(e, &operand, &select.field, &select.operand)
             }
             Ast::Literal(literal) => match literal {
                 LiteralValue::Boolean(_) => Type::Bool,
@@ -161,48 +170,48 @@ impl<'a> Checker<'a> {
                 LiteralValue::Bytes(_) => Type::Any,
             },
             Ast::List(list) => {
-                let items: Vec<Type> = list.elements.iter().map(|i| self.infer(i, info)).collect();
+                let items: Vec<Type> = list.elements.iter().map(|i| self.infer(i)).collect();
                 Type::List(std::sync::Arc::new(items.into_iter().next().unwrap_or(Type::Any)))
             }
             Ast::Map(map) => {
                 for entry in &map.entries {
                     if let cel::common::ast::EntryExpr::MapEntry(m) = &entry.expr {
-                        self.infer(&m.key, info);
-                        self.infer(&m.value, info);
+                        self.infer(&m.key);
+                        self.infer(&m.value);
                     }
                 }
                 Type::Any
             }
             Ast::Comprehension(c) => {
-                let range = self.infer(&c.iter_range, info);
+                let range = self.infer(&c.iter_range);
                 let item = match range.strict() {
                     Type::List(item) => (**item).clone(),
                     // iterating a map gives its keys
                     Type::Map { .. } | Type::Dict { .. } => Type::String,
                     _ => Type::Any,
                 };
-                let accu = self.infer(&c.accu_init, info);
+                let accu = self.infer(&c.accu_init);
                 let depth = self.scopes.len();
                 self.scopes.push((c.iter_var.clone(), item));
                 // map(): the accumulator is a list of what the step appends
                 let accu = match appended(&c.loop_step, &c.accu_var) {
                     Some(x) => {
                         self.scopes.push((c.accu_var.clone(), accu));
-                        Type::List(std::sync::Arc::new(self.infer(x, info)))
+                        Type::List(std::sync::Arc::new(self.infer(x)))
                     }
                     None => accu,
                 };
                 self.scopes.truncate(depth + 1);
                 self.scopes.push((c.accu_var.clone(), accu.clone()));
-                self.infer(&c.loop_cond, info);
-                self.infer(&c.loop_step, info);
+                self.infer(&c.loop_cond);
+                self.infer(&c.loop_step);
                 self.scopes.truncate(depth);
                 self.scopes.push((c.accu_var.clone(), accu));
-                let result = self.infer(&c.result, info);
+                let result = self.infer(&c.result);
                 self.scopes.truncate(depth);
                 result
             }
-            Ast::Call(call) => self.call(e, info, call),
+            Ast::Call(call) => self.call(e, call),
             Ast::Struct(_) | Ast::Unspecified => Type::Any,
         }
     }
@@ -245,14 +254,7 @@ impl<'a> Checker<'a> {
     }
 
     /// The type of `operand.field`.
-    fn field(
-        &mut self,
-        e: &IdedExpr,
-        info: &cel::common::ast::SourceInfo,
-        operand: &Type,
-        field: &str,
-        operand_expr: &IdedExpr,
-    ) -> Type {
+    fn field(&mut self, e: &IdedExpr, operand: &Type, field: &str, operand_expr: &IdedExpr) -> Type {
         match operand.strict() {
             Type::Map { fields, .. } => match fields.get(field) {
                 Some(t) => t.clone(),
@@ -263,32 +265,32 @@ impl<'a> Checker<'a> {
                         .or_else(|| {
                             Some(format!("its fields: {}", fields.keys().cloned().collect::<Vec<_>>().join(", ")))
                         });
-                    self.problem(e, info, format!("`{path}` is not a fact (see `chaudit facts`)"), help);
+                    self.problem(e, format!("`{path}` is not a fact (see `chaudit facts`)"), help);
                     Type::Any
                 }
             },
             Type::Dict { value, settings: true } => {
                 if !is_setting_or_section(field) {
                     let help = settings::builtin().suggest(field).map(|s| format!("did you mean `{s}`?"));
-                    self.problem(e, info, format!("`{field}` is no ClickHouse setting or config section"), help);
+                    self.problem(e, format!("`{field}` is no ClickHouse setting or config section"), help);
                 }
                 (**value).clone()
             }
             Type::Dict { value, .. } => (**value).clone(),
             Type::Any => Type::Any,
             other => {
-                self.problem(e, info, format!("`.{field}` on a {}, which has no fields", other.name()), None);
+                self.problem(e, format!("`.{field}` on a {}, which has no fields", other.name()), None);
                 Type::Any
             }
         }
     }
 
-    fn call(&mut self, e: &IdedExpr, info: &cel::common::ast::SourceInfo, call: &cel::common::ast::CallExpr) -> Type {
+    fn call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) -> Type {
         // a method's receiver is checked like any operand (its type decides nothing here)
         if let Some(target) = &call.target {
-            self.infer(target, info);
+            self.infer(target);
         }
-        let args: Vec<Type> = call.args.iter().map(|a| self.infer(a, info)).collect();
+        let args: Vec<Type> = call.args.iter().map(|a| self.infer(a)).collect();
         match call.func_name.as_str() {
             operators::LOGICAL_AND
             | operators::LOGICAL_OR
@@ -306,7 +308,6 @@ impl<'a> Checker<'a> {
                 {
                     self.problem(
                         e,
-                        info,
                         format!("compares {kinds}: the comparison is always false or an error"),
                         Some("settings are text: compare num(value) with a number, truthy(value) for a flag".into()),
                     );
@@ -319,7 +320,7 @@ impl<'a> Checker<'a> {
                 (Some(Type::Dict { value, .. }), _) => (**value).clone(),
                 (Some(t @ Type::Map { .. }), Some(IdedExpr { expr: Ast::Literal(LiteralValue::String(key)), .. })) => {
                     let t = t.clone();
-                    self.field(e, info, &t, key.as_ref(), &call.args[0])
+                    self.field(e, &t, key.as_ref(), &call.args[0])
                 }
                 _ => Type::Any,
             },
