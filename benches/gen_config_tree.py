@@ -105,9 +105,10 @@ def clusters():
 
 
 def users():
+    # each profile inherits `default` (a <profile> element inside a profile names its parent)
     for i in range(2000):
         write(f"users.d/user_{i:05d}.xml",
-              f"<clickhouse>\n  <profiles>\n    <profile_{i}><inherits>default</inherits>"
+              f"<clickhouse>\n  <profiles>\n    <profile_{i}><profile>default</profile>"
               f"<max_memory_usage>{10_000_000_000 + i}</max_memory_usage><max_execution_time>{60 + i % 60}</max_execution_time>"
               f"<readonly>{i % 2}</readonly></profile_{i}>\n  </profiles>\n"
               f"  <users>\n    <user_{i}><password_sha256_hex>{i:064x}</password_sha256_hex>"
