@@ -635,7 +635,10 @@ impl<'a> ConfigFacts<'a> {
                 .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
                 .collect();
             let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
-            json!({"name": p.name, "volumes": volumes, "disks": disks, "at": self.at(p.element.origin)})
+            let mut policy = json!({"name": p.name, "disks": disks, "at": self.at(p.element.origin)});
+            // moved in: `json!` would copy every volume through the serializer
+            policy["volumes"] = Value::Array(volumes);
+            policy
         })
     }
 
@@ -643,18 +646,18 @@ impl<'a> ConfigFacts<'a> {
         model::clusters(&self.loaded.server.root)
             .iter()
             .map(|c| {
-                let shards: Vec<Vec<Value>> = c
-                    .shards
-                    .iter()
-                    .map(|s| s.iter().map(|r| json!({"host": r.host, "port": r.port})).collect())
-                    .collect();
+                let replica = |r: &model::Replica<'_>| json!({"host": r.host, "port": r.port});
+                let shards = c.shards.iter().map(|s| Value::Array(s.iter().map(replica).collect())).collect();
                 // another server: a cluster of one host is this server (prefer_localhost_replica)
                 let hosts: HashSet<&str> = c.shards.iter().flatten().map(|r| r.host.as_str()).collect();
                 let remote = hosts.len() > 1 && hosts.iter().any(|h| !is_loopback(h));
-                json!({
-                    "name": c.name, "shards": shards, "at": self.at(c.element.origin),
+                let mut cluster = json!({
+                    "name": c.name, "at": self.at(c.element.origin),
                     "secret": c.element.child("secret").is_some(), "remote": remote,
-                })
+                });
+                // moved in: `json!` would copy every replica through the serializer
+                cluster["shards"] = Value::Array(shards);
+                cluster
             })
             .collect()
     }
