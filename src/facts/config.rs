@@ -474,19 +474,16 @@ impl<'a> ConfigFacts<'a> {
             let settings_at: Map<String, Value> =
                 p.settings.iter().map(|s| (s.name.to_string(), self.at(s.origin))).collect();
             let constrained = constrained(&by_name, p.element);
-            let mut profile = json!({
+            let profile = json!({
                 "name": p.name, "inherits": p.inherits, "at": self.at(p.element.origin), "constrained": constrained,
             });
-            // moved in: `json!` would copy each map through the serializer
-            for (field, map) in [
+            let maps = [
                 ("settings", settings),
                 ("settings_at", settings_at),
                 ("effective", effective),
                 ("effective_at", effective_at),
-            ] {
-                profile[field] = Value::Object(map);
-            }
-            out.insert(p.name.clone(), profile);
+            ];
+            out.insert(p.name.clone(), moved_into(profile, maps.map(|(field, map)| (field, Value::Object(map)))));
         }
         out
     }
@@ -524,7 +521,7 @@ impl<'a> ConfigFacts<'a> {
                 let mut settings = effective(default_profile);
                 settings.extend(effective(&profile));
                 let constrained = |name: &str| profiles.get(name).is_some_and(|p| p["constrained"] == true);
-                let mut user = json!({
+                let user = json!({
                     "name": u.name,
                     "at": self.at(u.origin),
                     "auth": kind,
@@ -541,8 +538,7 @@ impl<'a> ConfigFacts<'a> {
                     "show_named_collections_secrets": switch("show_named_collections_secrets"),
                     "constrained": constrained(default_profile) || constrained(&profile),
                 });
-                user["settings"] = Value::Object(settings);
-                user
+                moved_into(user, [("settings", Value::Object(settings))])
             })
             .collect()
     }
@@ -635,10 +631,8 @@ impl<'a> ConfigFacts<'a> {
                 .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
                 .collect();
             let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
-            let mut policy = json!({"name": p.name, "disks": disks, "at": self.at(p.element.origin)});
-            // moved in: `json!` would copy every volume through the serializer
-            policy["volumes"] = Value::Array(volumes);
-            policy
+            let policy = json!({"name": p.name, "disks": disks, "at": self.at(p.element.origin)});
+            moved_into(policy, [("volumes", Value::Array(volumes))])
         })
     }
 
@@ -651,13 +645,11 @@ impl<'a> ConfigFacts<'a> {
                 // another server: a cluster of one host is this server (prefer_localhost_replica)
                 let hosts: HashSet<&str> = c.shards.iter().flatten().map(|r| r.host.as_str()).collect();
                 let remote = hosts.len() > 1 && hosts.iter().any(|h| !is_loopback(h));
-                let mut cluster = json!({
+                let cluster = json!({
                     "name": c.name, "at": self.at(c.element.origin),
                     "secret": c.element.child("secret").is_some(), "remote": remote,
                 });
-                // moved in: `json!` would copy every replica through the serializer
-                cluster["shards"] = Value::Array(shards);
-                cluster
+                moved_into(cluster, [("shards", Value::Array(shards))])
             })
             .collect()
     }
@@ -805,6 +797,15 @@ fn mark_profiles_in_use(profiles: &mut BTreeMap<String, Value>, default_profile:
 }
 
 /// Every setting written in a profile, one item each (rules iterate over them).
+/// `object` with `fields` moved in: `json!` would copy each through the serializer, and a
+/// profile's settings, a user's or a cluster's replicas are most of a large config's facts.
+fn moved_into<const N: usize>(mut object: Value, fields: [(&str, Value); N]) -> Value {
+    for (field, value) in fields {
+        object[field] = value;
+    }
+    object
+}
+
 fn profile_settings(profiles: &BTreeMap<String, Value>) -> Vec<Value> {
     let mut out = Vec::new();
     for p in profiles.values() {

@@ -78,8 +78,6 @@ impl Expr {
     }
 }
 
-/// A new evaluation context with the functions rules may call; the setting helpers answer
-/// from `catalog` (the audited version's, see [`catalog::of`]).
 fn compile_error(errors: ParseErrors) -> CompileError {
     let first = errors.errors.first();
     CompileError {
@@ -89,6 +87,8 @@ fn compile_error(errors: ParseErrors) -> CompileError {
     }
 }
 
+/// A new evaluation context with the functions rules may call; the setting helpers answer
+/// from `catalog` (the audited version's, see [`catalog::of`]).
 pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     let c = catalog;
     let known = move |name: Arc<String>| c.is_session(&name) || c.is_server(&name);
