@@ -1,11 +1,13 @@
 //! Facts from the merged configuration files. Every item carries `at`, the
 //! `file:line:column` of the element it was read from, so findings point into the user's files.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashSet};
 
 use serde_json::{Map, Value, json};
 
 use super::catalog;
+use super::config_users;
+use super::typed::Location;
 use crate::config::model;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin};
 
@@ -220,20 +222,6 @@ pub fn is_known_section(name: &str) -> bool {
     SERVER_SECTIONS.contains(&name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
 }
 
-/// Authentication elements of a user and what they mean.
-const AUTH_KINDS: &[(&str, &str)] = &[
-    ("password", "plaintext"),
-    ("password_sha256_hex", "sha256"),
-    ("password_double_sha1_hex", "double_sha1"),
-    ("password_bcrypt_hash", "bcrypt"),
-    ("no_password", "none"),
-    ("ldap", "ldap"),
-    ("kerberos", "kerberos"),
-    ("ssl_certificates", "ssl_certificates"),
-    ("ssh_keys", "ssh_keys"),
-    ("http_authentication", "http"),
-];
-
 pub struct ConfigFacts<'a> {
     loaded: &'a LoadedConfig,
     /// The facts to build (the rules' reads); `None`: all of them.
@@ -304,20 +292,20 @@ impl<'a> ConfigFacts<'a> {
 
     /// `file:line:column`: one string per item (a map per item would double the facts).
     fn at(&self, origin: Origin) -> Value {
+        Value::String(self.location(origin).0)
+    }
+
+    fn location(&self, origin: Origin) -> Location {
         let l = self.loaded.locate(origin);
-        json!(format!("{}:{}:{}", l.file, l.line, l.column))
+        Location(format!("{}:{}:{}", l.file, l.line, l.column))
     }
 
     /// The `config` document.
     pub fn document(&self) -> Value {
         let root = &self.loaded.server.root;
         let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
-        // users and profiles are read together (a profile is in use when a user names it)
         let (profiles, users) = if ["users", "profiles", "profile_settings"].iter().any(|f| self.wants(f)) {
-            let mut profiles = self.profiles();
-            let users = self.users(&profiles, &default_profile);
-            mark_profiles_in_use(&mut profiles, &default_profile, &users);
-            (profiles, users)
+            config_users::profiles_and_users(self.loaded.users_root(), &default_profile, &|o| self.location(o))
         } else {
             Default::default()
         };
@@ -350,9 +338,9 @@ impl<'a> ConfigFacts<'a> {
             ("exposed", Value::from(root.children_named("listen_host").any(every_interface))),
             ("default_profile", Value::from(default_profile)),
             ("custom_settings_prefixes", self.gated("custom_settings_prefixes", custom_prefixes)),
-            ("users", Value::from(users)),
-            ("profile_settings", self.gated("profile_settings", || profile_settings(&profiles))),
-            ("profiles", Value::from(profiles.into_values().collect::<Vec<_>>())),
+            ("users", fact_value(&users)),
+            ("profile_settings", self.gated("profile_settings", || fact_value(&config_users::profile_settings(&profiles)))),
+            ("profiles", fact_value(&profiles)),
             ("disks", self.gated("disks", || self.disks())),
             ("misspelled_disks", self.gated("misspelled_disks", || self.misspelled_disks())),
             ("cache_disks", self.gated("cache_disks", || self.cache_disks())),
@@ -452,93 +440,6 @@ impl<'a> ConfigFacts<'a> {
                     "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
                     "server_section": SERVER_SECTIONS.contains(&name), "known": known,
                 })
-            })
-            .collect()
-    }
-
-    /// Profiles by name, with settings as written and as in effect after inheritance.
-    fn profiles(&self) -> BTreeMap<String, Value> {
-        let Some(users_root) = self.loaded.users_root() else { return BTreeMap::new() };
-        let profiles = model::profiles(users_root);
-        let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
-        let mut out = BTreeMap::new();
-        for p in &profiles {
-            let winners = effective_settings(&by_name, p.element);
-            let effective: Map<String, Value> =
-                winners.iter().map(|(n, e)| (n.to_string(), json!(e.value()))).collect();
-            // where each value in effect was set: through inheritance, in whichever fragment
-            let effective_at: Map<String, Value> =
-                winners.iter().map(|(n, e)| (n.to_string(), self.at(e.origin))).collect();
-            let settings: Map<String, Value> =
-                p.settings.iter().map(|s| (s.name.to_string(), json!(s.value()))).collect();
-            let settings_at: Map<String, Value> =
-                p.settings.iter().map(|s| (s.name.to_string(), self.at(s.origin))).collect();
-            let constrained = constrained(&by_name, p.element);
-            let profile = json!({
-                "name": p.name, "inherits": p.inherits, "at": self.at(p.element.origin), "constrained": constrained,
-            });
-            let maps = [
-                ("settings", settings),
-                ("settings_at", settings_at),
-                ("effective", effective),
-                ("effective_at", effective_at),
-            ];
-            out.insert(p.name.clone(), moved_into(profile, maps.map(|(field, map)| (field, Value::Object(map)))));
-        }
-        out
-    }
-
-    /// Users; `settings` is what a session of the user runs with: its profile's settings over
-    /// the server's default profile, which applies beneath every user's profile.
-    fn users(&self, profiles: &BTreeMap<String, Value>, default_profile: &str) -> Vec<Value> {
-        let effective =
-            |name: &str| profiles.get(name).and_then(|p| p["effective"].as_object()).cloned().unwrap_or_default();
-        let Some(users) = self.loaded.users_root().and_then(|r| r.child("users")) else { return Vec::new() };
-        users
-            .elements()
-            .map(|u| {
-                let auth = AUTH_KINDS.iter().find_map(|(tag, kind)| u.child(tag).map(|e| (*kind, e)));
-                let (kind, auth_at) = match auth {
-                    Some((kind, e)) => (kind, self.at(e.origin)),
-                    None => ("implicit_none", self.at(u.origin)),
-                };
-                let password_empty = match auth {
-                    Some(("plaintext", e)) => e.value().is_empty(),
-                    Some(("none", _)) | None => true,
-                    _ => false,
-                };
-                let networks = u.child("networks");
-                let list = |tag: &str| -> Vec<String> {
-                    networks.map(|n| n.children_named(tag).map(Element::value).collect()).unwrap_or_default()
-                };
-                let (ip, host, host_regexp) = (list("ip"), list("host"), list("host_regexp"));
-                let open_networks = networks.is_none()
-                    || ip.iter().any(|i| matches!(i.as_str(), "::/0" | "0.0.0.0/0" | "::" | "0.0.0.0"))
-                    || host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
-                let profile = u.child("profile").map_or("default".to_string(), Element::value);
-                let access_management = u.child("access_management");
-                let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
-                let mut settings = effective(default_profile);
-                settings.extend(effective(&profile));
-                let constrained = |name: &str| profiles.get(name).is_some_and(|p| p["constrained"] == true);
-                let user = json!({
-                    "name": u.name,
-                    "at": self.at(u.origin),
-                    "auth": kind,
-                    "auth_at": auth_at,
-                    "password_empty": password_empty,
-                    "plaintext_password": kind == "plaintext" && !password_empty,
-                    "networks": {"ip": ip, "host": host, "host_regexp": host_regexp, "declared": networks.is_some()},
-                    "networks_at": networks.map_or_else(|| self.at(u.origin), |n| self.at(n.origin)),
-                    "open_networks": open_networks,
-                    "profile": profile,
-                    "access_management": access_management.is_some_and(|a| is_true(&a.value())),
-                    "access_management_at": access_management.map_or_else(|| self.at(u.origin), |a| self.at(a.origin)),
-                    "named_collection_control": switch("named_collection_control"),
-                    "show_named_collections_secrets": switch("show_named_collections_secrets"),
-                    "constrained": constrained(default_profile) || constrained(&profile),
-                });
-                moved_into(user, [("settings", Value::Object(settings))])
             })
             .collect()
     }
@@ -775,28 +676,12 @@ impl<'a> ConfigFacts<'a> {
     }
 }
 
-/// Marks the profiles that matter: the default profile, those assigned to users, and
-/// everything they inherit.
-fn mark_profiles_in_use(profiles: &mut BTreeMap<String, Value>, default_profile: &str, users: &[Value]) {
-    let mut pending: Vec<String> = users.iter().filter_map(|u| u["profile"].as_str().map(str::to_string)).collect();
-    pending.push(default_profile.to_string());
-    let mut seen = std::collections::BTreeSet::new();
-    while let Some(name) = pending.pop() {
-        if !seen.insert(name.clone()) {
-            continue;
-        }
-        if let Some(p) = profiles.get(&name) {
-            pending
-                .extend(p["inherits"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_string)));
-        }
-    }
-    for (name, p) in profiles.iter_mut() {
-        p["in_use"] = json!(seen.contains(name));
-        p["is_default"] = json!(name == default_profile);
-    }
+/// A typed fact as the document's JSON: its types hold strings, bools, lists and maps by
+/// string, which the serializer cannot refuse.
+fn fact_value(fact: &impl serde::Serialize) -> Value {
+    serde_json::to_value(fact).expect("a typed fact serializes")
 }
 
-/// Every setting written in a profile, one item each (rules iterate over them).
 /// `object` with `fields` moved in: `json!` would copy each through the serializer, and a
 /// profile's settings, a user's or a cluster's replicas are most of a large config's facts.
 fn moved_into<const N: usize>(mut object: Value, fields: [(&str, Value); N]) -> Value {
@@ -804,22 +689,6 @@ fn moved_into<const N: usize>(mut object: Value, fields: [(&str, Value); N]) -> 
         object[field] = value;
     }
     object
-}
-
-fn profile_settings(profiles: &BTreeMap<String, Value>) -> Vec<Value> {
-    let mut out = Vec::new();
-    for p in profiles.values() {
-        let Some(settings) = p["settings"].as_object() else { continue };
-        for (name, value) in settings {
-            // not the profile's settings in effect: a copy for each of its settings was most
-            // of the facts of 2,000 profiles (a rule finds them in `config.profiles`)
-            out.push(json!({
-                "profile": p["name"], "name": name, "value": value, "at": p["settings_at"][name],
-                "in_use": p["in_use"], "is_default": p["is_default"],
-            }));
-        }
-    }
-    out
 }
 
 /// Leaf children's values by name (first occurrence, as ClickHouse reads them).
@@ -897,30 +766,6 @@ const SYSTEM_LOGS: &[&str] = &[
     "aggregated_zookeeper_log",
 ];
 
-/// Whether a profile, or one it inherits, has `<constraints>` with anything in them
-/// (ClickHouse merges constraints through inheritance as it does settings).
-fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
-    let mut seen = HashSet::new();
-    let mut pending = vec![profile];
-    while let Some(p) = pending.pop() {
-        for child in p.elements() {
-            match child.name.as_str() {
-                "constraints" if child.has_element_children() => return true,
-                "profile" => {
-                    let parent = child.value();
-                    if let Some(element) = by_name.get(parent.as_str())
-                        && seen.insert(parent)
-                    {
-                        pending.push(element);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    false
-}
-
 /// A listen address that is every interface.
 fn every_interface(host: &Element) -> bool {
     matches!(host.value().as_str(), "0.0.0.0" | "::")
@@ -942,45 +787,6 @@ fn interserver_exposed(root: &Element) -> bool {
         } else {
             root.children_named("listen_host").any(every_interface)
         }
-}
-
-/// A profile's settings in effect and the element that set each, as ClickHouse's
-/// SettingsProfilesCache::substituteProfiles computes them: a `<profile>` parent's elements are
-/// spliced in where it is named, in document order, each profile at most once (a repeated or
-/// circular parent is skipped, not an error), and the last value of a setting wins. Iterative,
-/// and linear in the elements reached: no cycle or fan-in makes it grow.
-fn effective_settings<'a>(
-    by_name: &HashMap<&str, &'a Element>,
-    profile: &'a Element,
-) -> BTreeMap<&'a str, &'a Element> {
-    let mut winners = BTreeMap::new();
-    let mut substituted: HashSet<String> = HashSet::new();
-    // each frame: a profile's remaining children and the setting names it has set so far
-    // (a profile's first element of a name is the one ClickHouse reads)
-    let mut stack = vec![(profile.elements(), HashSet::new())];
-    while let Some((children, seen)) = stack.last_mut() {
-        let Some(child) = children.next() else {
-            stack.pop();
-            continue;
-        };
-        match child.name.as_str() {
-            "constraints" => {}
-            "profile" => {
-                let parent = child.value();
-                if let Some(element) = by_name.get(parent.as_str())
-                    && substituted.insert(parent)
-                {
-                    stack.push((element.elements(), HashSet::new()));
-                }
-            }
-            name => {
-                if seen.insert(name) {
-                    winners.insert(name, child);
-                }
-            }
-        }
-    }
-    winners
 }
 
 pub(crate) fn is_true(v: &str) -> bool {

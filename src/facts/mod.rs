@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod config;
+pub mod config_users;
 pub mod config_keys;
 pub mod rows;
 pub mod schema;

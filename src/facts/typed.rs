@@ -17,8 +17,8 @@ use serde_json::Value;
 
 use super::schema::Entry;
 
-/// The schema of a number the catalog calls by its own type name.
-macro_rules! catalog_number {
+/// The schema of a value the catalog calls by its own type name.
+macro_rules! catalog_type {
     ($type:ident, $json:literal, $kind:literal) => {
         impl JsonSchema for $type {
             fn schema_name() -> std::borrow::Cow<'static, str> {
@@ -50,7 +50,14 @@ impl<'de> Deserialize<'de> for Flag {
     }
 }
 
-catalog_number!(Flag, "integer", "flag");
+catalog_type!(Flag, "integer", "flag");
+
+/// Where a fact was read: `file:line:column` in the user's config.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Location(pub String);
+
+catalog_type!(Location, "string", "location");
 
 /// A ClickHouse count: a number, or a string when the server quotes 64-bit integers
 /// (`output_format_json_quote_64bit_integers`).
@@ -63,7 +70,7 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-catalog_number!(Count, "integer", "number");
+catalog_type!(Count, "integer", "number");
 
 impl std::fmt::Display for Count {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -82,7 +89,7 @@ impl<'de> Deserialize<'de> for Number {
     }
 }
 
-catalog_number!(Number, "number", "number");
+catalog_type!(Number, "number", "number");
 
 /// A JSON number read as `T`, or text holding one (the server quotes 64-bit integers);
 /// `what` names `T` in the error.
@@ -179,8 +186,14 @@ fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact 
 /// Every typed fact, in catalog order.
 pub fn facts() -> Vec<TypedFact> {
     use crate::collect::{scopes, user_settings};
-    use crate::facts::rows;
+    use crate::facts::{config_users, rows};
     vec![
+        typed::<Vec<config_users::ConfigUser>>("config.users", "the users of the users config (users.xml + users.d)"),
+        typed::<Vec<config_users::ConfigProfile>>("config.profiles", "the settings profiles of the users config"),
+        typed::<Vec<config_users::WrittenSetting>>(
+            "config.profile_settings",
+            "every setting written in a profile, one item each",
+        ),
         typed::<Settings<rows::SessionSetting<'static>>>(
             "live.settings",
             "system.settings of the auditing user's session",
@@ -231,6 +244,12 @@ pub struct Settings<T>(pub BTreeMap<String, T>);
 impl<T> Default for Settings<T> {
     fn default() -> Settings<T> {
         Settings(BTreeMap::new())
+    }
+}
+
+impl<T> FromIterator<(String, T)> for Settings<T> {
+    fn from_iter<I: IntoIterator<Item = (String, T)>>(items: I) -> Settings<T> {
+        Settings(items.into_iter().collect())
     }
 }
 

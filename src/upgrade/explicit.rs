@@ -5,6 +5,8 @@ use serde_json::Value;
 use super::workload::Usage;
 use crate::facts::Facts;
 use crate::facts::catalog::{self, Catalog, SettingKind};
+use crate::facts::config_users::WrittenSetting;
+use crate::facts::typed;
 
 /// Where this server sets each setting: profiles and <merge_tree> in the files, settings
 /// the server reports as changed, settings the workload's queries ran with.
@@ -13,16 +15,22 @@ pub(super) struct ExplicitSettings {
 }
 
 impl ExplicitSettings {
-    /// `from_catalog`: the running release's setting catalog, when chaudit has it.
-    pub(super) fn of(facts: &Facts, usage: Option<&Usage>, from_catalog: Option<&'static Catalog>) -> ExplicitSettings {
+    /// `from_catalog`: the running release's setting catalog, when chaudit has it; what
+    /// could not be read goes to `notes`.
+    pub(super) fn of(
+        facts: &Facts,
+        usage: Option<&Usage>,
+        from_catalog: Option<&'static Catalog>,
+        notes: &mut Vec<String>,
+    ) -> ExplicitSettings {
         let mut places = Vec::new();
         let config = facts.document.get("config");
-        for item in config.and_then(|c| c["profile_settings"].as_array()).into_iter().flatten() {
-            if let (Some(name), Some(profile)) = (item["name"].as_str(), item["profile"].as_str()) {
-                let at = item["at"].as_str().unwrap_or_default();
-                let value = item["value"].as_str().unwrap_or_default();
-                places.push((SettingKind::Session, name.to_string(), format!("profile `{profile}` = {value} ({at})")));
-            }
+        match config.map(|c| typed::read::<Vec<WrittenSetting>>(c, "config", "profile_settings")).transpose() {
+            Ok(written) => places.extend(written.into_iter().flatten().map(|s| {
+                let place = format!("profile `{}` = {} ({})", s.profile, s.value, s.at.0);
+                (SettingKind::Session, s.name, place)
+            })),
+            Err(why) => notes.push(format!("the profiles' settings are not read ({why})")),
         }
         if let Some(merge_tree) = config.and_then(|c| c["merge_tree"].as_object()) {
             for (name, value) in merge_tree {

@@ -171,7 +171,7 @@ pub fn review(inputs: &Inputs) -> Review {
         ));
     }
     let from_catalog = catalog::for_version(from);
-    let explicit = ExplicitSettings::of(facts, usage.as_ref(), from_catalog);
+    let explicit = ExplicitSettings::of(facts, usage.as_ref(), from_catalog, &mut notes);
     let target_catalog = catalog::for_version(to);
     if target_catalog.is_none() {
         notes.push(format!(

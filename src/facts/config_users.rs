@@ -1,0 +1,313 @@
+//! The users config's facts as Rust types (`config.users`, `config.profiles`,
+//! `config.profile_settings`), read as ClickHouse reads users.xml: a profile's settings in
+//! effect through `<profile>` inheritance, a user's through its profile over the default
+//! profile. The catalog's entries of these facts are generated from the types (typed.rs).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::config::is_true;
+use super::typed::{Location, Settings};
+use crate::config::{Element, Origin, model};
+
+/// A settings profile of the users config.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigProfile {
+    pub name: String,
+    pub at: Location,
+    /// the profiles it inherits (<profile> elements), in order
+    pub inherits: Vec<String>,
+    /// the settings written in the profile itself
+    pub settings: Settings<String>,
+    /// where each of them is written
+    pub settings_at: Settings<Location>,
+    /// the settings in effect after inheritance
+    pub effective: Settings<String>,
+    /// where each setting in effect got its winning value (the element, through inheritance and fragments)
+    pub effective_at: Settings<Location>,
+    /// the default profile, a user's, or inherited by one of them
+    pub in_use: bool,
+    /// the <default_profile>
+    pub is_default: bool,
+    /// it, or a profile it inherits, has <constraints>
+    pub constrained: bool,
+}
+
+/// A user of the users config.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigUser {
+    pub name: String,
+    /// the user's element
+    pub at: Location,
+    /// how it authenticates: plaintext, sha256, double_sha1, bcrypt, none, ldap, kerberos, ssl_certificates, ssh_keys, http, implicit_none (no element)
+    pub auth: String,
+    /// the authentication element (the user's element when there is none)
+    pub auth_at: Location,
+    /// no password at all (empty <password>, <no_password>, or none given)
+    pub password_empty: bool,
+    /// a non-empty <password> in plain text
+    pub plaintext_password: bool,
+    /// <networks>
+    pub networks: Networks,
+    pub networks_at: Location,
+    /// reachable from any address (no <networks>, ::/0, 0.0.0.0/0, a match-all regexp)
+    pub open_networks: bool,
+    /// its <profile> (default: `default`)
+    pub profile: String,
+    /// the settings in effect through its profile, after inheritance
+    pub settings: Settings<String>,
+    /// <access_management> is on
+    pub access_management: bool,
+    pub access_management_at: Location,
+    /// <named_collection_control> is on (create, alter and drop named collections)
+    pub named_collection_control: bool,
+    /// <show_named_collections_secrets> is on (read the secrets in named collections)
+    pub show_named_collections_secrets: bool,
+    /// its profile or the default profile (or one they inherit) has <constraints>
+    pub constrained: bool,
+}
+
+/// The addresses a user may connect from.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Networks {
+    pub ip: Vec<String>,
+    pub host: Vec<String>,
+    pub host_regexp: Vec<String>,
+    /// the user has a <networks> element
+    pub declared: bool,
+}
+
+/// One setting written in a profile (rules iterate over them).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WrittenSetting {
+    /// the profile's name
+    pub profile: String,
+    /// the setting
+    pub name: String,
+    pub value: String,
+    pub at: Location,
+    /// its profile is in use
+    pub in_use: bool,
+    /// its profile is the default profile
+    pub is_default: bool,
+}
+
+/// Authentication elements of a user and what they mean.
+const AUTH_KINDS: &[(&str, &str)] = &[
+    ("password", "plaintext"),
+    ("password_sha256_hex", "sha256"),
+    ("password_double_sha1_hex", "double_sha1"),
+    ("password_bcrypt_hash", "bcrypt"),
+    ("no_password", "none"),
+    ("ldap", "ldap"),
+    ("kerberos", "kerberos"),
+    ("ssl_certificates", "ssl_certificates"),
+    ("ssh_keys", "ssh_keys"),
+    ("http_authentication", "http"),
+];
+
+/// The profiles (by name) and users of a users tree; `at` locates an element. Read together:
+/// a profile is in use when a user names it.
+pub fn profiles_and_users(
+    users_root: Option<&Element>,
+    default_profile: &str,
+    at: &dyn Fn(Origin) -> Location,
+) -> (Vec<ConfigProfile>, Vec<ConfigUser>) {
+    let Some(root) = users_root else { return Default::default() };
+    let mut profiles = profiles(root, at);
+    let users = users(root, &profiles, default_profile, at);
+    mark_profiles_in_use(&mut profiles, default_profile, &users);
+    (profiles.into_values().collect(), users)
+}
+
+/// Every setting written in a profile, one item each. Not the profile's settings in effect:
+/// a copy for each of its settings was most of the facts of 2,000 profiles (a rule finds
+/// them in `config.profiles`).
+pub fn profile_settings(profiles: &[ConfigProfile]) -> Vec<WrittenSetting> {
+    let mut out = Vec::new();
+    for p in profiles {
+        for (name, value) in &p.settings.0 {
+            out.push(WrittenSetting {
+                profile: p.name.clone(),
+                name: name.clone(),
+                value: value.clone(),
+                at: p.settings_at.0.get(name).cloned().unwrap_or_default(),
+                in_use: p.in_use,
+                is_default: p.is_default,
+            });
+        }
+    }
+    out
+}
+
+/// Profiles by name, with settings as written and as in effect after inheritance.
+fn profiles(users_root: &Element, at: &dyn Fn(Origin) -> Location) -> BTreeMap<String, ConfigProfile> {
+    let profiles = model::profiles(users_root);
+    let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
+    let mut out = BTreeMap::new();
+    for p in profiles.iter() {
+        let winners = effective_settings(&by_name, p.element);
+        let profile = ConfigProfile {
+            name: p.name.clone(),
+            at: at(p.element.origin),
+            inherits: p.inherits.clone(),
+            settings: p.settings.iter().map(|s| (s.name.to_string(), s.value())).collect(),
+            settings_at: p.settings.iter().map(|s| (s.name.to_string(), at(s.origin))).collect(),
+            effective: winners.iter().map(|(n, e)| (n.to_string(), e.value())).collect(),
+            // where each value in effect was set: through inheritance, in whichever fragment
+            effective_at: winners.iter().map(|(n, e)| (n.to_string(), at(e.origin))).collect(),
+            constrained: constrained(&by_name, p.element),
+            ..ConfigProfile::default()
+        };
+        out.insert(p.name.clone(), profile);
+    }
+    out
+}
+
+/// Users; `settings` is what a session of the user runs with: its profile's settings over
+/// the server's default profile, which applies beneath every user's profile.
+fn users(
+    users_root: &Element,
+    profiles: &BTreeMap<String, ConfigProfile>,
+    default_profile: &str,
+    at: &dyn Fn(Origin) -> Location,
+) -> Vec<ConfigUser> {
+    let Some(users) = users_root.child("users") else { return Vec::new() };
+    let effective = |name: &str| profiles.get(name).map(|p| p.effective.0.clone()).unwrap_or_default();
+    let constrained = |name: &str| profiles.get(name).is_some_and(|p| p.constrained);
+    users
+        .elements()
+        .map(|u| {
+            let auth = AUTH_KINDS.iter().find_map(|(tag, kind)| u.child(tag).map(|e| (*kind, e)));
+            let (kind, auth_at) = match auth {
+                Some((kind, e)) => (kind, at(e.origin)),
+                None => ("implicit_none", at(u.origin)),
+            };
+            let password_empty = match auth {
+                Some(("plaintext", e)) => e.value().is_empty(),
+                Some(("none", _)) | None => true,
+                _ => false,
+            };
+            let networks = u.child("networks");
+            let list = |tag: &str| -> Vec<String> {
+                networks.map(|n| n.children_named(tag).map(Element::value).collect()).unwrap_or_default()
+            };
+            let declared = Networks {
+                ip: list("ip"),
+                host: list("host"),
+                host_regexp: list("host_regexp"),
+                declared: networks.is_some(),
+            };
+            let open_networks = networks.is_none()
+                || declared.ip.iter().any(|i| matches!(i.as_str(), "::/0" | "0.0.0.0/0" | "::" | "0.0.0.0"))
+                || declared.host_regexp.iter().any(|r| matches!(r.as_str(), ".*" | "^.*$" | ".+"));
+            let profile = u.child("profile").map_or("default".to_string(), Element::value);
+            let access_management = u.child("access_management");
+            let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
+            let mut settings = effective(default_profile);
+            settings.extend(effective(&profile));
+            ConfigUser {
+                name: u.name.to_string(),
+                at: at(u.origin),
+                auth: kind.to_string(),
+                auth_at,
+                password_empty,
+                plaintext_password: kind == "plaintext" && !password_empty,
+                networks: declared,
+                networks_at: at(networks.map_or(u.origin, |n| n.origin)),
+                open_networks,
+                access_management: access_management.is_some_and(|a| is_true(&a.value())),
+                access_management_at: at(access_management.map_or(u.origin, |a| a.origin)),
+                named_collection_control: switch("named_collection_control"),
+                show_named_collections_secrets: switch("show_named_collections_secrets"),
+                constrained: constrained(default_profile) || constrained(&profile),
+                settings: Settings(settings),
+                profile,
+            }
+        })
+        .collect()
+}
+
+/// Marks the profiles that matter: the default profile, those assigned to users, and
+/// everything they inherit.
+fn mark_profiles_in_use(profiles: &mut BTreeMap<String, ConfigProfile>, default_profile: &str, users: &[ConfigUser]) {
+    let mut pending: Vec<&str> = users.iter().map(|u| u.profile.as_str()).collect();
+    pending.push(default_profile);
+    let mut seen = BTreeSet::new();
+    while let Some(name) = pending.pop() {
+        if seen.insert(name.to_string())
+            && let Some(p) = profiles.get(name)
+        {
+            pending.extend(p.inherits.iter().map(String::as_str));
+        }
+    }
+    for (name, p) in profiles.iter_mut() {
+        p.in_use = seen.contains(name);
+        p.is_default = name == default_profile;
+    }
+}
+
+/// Whether a profile, or one it inherits, has `<constraints>` with anything in them
+/// (ClickHouse merges constraints through inheritance as it does settings).
+fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
+    let mut seen = HashSet::new();
+    let mut pending = vec![profile];
+    while let Some(p) = pending.pop() {
+        for child in p.elements() {
+            match child.name.as_str() {
+                "constraints" if child.has_element_children() => return true,
+                "profile" => {
+                    let parent = child.value();
+                    if let Some(element) = by_name.get(parent.as_str())
+                        && seen.insert(parent)
+                    {
+                        pending.push(element);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
+/// A profile's settings in effect and the element that set each, as ClickHouse's
+/// SettingsProfilesCache::substituteProfiles computes them: a `<profile>` parent's elements are
+/// spliced in where it is named, in document order, each profile at most once (a repeated or
+/// circular parent is skipped, not an error), and the last value of a setting wins. Iterative,
+/// and linear in the elements reached: no cycle or fan-in makes it grow.
+fn effective_settings<'a>(
+    by_name: &HashMap<&str, &'a Element>,
+    profile: &'a Element,
+) -> BTreeMap<&'a str, &'a Element> {
+    let mut winners = BTreeMap::new();
+    let mut substituted: HashSet<String> = HashSet::new();
+    // each frame: a profile's remaining children and the setting names it has set so far
+    // (a profile's first element of a name is the one ClickHouse reads)
+    let mut stack = vec![(profile.elements(), HashSet::new())];
+    while let Some((children, seen)) = stack.last_mut() {
+        let Some(child) = children.next() else {
+            stack.pop();
+            continue;
+        };
+        match child.name.as_str() {
+            "constraints" => {}
+            "profile" => {
+                let parent = child.value();
+                if let Some(element) = by_name.get(parent.as_str())
+                    && substituted.insert(parent)
+                {
+                    stack.push((element.elements(), HashSet::new()));
+                }
+            }
+            name => {
+                if seen.insert(name) {
+                    winners.insert(name, child);
+                }
+            }
+        }
+    }
+    winners
+}
