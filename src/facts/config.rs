@@ -1,11 +1,12 @@
 //! Facts from the merged configuration files. Every item carries `at`, the
 //! `file:line:column` of the element it was read from, so findings point into the user's files.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
 use super::catalog;
+use super::config_storage as storage;
 use super::config_users;
 use super::typed::Location;
 use crate::config::model;
@@ -121,83 +122,6 @@ const OTHER_ROOT_ELEMENTS: &[&str] = &[
     "workload_path",
     "workload_zookeeper_path",
     "zookeeper_log",
-];
-
-/// Elements of a disk definition by disk type (ClickHouse's storage docs), for spotting a
-/// misspelled one, which ClickHouse ignores. Object-storage disks take the S3, Azure and
-/// web keys alike (`type` object_storage names the kind in another element).
-const DISK_COMMON: &[&str] =
-    &["type", "object_storage_type", "metadata_type", "metadata_path", "skip_access_check", "readonly"];
-const DISK_KEYS: &[(&str, &[&str])] = &[
-    ("local", &["path", "keep_free_space_bytes", "keep_free_space_ratio"]),
-    (
-        "cache",
-        &[
-            "disk",
-            "path",
-            "max_size",
-            "cache_on_write_operations",
-            "max_file_segment_size",
-            "cache_hits_threshold",
-            "boundary_alignment",
-            "background_download_threads",
-            "background_download_queue_size_limit",
-            "cache_policy",
-            "slru_size_ratio",
-            "enable_bypass_cache_with_threshold",
-            "bypass_cache_threshold",
-            "max_elements",
-            "load_metadata_threads",
-            "load_metadata_asynchronously",
-            "enable_filesystem_query_cache_limit",
-            "write_cache_per_user_id_directory",
-            "max_size_ratio_to_total_space",
-            "keep_free_space_size_ratio",
-            "keep_free_space_elements_ratio",
-            "keep_free_space_remove_batch",
-            "allow_dynamic_cache_resize",
-        ],
-    ),
-    ("encrypted", &["disk", "path", "key", "key_hex", "current_key_id", "algorithm"]),
-    (
-        "object",
-        &[
-            "endpoint",
-            "access_key_id",
-            "secret_access_key",
-            "region",
-            "use_environment_credentials",
-            "use_insecure_imds_request",
-            "expiration_window_seconds",
-            "no_sign_request",
-            "role_arn",
-            "session_token",
-            "server_side_encryption_customer_key_base64",
-            "server_side_encryption_kms_key_id",
-            "support_batch_delete",
-            "connect_timeout_ms",
-            "request_timeout_ms",
-            "retry_attempts",
-            "max_single_read_retries",
-            "min_bytes_for_seek",
-            "min_upload_part_size",
-            "max_single_part_upload_size",
-            "max_connections",
-            "send_metadata",
-            "thread_pool_size",
-            "list_object_keys_size",
-            "objects_chunk_size_to_delete",
-            "header",
-            "storage_account_url",
-            "connection_string",
-            "container_name",
-            "account_name",
-            "account_key",
-            "container_already_exists",
-            "max_single_download_retries",
-            "endpoint_subpath",
-        ],
-    ),
 ];
 
 /// The server setting, section or other root element closest to `name`, for "did you
@@ -318,15 +242,16 @@ impl<'a> ConfigFacts<'a> {
                 .collect()
         };
         let merge_tree = root.child("merge_tree");
+        let at = &|origin: Origin| self.location(origin);
         // each fact moved into the document (`json!` would copy each one through the serializer)
         let fields: Vec<(&str, Value)> = vec![
             ("at", self.at(root.origin)),
-            ("merge_tree", self.gated("merge_tree", || merge_tree.map(leaf_values).unwrap_or_default())),
+            ("merge_tree", self.gated("merge_tree", || fact_value(&merge_tree.map(leaf_values).unwrap_or_default()))),
             (
                 "merge_tree_at",
                 self.gated("merge_tree_at", || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
             ),
-            ("server", self.gated("server", || leaf_values(root))),
+            ("server", self.gated("server", || fact_value(&leaf_values(root)))),
             ("server_at", self.gated("server_at", || self.leaf_locations(root))),
             ("root_elements", self.gated("root_elements", || self.root_elements())),
             (
@@ -339,16 +264,33 @@ impl<'a> ConfigFacts<'a> {
             ("default_profile", Value::from(default_profile)),
             ("custom_settings_prefixes", self.gated("custom_settings_prefixes", custom_prefixes)),
             ("users", fact_value(&users)),
-            ("profile_settings", self.gated("profile_settings", || fact_value(&config_users::profile_settings(&profiles)))),
+            (
+                "profile_settings",
+                self.gated("profile_settings", || fact_value(&config_users::profile_settings(&profiles))),
+            ),
             ("profiles", fact_value(&profiles)),
-            ("disks", self.gated("disks", || self.disks())),
-            ("misspelled_disks", self.gated("misspelled_disks", || self.misspelled_disks())),
-            ("cache_disks", self.gated("cache_disks", || self.cache_disks())),
-            ("disk_policies", self.gated("disk_policies", || self.disk_policies())),
-            ("declared_disks", self.gated("declared_disks", || self.declared_disks())),
-            ("policy_names", self.gated("policy_names", || self.policy_names())),
-            ("policies", self.gated("policies", || self.policies())),
-            ("clusters", self.gated("clusters", || self.clusters())),
+            ("disks", self.gated("disks", || fact_value(&storage::disks(self.model_disks(), at)))),
+            (
+                "misspelled_disks",
+                self.gated("misspelled_disks", || fact_value(&storage::misspelled_disks(self.model_disks(), at))),
+            ),
+            ("cache_disks", self.gated("cache_disks", || fact_value(&storage::cache_disks(self.model_disks(), at)))),
+            (
+                "disk_policies",
+                self.gated("disk_policies", || {
+                    fact_value(&storage::disk_policies(self.model_disks(), self.model_policies()))
+                }),
+            ),
+            (
+                "declared_disks",
+                self.gated("declared_disks", || fact_value(&storage::declared_disks(self.model_disks()))),
+            ),
+            (
+                "policy_names",
+                self.gated("policy_names", || self.model_policies().iter().map(|p| p.name.clone()).collect::<Vec<_>>()),
+            ),
+            ("policies", self.gated("policies", || fact_value(&storage::policies(self.model_policies(), at)))),
+            ("clusters", self.gated("clusters", || fact_value(&storage::clusters(&model::clusters(root), at)))),
             ("logs", self.gated("logs", || self.logs())),
             ("log_unknown_elements", self.gated("log_unknown_elements", || self.log_unknown_elements())),
             ("interserver_exposed", Value::from(interserver_exposed(root))),
@@ -440,117 +382,6 @@ impl<'a> ConfigFacts<'a> {
                     "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
                     "server_section": SERVER_SECTIONS.contains(&name), "known": known,
                 })
-            })
-            .collect()
-    }
-
-    // disks and policies on every core: a config can declare thousands
-    fn disks(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(self.model_disks(), |d| {
-            json!({
-                "name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin),
-                "misspelled": self.misspelled_disk_elements(d),
-            })
-        })
-    }
-
-    /// The disks with a misspelled element (rules look at these, not at every disk).
-    fn misspelled_disks(&self) -> Vec<Value> {
-        self.model_disks()
-            .iter()
-            .filter_map(|d| {
-                let misspelled = self.misspelled_disk_elements(d);
-                (!misspelled.is_empty()).then(|| {
-                    json!({"name": d.name, "type": d.kind, "at": self.at(d.element.origin), "misspelled": misspelled})
-                })
-            })
-            .collect()
-    }
-
-    /// `misspelled`: elements of a disk that are no element of its type but a typo of one (at
-    /// most two letters off: {name, suggestion, value, at}); any other unknown name is left alone, it
-    /// may be an option newer than this list.
-    fn misspelled_disk_elements(&self, disk: &model::Disk) -> Vec<Value> {
-        let kind = match disk.kind.as_str() {
-            "local" | "cache" | "encrypted" => disk.kind.as_str(),
-            _ => "object",
-        };
-        let own = DISK_KEYS.iter().find(|(k, _)| *k == kind).map_or(&[][..], |(_, keys)| *keys);
-        disk.element
-            .elements()
-            .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
-            .filter_map(|e| {
-                let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
-                let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
-                Some(json!({"name": e.name, "suggestion": suggestion, "value": e.value(), "at": self.at(e.origin)}))
-            })
-            .collect()
-    }
-
-    /// The cache disks, as `disks` gives them (rules about caches iterate over these, not
-    /// over every disk).
-    fn cache_disks(&self) -> Vec<Value> {
-        self.model_disks()
-            .iter()
-            .filter(|d| d.kind == "cache")
-            .map(|d| json!({"name": d.name, "type": d.kind, "settings": leaf_values(d.element), "at": self.at(d.element.origin)}))
-            .collect()
-    }
-
-    /// Every declared disk and the policies listing it (none: an empty list): `name in
-    /// config.disk_policies` and `config.disk_policies[name]` are lookups, not a scan of
-    /// every policy.
-    fn disk_policies(&self) -> Map<String, Value> {
-        let mut out: Map<String, Value> = self.model_disks().iter().map(|d| (d.name.clone(), json!([]))).collect();
-        for p in self.model_policies() {
-            for disk in p.volumes.iter().flat_map(|v| &v.disks) {
-                if let Value::Array(listed) = out.entry(disk.clone()).or_insert_with(|| json!([]))
-                    && !listed.iter().any(|n| n == p.name.as_str())
-                {
-                    listed.push(json!(p.name));
-                }
-            }
-        }
-        out
-    }
-
-    /// Every declared disk's type by its name: `name in config.declared_disks` is a lookup,
-    /// where a scan of config.disks for each disk a policy names costs policies x disks.
-    fn declared_disks(&self) -> Map<String, Value> {
-        self.model_disks().iter().map(|d| (d.name.clone(), json!(d.kind))).collect()
-    }
-
-    fn policy_names(&self) -> Vec<String> {
-        self.model_policies().iter().map(|p| p.name.clone()).collect()
-    }
-
-    fn policies(&self) -> Vec<Value> {
-        crate::parallel::on_every_core(self.model_policies(), |p| {
-            let volumes: Vec<Value> = p
-                .volumes
-                .iter()
-                .map(|v| json!({"name": v.name, "disks": v.disks, "at": self.at(v.element.origin)}))
-                .collect();
-            let disks: Vec<&String> = p.volumes.iter().flat_map(|v| &v.disks).collect();
-            let policy = json!({"name": p.name, "disks": disks, "at": self.at(p.element.origin)});
-            moved_into(policy, [("volumes", Value::Array(volumes))])
-        })
-    }
-
-    fn clusters(&self) -> Vec<Value> {
-        model::clusters(&self.loaded.server.root)
-            .iter()
-            .map(|c| {
-                let replica = |r: &model::Replica<'_>| json!({"host": r.host, "port": r.port});
-                let shards = c.shards.iter().map(|s| Value::Array(s.iter().map(replica).collect())).collect();
-                // another server: a cluster of one host is this server (prefer_localhost_replica)
-                let hosts: HashSet<&str> = c.shards.iter().flatten().map(|r| r.host.as_str()).collect();
-                let remote = hosts.len() > 1 && hosts.iter().any(|h| !is_loopback(h));
-                let cluster = json!({
-                    "name": c.name, "at": self.at(c.element.origin),
-                    "secret": c.element.child("secret").is_some(), "remote": remote,
-                });
-                moved_into(cluster, [("shards", Value::Array(shards))])
             })
             .collect()
     }
@@ -682,20 +513,13 @@ fn fact_value(fact: &impl serde::Serialize) -> Value {
     serde_json::to_value(fact).expect("a typed fact serializes")
 }
 
-/// `object` with `fields` moved in: `json!` would copy each through the serializer, and a
-/// profile's settings, a user's or a cluster's replicas are most of a large config's facts.
-fn moved_into<const N: usize>(mut object: Value, fields: [(&str, Value); N]) -> Value {
-    for (field, value) in fields {
-        object[field] = value;
-    }
-    object
-}
-
 /// Leaf children's values by name (first occurrence, as ClickHouse reads them).
-fn leaf_values(e: &Element) -> Map<String, Value> {
-    let mut out = Map::new();
+pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
     for child in e.elements().filter(|c| !c.has_element_children()) {
-        out.entry(child.name.clone()).or_insert_with(|| json!(child.value()));
+        if !out.contains_key(child.name.as_str()) {
+            out.insert(child.name.to_string(), child.value());
+        }
     }
     out
 }
@@ -769,10 +593,6 @@ const SYSTEM_LOGS: &[&str] = &[
 /// A listen address that is every interface.
 fn every_interface(host: &Element) -> bool {
     matches!(host.value().as_str(), "0.0.0.0" | "::")
-}
-
-fn is_loopback(host: &str) -> bool {
-    matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
 }
 
 /// The interserver port listens on every interface: `interserver_listen_host` says so, or,

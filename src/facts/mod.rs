@@ -3,8 +3,9 @@
 
 pub mod catalog;
 pub mod config;
-pub mod config_users;
 pub mod config_keys;
+pub mod config_storage;
+pub mod config_users;
 pub mod rows;
 pub mod schema;
 pub mod startup;

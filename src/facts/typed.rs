@@ -186,8 +186,26 @@ fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact 
 /// Every typed fact, in catalog order.
 pub fn facts() -> Vec<TypedFact> {
     use crate::collect::{scopes, user_settings};
+    use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
     vec![
+        typed::<Vec<storage::ConfigDisk>>("config.disks", "<storage_configuration><disks>"),
+        typed::<Vec<storage::MisspelledDisk>>(
+            "config.misspelled_disks",
+            "the disks with an element that is a typo of one of their type's (the items of config.disks with `misspelled`)",
+        ),
+        typed::<Vec<storage::CacheDisk>>("config.cache_disks", "the disks of type cache (the items of config.disks)"),
+        typed::<BTreeMap<String, Vec<String>>>(
+            "config.disk_policies",
+            "every declared disk (and every disk a policy names) -> the policies listing it, empty when none",
+        ),
+        typed::<BTreeMap<String, String>>(
+            "config.declared_disks",
+            "every disk of <storage_configuration><disks> -> its type (a lookup, not a scan of config.disks)",
+        ),
+        typed::<Vec<String>>("config.policy_names", "the storage policies' names"),
+        typed::<Vec<storage::ConfigPolicy>>("config.policies", "<storage_configuration><policies>"),
+        typed::<Vec<storage::ConfigCluster>>("config.clusters", "<remote_servers>"),
         typed::<Vec<config_users::ConfigUser>>("config.users", "the users of the users config (users.xml + users.d)"),
         typed::<Vec<config_users::ConfigProfile>>("config.profiles", "the settings profiles of the users config"),
         typed::<Vec<config_users::WrittenSetting>>(
