@@ -249,10 +249,12 @@ impl<'a> ConfigFacts<'a> {
             ("merge_tree", self.gated("merge_tree", || fact_value(&merge_tree.map(leaf_values).unwrap_or_default()))),
             (
                 "merge_tree_at",
-                self.gated("merge_tree_at", || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
+                self.gated("merge_tree_at", || {
+                    fact_value(&merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())
+                }),
             ),
             ("server", self.gated("server", || fact_value(&leaf_values(root)))),
-            ("server_at", self.gated("server_at", || self.leaf_locations(root))),
+            ("server_at", self.gated("server_at", || fact_value(&self.leaf_locations(root)))),
             ("root_elements", self.gated("root_elements", || self.root_elements())),
             (
                 "listen_hosts",
@@ -355,10 +357,13 @@ impl<'a> ConfigFacts<'a> {
         Value::Object(document)
     }
 
-    fn leaf_locations(&self, e: &Element) -> Map<String, Value> {
-        let mut out = Map::new();
+    /// Where each of [`leaf_values`]'s leaves is written.
+    fn leaf_locations(&self, e: &Element) -> BTreeMap<String, Location> {
+        let mut out = BTreeMap::new();
         for child in e.elements().filter(|c| !c.has_element_children()) {
-            out.entry(child.name.clone()).or_insert_with(|| self.at(child.origin));
+            if !out.contains_key(child.name.as_str()) {
+                out.insert(child.name.to_string(), self.location(child.origin));
+            }
         }
         out
     }
