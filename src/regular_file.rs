@@ -75,10 +75,16 @@ pub fn ensure_replaceable(path: &Path) -> Result<(), WriteError> {
     }
 }
 
-/// Writes `bytes` to `path` whole or not at all: into a new temporary file beside it, then
-/// renamed over it. Only an absent path or a regular file is replaced (a link, a device or
-/// a FIFO is refused, and left as it is).
+/// Writes `bytes` to `path` whole or not at all: see [`replace_with`].
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    replace_with(path, |out| out.write_all(bytes))
+}
+
+/// Writes what `write` writes to `path` whole or not at all: into a new temporary file
+/// beside it (buffered, so a big report is streamed, not held), then renamed over it. Only
+/// an absent path or a regular file is replaced (a link, a device or a FIFO is refused,
+/// and left as it is).
+pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
     let io = |source| WriteError::Io { path: path.to_path_buf(), source };
     ensure_replaceable(path)?;
     let name = path.file_name().ok_or_else(|| io(io::Error::new(io::ErrorKind::InvalidInput, "no file name")))?;
@@ -87,11 +93,11 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     tmp_name.push(format!(".chaudit-{}.tmp", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
     // create_new: never through a link or over anything left there
-    let written = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut file: File| file.write_all(bytes).and_then(|()| file.sync_all()));
+    let written = OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|file: File| {
+        let mut out = io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()
+    });
     if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);
         return Err(io(e));
@@ -131,6 +137,13 @@ mod tests {
         let file = dir.path().join("out.json");
         replace(&file, b"one").unwrap();
         replace(&file, b"two").unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), b"two");
+        // a write that fails half-way leaves the old file as it was
+        let failed = replace_with(&file, |out| {
+            out.write_all(b"half")?;
+            Err(io::Error::other("serializer failed"))
+        });
+        assert!(matches!(failed, Err(WriteError::Io { .. })));
         assert_eq!(std::fs::read(&file).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporary file left");
     }

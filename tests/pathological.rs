@@ -86,3 +86,30 @@ fn a_self_including_config_is_a_diagnostic() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("substitutions nest too deeply (an include loop?)"), "{stderr}");
 }
+
+#[test]
+fn a_rule_over_many_items_reports_each_once_in_document_order() {
+    // more items than one core judges alone: the rule's items are split across cores
+    let dir = tempfile::tempdir().unwrap();
+    let n = 6_000;
+    let elements: String =
+        (0..n).map(|i| format!("<app_metric_{i}_threshold>{i}</app_metric_{i}_threshold>\n")).collect();
+    write(dir.path(), "config.xml", &format!("<clickhouse>\n{elements}</clickhouse>\n"));
+    let args =
+        ["--config", "config.xml", "--format", "json", "--select", "unknown-server-setting", "--fail-on", "never"];
+    let (code, stdout, stderr) = support::chaudit(dir.path(), &args);
+    assert_eq!(code, 0, "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let lines: Vec<u64> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule_id"] == "unknown-server-setting")
+        .map(|f| f["location"]["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, (2..n + 2).map(|l| l as u64).collect::<Vec<_>>());
+    // the JSON report streamed to a file is the one on stdout
+    let (code, _, stderr) = support::chaudit(dir.path(), &[&args[..], &["-o", "report.json"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("report.json")).unwrap(), stdout);
+}

@@ -10,7 +10,7 @@ use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
 use chaudit::version::Version;
 
-use super::{AuditArgs, Format, color_stdout, exit, live, report_all, warn, write_output};
+use super::{AuditArgs, Format, color_stdout, exit, live, report_all, stream_output, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let asked = match snapshot {
@@ -91,18 +91,19 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         warn(w);
     }
     let report = &verdict.report;
+    // JSON keeps every finding: it is streamed to the output, not rendered whole first
     let text = match args.format {
         Format::Text => {
             let mut options = TextOptions::new(color_stdout());
             if args.all {
                 options.per_rule = None;
             }
-            report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &options)
+            Some(report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &options))
         }
-        Format::Json => report::json::render(report),
-        Format::Markdown => report::markdown::render(report),
-        Format::Sarif => report::sarif::render(report),
-        Format::Junit => report::junit::render(report),
+        Format::Json => None,
+        Format::Markdown => Some(report::markdown::render(report)),
+        Format::Sarif => Some(report::sarif::render(report)),
+        Format::Junit => Some(report::junit::render(report)),
     };
     // stderr says why; the exit code is the verdict's, whatever is printed
     let broken = verdict.broken.take();
@@ -151,7 +152,10 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
-    let code = write_output(args.output.as_deref(), &text, code);
+    let code = match text {
+        Some(text) => write_output(args.output.as_deref(), &text, code),
+        None => stream_output(args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
+    };
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
@@ -224,12 +228,12 @@ fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     };
     match carried {
         Some(report) => {
-            let text = match args.format {
-                Format::Sarif => report::sarif::render(&report),
-                Format::Junit => report::junit::render(&report),
-                _ => report::json::render(&report),
-            };
-            write_output(args.output.as_deref(), &text, code)
+            let path = args.output.as_deref();
+            match args.format {
+                Format::Sarif => write_output(path, &report::sarif::render(&report), code),
+                Format::Junit => write_output(path, &report::junit::render(&report), code),
+                _ => stream_output(path, |out| report::json::write(&report, out), code),
+            }
         }
         None => ExitCode::from(code),
     }

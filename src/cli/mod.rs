@@ -342,8 +342,13 @@ fn parse_param(s: &str) -> Result<(String, String), String> {
 
 /// Writes all output in one go: a closed pipe is not a crash.
 pub fn write_stdout(text: &str, code: u8) -> ExitCode {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+    stream_stdout(|out| out.write_all(text.as_bytes()), code)
+}
+
+/// Streams output to stdout (buffered): a closed pipe is not a crash.
+fn stream_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, code: u8) -> ExitCode {
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::from(code),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(code),
         Err(e) => {
@@ -373,9 +378,19 @@ pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>)
 /// Writes a report or snapshot to `path` whole or not at all (a temporary file beside it,
 /// renamed over it), or to stdout when there is no path.
 pub fn write_output(path: Option<&Path>, text: &str, code: u8) -> ExitCode {
-    let Some(path) = path else { return write_stdout(text, code) };
+    stream_output(path, |out| out.write_all(text.as_bytes()), code)
+}
+
+/// [`write_output`] of what `write` writes, streamed: a report of 100,000 findings is
+/// never held whole in memory.
+pub fn stream_output(
+    path: Option<&Path>,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    code: u8,
+) -> ExitCode {
+    let Some(path) = path else { return stream_stdout(write, code) };
     // whole or not at all, and never renamed over a device, a FIFO, a link or a directory
-    match chaudit::regular_file::replace(path, text.as_bytes()) {
+    match chaudit::regular_file::replace_with(path, write) {
         Ok(()) => ExitCode::from(code),
         Err(e) => {
             eprintln!("chaudit: {e}");

@@ -164,6 +164,25 @@ fn within_limit<T>(limit: Duration, evaluate: impl FnOnce() -> Result<T, String>
     result
 }
 
+/// `f` of each item on every core, in order, each under the budget of the rule evaluating
+/// on this thread: the items of one rule share its deadline, and a helper that spends the
+/// budget spends the rule's.
+pub fn on_every_core<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let deadline = DEADLINE.get();
+    let judged = crate::parallel::on_every_core(items, |item| {
+        let outer = (DEADLINE.replace(deadline), EXHAUSTED.replace(false));
+        let result = f(item);
+        let spent = EXHAUSTED.get();
+        DEADLINE.set(outer.0);
+        EXHAUSTED.set(outer.1 || spent);
+        (result, spent)
+    });
+    if judged.iter().any(|(_, spent)| *spent) {
+        EXHAUSTED.set(true);
+    }
+    judged.into_iter().map(|(result, _)| result).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +211,23 @@ mod tests {
         // the next rule on this thread has its whole budget again
         let quick = compile("items.exists(a, a == 299)");
         assert_eq!(within_limit(Duration::from_millis(300), || quick.eval(&context)), Ok(cel::Value::Bool(true)));
+    }
+
+    #[test]
+    fn a_rule_judged_on_every_core_shares_its_budget() {
+        let context = context_with_items();
+        let bomb = compile("items.exists(a, items.exists(b, items.exists(c, a + b + c < 0)))");
+        let started = Instant::now();
+        let err = within_limit(Duration::from_millis(300), || {
+            // each helper thread stops at the rule's deadline, and its spent budget is the rule's
+            on_every_core(&[0, 1, 2, 3], |_| bomb.eval(&context)).into_iter().collect::<Result<Vec<_>, _>>()
+        })
+        .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+        assert!(err.contains("evaluation budget"), "{err}");
+        let quick = compile("items.exists(a, a == 299)");
+        let judged = within_limit(Duration::from_millis(300), || Ok(on_every_core(&[0, 1], |_| quick.eval(&context))));
+        assert_eq!(judged, Ok(vec![Ok(cel::Value::Bool(true)), Ok(cel::Value::Bool(true))]));
     }
 
     #[test]

@@ -282,37 +282,52 @@ fn findings_of(
     params.extend(overrides.iter().cloned());
     context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
     let for_each = rule.for_each.as_ref().map(|e| e.eval_val(&context)).transpose()?;
-    let items: Vec<Box<dyn Val>> = match for_each.as_deref() {
-        None => vec![Box::new(CelNull)],
+    let items: Vec<&dyn Val> = match for_each.as_deref() {
+        None => vec![&CelNull],
         Some(value) => {
             if let Some(list) = value.downcast_ref::<CelList>() {
-                list.inner().iter().map(|item| item.clone_as_boxed()).collect()
+                list.inner().iter().map(AsRef::as_ref).collect()
             } else if let Some(map) = value.downcast_ref::<CelMap>() {
-                map.inner().values().map(|item| item.clone_as_boxed()).collect()
+                map.inner().values().map(AsRef::as_ref).collect()
             } else {
                 let shown = Value::try_from(value).map_or_else(|_| value.get_type().name().to_owned(), |v| display(&v));
                 return Err(format!("`for_each` gave {shown}, not a list"));
             }
         }
     };
-    let mut found = Vec::new();
-    for item in items {
-        // without `object:`, an item that is text is its object, else its `name`
-        let named = match (&rule.object, &rule.for_each) {
-            (None, Some(_)) => own_name(item.as_ref()),
-            _ => None,
-        };
-        let mut scope = context.new_inner_scope();
-        scope.add_variable_as_val(rule.item.clone(), item);
-        match rule.when.eval(&scope)? {
-            Value::Bool(true) => found.push(finding(rule, &scope, named, catalog)?),
-            Value::Bool(false) => {}
-            other => return Err(format!("`when` gave {}, not true or false", display(&other))),
+    let judge = |items: &[&dyn Val]| -> Result<Vec<Finding>, String> {
+        let mut found = Vec::new();
+        for item in items {
+            // without `object:`, an item that is text is its object, else its `name`
+            let named = match (&rule.object, &rule.for_each) {
+                (None, Some(_)) => own_name(*item),
+                _ => None,
+            };
+            let mut scope = context.new_inner_scope();
+            scope.add_variable_as_val(rule.item.clone(), item.clone_as_boxed());
+            match rule.when.eval(&scope)? {
+                Value::Bool(true) => found.push(finding(rule, &scope, named, catalog)?),
+                Value::Bool(false) => {}
+                other => return Err(format!("`when` gave {}, not true or false", display(&other))),
+            }
         }
-    }
+        Ok(found)
+    };
+    // a rule over many items (100,000 unknown elements) judges them on every core, in order
+    let mut found = if items.len() < ITEMS_PER_CORE {
+        judge(&items)?
+    } else {
+        let chunks: Vec<&[&dyn Val]> = items.chunks(items.len().div_ceil(crate::parallel::cores())).collect();
+        let judged = budget::on_every_core(&chunks, |chunk| judge(chunk));
+        let judged = judged.into_iter().collect::<Result<Vec<_>, String>>()?;
+        judged.into_iter().flatten().collect()
+    };
     tell_apart(&mut found);
     Ok(found)
 }
+
+/// Below this many items, a rule's items are judged on one thread (a thread costs more).
+const ITEMS_PER_CORE: usize = 2048;
 
 /// An item's own name: itself when it is text, else its `name` field.
 fn own_name(item: &dyn Val) -> Option<String> {
