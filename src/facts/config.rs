@@ -3,9 +3,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rustc_hash::FxHashSet;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::catalog;
+use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
 use super::typed::Location;
@@ -124,6 +128,33 @@ const OTHER_ROOT_ELEMENTS: &[&str] = &[
     "zookeeper_log",
 ];
 
+/// An element at the root of the server config (`config.root_elements`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RootElement {
+    /// its tag
+    pub name: String,
+    /// has no child elements
+    pub leaf: bool,
+    /// its text (a leaf's value)
+    pub value: String,
+    pub at: Location,
+    /// a section that belongs in the server config only (logger, remote_servers, ...)
+    pub server_section: bool,
+    /// ClickHouse reads it: a server or query setting, a section, a port, path or access switch, a *_log section
+    pub known: bool,
+}
+
+/// [`SERVER_SECTIONS`] and [`OTHER_ROOT_ELEMENTS`] as a set: each of 100,000 root elements
+/// is looked up, not compared with every name.
+fn root_names() -> &'static FxHashSet<&'static str> {
+    static NAMES: std::sync::OnceLock<FxHashSet<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied().collect())
+}
+
+fn is_server_section(name: &str) -> bool {
+    root_names().contains(name) && SERVER_SECTIONS.contains(&name)
+}
+
 /// The server setting, section or other root element closest to `name`, for "did you
 /// mean"; asked by rules only for the elements they report.
 pub fn root_element_suggestion(name: &str) -> Option<&'static str> {
@@ -143,7 +174,7 @@ const USERS_SECTIONS: &[&str] = &["profiles", "users", "quotas", "roles", "setti
 /// Whether an element at the root of a config is a known section (not a setting): rule
 /// expressions may name it.
 pub fn is_known_section(name: &str) -> bool {
-    SERVER_SECTIONS.contains(&name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
+    is_server_section(name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
 }
 
 pub struct ConfigFacts<'a> {
@@ -255,7 +286,7 @@ impl<'a> ConfigFacts<'a> {
             ),
             ("server", self.gated("server", || fact_value(&leaf_values(root)))),
             ("server_at", self.gated("server_at", || fact_value(&self.leaf_locations(root)))),
-            ("root_elements", self.gated("root_elements", || self.root_elements())),
+            ("root_elements", self.gated("root_elements", || fact_value(&self.root_elements()))),
             (
                 "listen_hosts",
                 self.gated("listen_hosts", || {
@@ -293,51 +324,28 @@ impl<'a> ConfigFacts<'a> {
             ),
             ("policies", self.gated("policies", || fact_value(&storage::policies(self.model_policies(), at)))),
             ("clusters", self.gated("clusters", || fact_value(&storage::clusters(&model::clusters(root), at)))),
-            ("logs", self.gated("logs", || self.logs())),
-            ("log_unknown_elements", self.gated("log_unknown_elements", || self.log_unknown_elements())),
-            ("interserver_exposed", Value::from(interserver_exposed(root))),
+            ("logs", self.gated("logs", || fact_value(&sections::logs(root, at)))),
             (
-                "openssl_client",
-                Value::from(root.find("openSSL/client").map(|c| {
-                    let mode = c.child("verificationMode");
-                    let handler = c.find("invalidCertificateHandler/name");
-                    json!({
-                        "verification_mode": mode.map(Element::value),
-                        "invalid_certificate_handler": handler.map(Element::value),
-                        "at": self.at(mode.or(handler).map_or(c.origin, |e| e.origin)),
-                    })
-                })),
+                "log_unknown_elements",
+                self.gated("log_unknown_elements", || fact_value(&sections::log_unknown_elements(root, at))),
             ),
-            ("plaintext_credentials", self.gated("plaintext_credentials", || self.plaintext_credentials())),
+            ("interserver_exposed", Value::from(interserver_exposed(root))),
+            ("openssl_client", fact_value(&sections::openssl_client(root, at))),
+            (
+                "plaintext_credentials",
+                self.gated("plaintext_credentials", || fact_value(&sections::plaintext_credentials(root, at))),
+            ),
             ("problems", self.gated("problems", || self.problems())),
             ("start_problems", self.gated("start_problems", || super::startup::facts(self.loaded, |o| self.at(o)))),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
-            (
-                "backups_allowed_disks",
-                Value::from(
-                    root.find("backups")
-                        .map(|b| {
-                            b.children_named("allowed_disk")
-                                .map(|d| json!({"name": d.value(), "at": self.at(d.value_origin())}))
-                                .collect::<Vec<_>>()
-                        })
-                        .unwrap_or_default(),
-                ),
-            ),
+            ("backups_allowed_disks", fact_value(&sections::backups_allowed_disks(root, at))),
             ("unread_users_file", Value::from(self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
             ("absent", Value::from(self.absent())),
             ("unavailable", Value::from(self.unavailable())),
-            ("users_file_sections", self.gated("users_file_sections", || self.users_file_sections())),
+            ("users_file_sections", self.gated("users_file_sections", || fact_value(&self.users_file_sections()))),
             // users come from config.xml itself (no separate users_config file)
             ("users_in_main", Value::from(self.loaded.users_in_main)),
-            // <logger><level>: {level, at}; null without a <logger> section
-            (
-                "logger",
-                Value::from(root.child("logger").map(|l| {
-                    let level = l.child("level");
-                    json!({"level": level.map(Element::value), "at": self.at(level.map_or(l.origin, |e| e.origin))})
-                })),
-            ),
+            ("logger", fact_value(&sections::logger(root, at))),
         ];
         let mut document: Map<String, Value> =
             fields.into_iter().map(|(name, fact)| (name.to_string(), fact)).collect();
@@ -368,7 +376,7 @@ impl<'a> ConfigFacts<'a> {
         out
     }
 
-    fn root_elements(&self) -> Vec<Value> {
+    fn root_elements(&self) -> Vec<RootElement> {
         let catalog = self.catalog;
         self.loaded
             .server
@@ -376,98 +384,23 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .map(|e| {
                 let name = e.name.as_str();
-                // `known`: ClickHouse reads it (a server setting, section or other element)
-                let known = SERVER_SECTIONS.contains(&name)
-                    || OTHER_ROOT_ELEMENTS.contains(&name)
+                let server_section = is_server_section(name);
+                let known = server_section
+                    || root_names().contains(name)
                     || super::config_keys::is_read(name)
                     || name.ends_with("_log")
                     || catalog.is_server(name)
                     || catalog.is_session(name);
-                json!({
-                    "name": name, "leaf": !e.has_element_children(), "value": e.value(), "at": self.at(e.origin),
-                    "server_section": SERVER_SECTIONS.contains(&name), "known": known,
-                })
+                RootElement {
+                    name: name.to_string(),
+                    leaf: !e.has_element_children(),
+                    value: e.value().to_string(),
+                    at: self.location(e.origin),
+                    server_section,
+                    known,
+                }
             })
             .collect()
-    }
-
-    /// Object-storage credentials written in a config file (an `incl` file too), not taken
-    /// from the environment: a value substituted from `from_env` carries the origin of the
-    /// element it replaced.
-    fn plaintext_credentials(&self) -> Vec<Value> {
-        let mut out = Vec::new();
-        let mut pending = vec![(String::new(), &self.loaded.server.root)];
-        while let Some((path, e)) = pending.pop() {
-            for child in e.elements() {
-                let child_path =
-                    if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
-                let integration = path.split('/').next().is_some_and(|top| INTEGRATIONS.contains(&top));
-                let kind = match child.name.as_str() {
-                    "secret_access_key" | "account_key" => Some("object-storage"),
-                    "connection_string" if child.value().contains("AccountKey=") => Some("object-storage"),
-                    "password" | "sasl_password" | "sasl_oauthbearer_client_secret" if integration => {
-                        Some("integration")
-                    }
-                    _ => None,
-                };
-                if let Some(kind) = kind
-                    && !child.value().trim().is_empty()
-                    && child.value_origin() != child.origin
-                {
-                    out.push(
-                        json!({"element": child.name, "path": child_path, "kind": kind, "at": self.at(child.origin)}),
-                    );
-                } else if child.has_element_children() {
-                    pending.push((child_path, child));
-                }
-            }
-        }
-        out.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
-        out
-    }
-
-    /// The system log sections (`query_log`, `metric_log`, ...): present, where, their TTL.
-    /// An empty `<query_log/>` is a section: the server creates the log with its defaults.
-    fn logs(&self) -> Map<String, Value> {
-        let root = &self.loaded.server.root;
-        let mut out = Map::new();
-        let section = |e: &Element| e.has_element_children() || e.value().trim().is_empty();
-        for e in root.elements().filter(|e| SYSTEM_LOGS.contains(&e.name.as_str()) && section(e)) {
-            out.entry(e.name.clone()).or_insert_with(|| {
-                json!({
-                    "present": true, "at": self.at(e.origin), "settings": leaf_values(e),
-                    "ttl": e.child("ttl").map(Element::value),
-                    "engine": e.child("engine").map(Element::value),
-                })
-            });
-        }
-        out
-    }
-
-    /// Elements of a system log section that the server does not read (createSystemLog and
-    /// the collectors of SystemLog.cpp), with the key a misspelling is closest to.
-    fn log_unknown_elements(&self) -> Vec<Value> {
-        let root = &self.loaded.server.root;
-        let mut out = Vec::new();
-        for log in root.elements().filter(|e| SYSTEM_LOGS.contains(&e.name.as_str())) {
-            let read = |name: &str| {
-                LOG_SECTION_KEYS.contains(&name)
-                    || LOG_SECTION_EXTRA_KEYS.iter().any(|(l, key)| *l == log.name && *key == name)
-            };
-            let known: Vec<&str> = LOG_SECTION_KEYS
-                .iter()
-                .copied()
-                .chain(LOG_SECTION_EXTRA_KEYS.iter().filter(|(l, _)| *l == log.name).map(|(_, key)| *key))
-                .collect();
-            for child in log.elements().filter(|c| !read(&c.name)) {
-                // a misspelling, or a known key with a prefix (`table_ttl` for `ttl`)
-                let suggestion = crate::suggest::typo_of(&child.name, known.iter().copied())
-                    .or_else(|| known.iter().copied().find(|key| child.name.ends_with(&format!("_{key}"))));
-                out.push(json!({"log": log.name, "element": child.name, "at": self.at(child.origin),
-                                "suggestion": suggestion}));
-            }
-        }
-        out
     }
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
@@ -492,22 +425,20 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// Top-level elements of users.xml / users.d files that belong in the server config.
-    fn users_file_sections(&self) -> Vec<Value> {
+    fn users_file_sections(&self) -> Vec<sections::NamedAt> {
         let (Some(users), false) = (&self.loaded.users, self.loaded.users_in_main) else { return Vec::new() };
         let catalog = self.catalog;
         users
             .root
             .elements()
             .filter(|e| !USERS_SECTIONS.contains(&e.name.as_str()))
-            .filter(|e| {
-                SERVER_SECTIONS.contains(&e.name.as_str()) || catalog.is_server(&e.name) || e.name.ends_with("_log")
-            })
+            .filter(|e| is_server_section(&e.name) || catalog.is_server(&e.name) || e.name.ends_with("_log"))
             .filter(|e| {
                 // conf.d/ is merged into both configs: only users.xml and users.d/ count
                 let path = &self.loaded.sources.file(e.origin.file).path;
                 path.parent().and_then(|p| p.file_name()).is_none_or(|d| d != "conf.d")
             })
-            .map(|e| json!({"name": e.name.as_str(), "at": self.at(e.origin)}))
+            .map(|e| sections::NamedAt { name: e.name.to_string(), at: self.location(e.origin) })
             .collect()
     }
 }
@@ -528,72 +459,6 @@ pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
     }
     out
 }
-
-/// What the server reads in every system log section (createSystemLog in ClickHouse's
-/// src/Interpreters/SystemLog.cpp).
-const LOG_SECTION_KEYS: &[&str] = &[
-    "database",
-    "table",
-    "engine",
-    "partition_by",
-    "ttl",
-    "order_by",
-    "storage_policy",
-    "settings",
-    "flush_interval_milliseconds",
-    "max_size_rows",
-    "reserved_size_rows",
-    "buffer_size_rows_flush_threshold",
-    "flush_on_crash",
-];
-
-/// What the server reads in one log's section only: the collectors' intervals, text_log's
-/// level, trace_log's symbolization.
-const LOG_SECTION_EXTRA_KEYS: &[(&str, &str)] = &[
-    ("metric_log", "collect_interval_milliseconds"),
-    ("error_log", "collect_interval_milliseconds"),
-    ("latency_log", "collect_interval_milliseconds"),
-    ("query_metric_log", "collect_interval_milliseconds"),
-    ("text_log", "level"),
-    ("trace_log", "symbolize"),
-];
-
-/// Root sections holding the credentials of the message brokers the table engines connect
-/// to (Kafka, RabbitMQ, NATS), with their per-topic / per-queue subsections.
-const INTEGRATIONS: &[&str] = &["kafka", "rabbitmq", "nats"];
-
-/// The system log tables a config section creates (LIST_OF_ALL_SYSTEM_LOGS in ClickHouse's
-/// src/Interpreters/SystemLog.h, 24.8 to 26.9): another `*_log` element is no log table.
-const SYSTEM_LOGS: &[&str] = &[
-    "query_log",
-    "query_thread_log",
-    "part_log",
-    "trace_log",
-    "crash_log",
-    "text_log",
-    "metric_log",
-    "latency_log",
-    "filesystem_cache_log",
-    "filesystem_read_prefetches_log",
-    "s3queue_log",
-    "azure_queue_log",
-    "asynchronous_metric_log",
-    "opentelemetry_span_log",
-    "query_views_log",
-    "zookeeper_log",
-    "session_log",
-    "transactions_info_log",
-    "processors_profile_log",
-    "asynchronous_insert_log",
-    "backup_log",
-    "blob_storage_log",
-    "query_metric_log",
-    "error_log",
-    "iceberg_metadata_log",
-    "delta_lake_metadata_log",
-    "background_schedule_pool_log",
-    "aggregated_zookeeper_log",
-];
 
 /// A listen address that is every interface.
 fn every_interface(host: &Element) -> bool {

@@ -186,9 +186,39 @@ fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact 
 /// Every typed fact, in catalog order.
 pub fn facts() -> Vec<TypedFact> {
     use crate::collect::{scopes, user_settings};
+    use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
     vec![
+        typed::<Vec<crate::facts::config::RootElement>>(
+            "config.root_elements",
+            "every element at the root of the server config, in order",
+        ),
+        typed::<BTreeMap<String, sections::LogSection>>(
+            "config.logs",
+            "the system log sections (query_log, metric_log, ...) by name",
+        ),
+        typed::<Vec<sections::LogUnknownElement>>(
+            "config.log_unknown_elements",
+            "elements of a system log section the server does not read (SystemLog.cpp)",
+        ),
+        typed::<Option<sections::OpenSslClient>>(
+            "config.openssl_client",
+            "<openSSL><client>: how the server checks the certificates of what it connects to (null without one)",
+        ),
+        typed::<Vec<sections::PlaintextCredential>>(
+            "config.plaintext_credentials",
+            "object-storage keys and message-broker passwords written in a config file rather than taken from the environment (values never shown)",
+        ),
+        typed::<Vec<sections::NamedAt>>(
+            "config.users_file_sections",
+            "elements of users.xml / users.d that belong in the server config (ClickHouse ignores them there)",
+        ),
+        typed::<Vec<sections::NamedAt>>(
+            "config.backups_allowed_disks",
+            "<backups><allowed_disk>: the disks BACKUP may write to",
+        ),
+        typed::<Option<sections::Logger>>("config.logger", "<logger> (null without one)"),
         typed::<Vec<storage::ConfigDisk>>("config.disks", "<storage_configuration><disks>"),
         typed::<Vec<storage::MisspelledDisk>>(
             "config.misspelled_disks",
