@@ -1,49 +1,144 @@
 //! The `cluster` document: what differs between the replicas (versions, server settings,
 //! profile and session settings, disks and policies, query_log) and which replicas could not
-//! be read. Computed once; the divergence rules only iterate over it.
+//! be read. Computed once; the divergence rules only iterate over it. Its types generate the
+//! catalog's `cluster.*` entries (facts/typed.rs).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasher;
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::collect::cluster::{Collected, NodeFacts};
 use crate::collect::interned::Document;
 use crate::facts::rows::{ProfileSetting, ServerSetting, SessionSetting};
+use crate::facts::typed;
 
-pub fn document(cluster: Option<&str>, collected: &Collected) -> Value {
+/// The `cluster` document.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct ClusterDocument {
+    pub name: String,
+    pub path: String,
+    pub nodes: Vec<NodeSummary>,
+    pub unreachable: Vec<Unreachable>,
+    pub partial: BTreeMap<String, String>,
+    pub versions: Vec<VersionHosts>,
+    pub server_settings: Vec<Divergence>,
+    pub session_settings: Vec<Divergence>,
+    pub profile_settings: Vec<Divergence>,
+    pub storage: Vec<StorageGap>,
+    pub query_log: QueryLogPresence,
+}
+
+/// A replica, and whether it was read.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct NodeSummary {
+    pub host: String,
+    pub reachable: bool,
+    pub version: Option<String>,
+    pub error: Option<String>,
+}
+
+/// A replica that could not be read.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Unreachable {
+    pub host: String,
+    pub error: String,
+}
+
+/// A version and the replicas running it.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct VersionHosts {
+    pub version: String,
+    pub hosts: Vec<String>,
+}
+
+/// A setting whose value is not the same on every replica.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Divergence {
+    pub name: String,
+    /// the values and their hosts, as a message shows them
+    pub shown: String,
+    pub values: Vec<HostValue>,
+}
+
+/// A replica's value of a setting ("(not set)" where it has none).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct HostValue {
+    pub host: String,
+    pub value: String,
+}
+
+/// A disk or storage policy that exists on some replicas only.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct StorageGap {
+    /// disk or storage policy
+    pub kind: String,
+    pub name: String,
+    pub on: Vec<String>,
+    pub missing_on: Vec<String>,
+}
+
+/// Where system.query_log exists and where it does not (replicas whose tables could not be
+/// listed are in neither list).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct QueryLogPresence {
+    pub present_on: Vec<String>,
+    pub missing_on: Vec<String>,
+}
+
+/// A live fact of a replica as its catalog type; a replica's facts have the catalog's shape
+/// (collected so, or checked when a snapshot is read), so another shape reads as empty.
+fn fact<'a, T: Deserialize<'a> + Default>(live: &'a Document, name: &str) -> T {
+    typed::read(live, "live", name).unwrap_or_default()
+}
+
+pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument {
     let reachable: Vec<(&str, &Document)> =
         collected.nodes.iter().filter_map(|n| Some((n.name.as_str(), n.live.as_ref()?))).collect();
-    json!({
-        "name": cluster.unwrap_or_default(),
-        "path": collected.path.name(),
-        "nodes": crate::collect::cluster::node_summary(&collected.nodes),
-        "unreachable": collected.nodes.iter().filter(|n| n.error.is_some())
-            .map(|n| json!({"host": n.name, "error": n.error})).collect::<Vec<_>>(),
-        "versions": grouped(reachable.iter().map(|(host, live)| (*host, live["version"].as_str().unwrap_or_default().to_string()))),
-        "server_settings": diverging(&reachable, "server_settings", server_values)
+    let changed = changed_server_settings(&reachable);
+    ClusterDocument {
+        name: cluster.unwrap_or_default().to_string(),
+        path: collected.path.name().to_string(),
+        nodes: collected
+            .nodes
+            .iter()
+            .map(|n| NodeSummary {
+                host: n.name.clone(),
+                reachable: n.error.is_none(),
+                version: n.live.as_ref().and_then(|live| fact::<Option<String>>(live, "version")),
+                error: n.error.clone(),
+            })
+            .collect(),
+        unreachable: collected
+            .nodes
+            .iter()
+            .filter_map(|n| Some(Unreachable { host: n.name.clone(), error: n.error.clone()? }))
+            .collect(),
+        versions: grouped(reachable.iter().map(|(host, live)| (*host, fact::<String>(live, "version")))),
+        server_settings: diverging(&reachable, "server_settings", server_values)
             .into_iter()
-            .filter(|d| changed_somewhere(&reachable, d["name"].as_str().unwrap_or_default()))
-            .collect::<Vec<_>>(),
+            .filter(|d| changed.contains(d.name.as_str()))
+            .collect(),
         // system.settings through clusterAllReplicas carries the auditor's changed settings to
         // every replica: compared only over direct connections
-        "session_settings": if collected.path == crate::collect::cluster::Path::Direct {
+        session_settings: if collected.path == crate::collect::cluster::Path::Direct {
             diverging(&reachable, "settings", named_values)
         } else {
             Vec::new()
         },
-        "profile_settings": diverging(&reachable, "profile_settings", profile_values),
-        "storage": storage(&reachable),
-        "query_log": query_log(&collected.nodes),
-        "partial": partial(&collected.nodes),
-    })
+        profile_settings: diverging(&reachable, "profile_settings", profile_values),
+        storage: storage(&reachable),
+        query_log: query_log(&collected.nodes),
+        partial: partial(&collected.nodes),
+    }
 }
 
 /// Each comparison with the replicas it could not include and why: a divergence rule that
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
-fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
+fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
     let inputs: [(&str, &[&str]); 6] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),
@@ -52,35 +147,36 @@ fn partial(nodes: &[NodeFacts]) -> serde_json::Map<String, Value> {
         ("storage", &["disks", "storage_policies"]),
         ("query_log", &["log_tables"]),
     ];
-    let mut out = serde_json::Map::new();
-    for (fact, reads) in inputs {
+    let unavailable: Vec<BTreeMap<&str, &str>> =
+        nodes.iter().map(|node| node.live.as_ref().map(|live| fact(live, "unavailable")).unwrap_or_default()).collect();
+    let mut out = BTreeMap::new();
+    for (fact_name, reads) in inputs {
         let unread: Vec<String> = nodes
             .iter()
-            .filter_map(|node| match &node.live {
+            .zip(&unavailable)
+            .filter_map(|(node, unavailable)| match &node.live {
                 None => Some(format!("{} not read: {}", node.name, node.error.as_deref().unwrap_or("no answer"))),
                 Some(live) => reads.iter().find_map(|input| {
-                    let why = live["unavailable"]
-                        .get(*input)
-                        .map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_string));
+                    let why = unavailable.get(*input).map(|why| why.to_string());
                     let why = why.or_else(|| live.get(input).is_none().then(|| "not collected".to_string()))?;
                     Some(format!("live.{input} not read on {}: {why}", node.name))
                 }),
             })
             .collect();
         if !unread.is_empty() {
-            out.insert(fact.to_string(), json!(format!("leaves out replicas: {}", unread.join("; "))));
+            out.insert(fact_name.to_string(), format!("leaves out replicas: {}", unread.join("; ")));
         }
     }
     out
 }
 
 /// version -> hosts, as a list (sorted by version text).
-fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<Value> {
-    let mut by_value: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+fn grouped<'a>(items: impl Iterator<Item = (&'a str, String)>) -> Vec<VersionHosts> {
+    let mut by_value: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (host, value) in items {
-        by_value.entry(value).or_default().push(host);
+        by_value.entry(value).or_default().push(host.to_string());
     }
-    by_value.into_iter().map(|(value, hosts)| json!({"version": value, "hosts": hosts})).collect()
+    by_value.into_iter().map(|(version, hosts)| VersionHosts { version, hosts }).collect()
 }
 
 /// name -> value of the session settings.
@@ -90,10 +186,20 @@ fn named_values(settings: &Value) -> BTreeMap<String, String> {
     settings.into_iter().map(|(name, row)| (name.to_string(), row.value.into_owned())).collect()
 }
 
-/// Server settings are compared where a config sets them on some replica: a value the server
-/// derives from the host (max_server_memory_usage from RAM) differs by design.
-fn changed_somewhere(reachable: &[(&str, &Document)], name: &str) -> bool {
-    reachable.iter().any(|(_, live)| live["server_settings"][name]["changed"] == Value::Bool(true))
+/// The server settings a config sets on some replica: they are the ones compared (a value
+/// the server derives from the host, max_server_memory_usage from RAM, differs by design).
+/// Replicas alike share their fact, read once.
+fn changed_server_settings<'a>(reachable: &[(&str, &'a Document)]) -> BTreeSet<&'a str> {
+    let mut read: BTreeSet<*const Value> = BTreeSet::new();
+    let mut changed = BTreeSet::new();
+    for (_, live) in reachable {
+        let Some(value) = live.get("server_settings") else { continue };
+        if read.insert(std::ptr::from_ref(value)) {
+            let settings = BTreeMap::<&str, ServerSetting>::deserialize(value).unwrap_or_default();
+            changed.extend(settings.into_iter().filter(|(_, row)| row.changed).map(|(name, _)| name));
+        }
+    }
+    changed
 }
 
 /// Server settings without host-local identity and file locations (ports, host names,
@@ -128,7 +234,7 @@ fn diverging(
     reachable: &[(&str, &Document)],
     fact: &str,
     values: impl Fn(&Value) -> BTreeMap<String, String>,
-) -> Vec<Value> {
+) -> Vec<Divergence> {
     let mut distinct: Vec<BTreeMap<String, String>> = Vec::new();
     let mut by_hash: HashMap<u64, Vec<usize>> = HashMap::new();
     let mut read: HashMap<*const Value, usize> = HashMap::new();
@@ -156,55 +262,63 @@ fn diverging(
         if per_group.iter().all(|v| *v == per_group[0]) {
             continue;
         }
-        let per_host: Vec<(&str, &str)> = hosts.iter().map(|(host, group)| (*host, per_group[*group])).collect();
-        let shown: Vec<String> = per_host.iter().map(|(h, v)| format!("{h} = {v}")).collect();
-        out.push(json!({
-            "name": name,
-            "values": per_host.iter().map(|(h, v)| json!({"host": h, "value": v})).collect::<Vec<_>>(),
-            "shown": shown.join(", "),
-        }));
+        let values: Vec<HostValue> = hosts
+            .iter()
+            .map(|(host, group)| HostValue { host: host.to_string(), value: per_group[*group].to_string() })
+            .collect();
+        let shown: Vec<String> = values.iter().map(|v| format!("{} = {}", v.host, v.value)).collect();
+        out.push(Divergence { name: name.clone(), shown: shown.join(", "), values });
     }
     out
 }
 
+/// A row of system.disks or system.storage_policies, by its name.
+#[derive(Deserialize)]
+struct NamedRow {
+    #[serde(alias = "policy_name")]
+    name: String,
+}
+
 /// Disks and storage policies that exist on some replicas only.
-fn storage(reachable: &[(&str, &Document)]) -> Vec<Value> {
+fn storage(reachable: &[(&str, &Document)]) -> Vec<StorageGap> {
     let mut out = Vec::new();
-    for (kind, fact, column) in [("disk", "disks", "name"), ("storage policy", "storage_policies", "policy_name")] {
+    for (kind, fact_name) in [("disk", "disks"), ("storage policy", "storage_policies")] {
         let with_fact: Vec<(&str, BTreeSet<String>)> = reachable
             .iter()
             .filter_map(|(host, live)| {
-                let rows = live[fact].as_array()?;
-                Some((*host, rows.iter().filter_map(|r| r[column].as_str().map(str::to_string)).collect()))
+                // a replica whose list could not be read is in neither list
+                let rows = Vec::<NamedRow>::deserialize(live.get(fact_name).filter(|f| f.is_array())?).ok()?;
+                Some((*host, rows.into_iter().map(|r| r.name).collect()))
             })
             .collect();
         let all: BTreeSet<&String> = with_fact.iter().flat_map(|(_, names)| names).collect();
         for name in all {
             let (on, missing): (Vec<_>, Vec<_>) = with_fact.iter().partition(|(_, names)| names.contains(name));
             if !missing.is_empty() {
-                out.push(json!({
-                    "kind": kind, "name": name,
-                    "on": on.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
-                    "missing_on": missing.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
-                }));
+                out.push(StorageGap {
+                    kind: kind.to_string(),
+                    name: name.clone(),
+                    on: on.iter().map(|(h, _)| h.to_string()).collect(),
+                    missing_on: missing.iter().map(|(h, _)| h.to_string()).collect(),
+                });
             }
         }
     }
     out
 }
 
-/// Where system.query_log exists and where it does not (replicas whose tables could not be
-/// listed are in neither list).
-fn query_log(nodes: &[NodeFacts]) -> Value {
-    let mut present = Vec::new();
-    let mut missing = Vec::new();
+/// Where system.query_log exists and where it does not.
+fn query_log(nodes: &[NodeFacts]) -> QueryLogPresence {
+    let mut presence = QueryLogPresence::default();
     for node in nodes {
-        let Some(live) = node.live.as_ref().filter(|l| l["log_tables"].is_array()) else { continue };
-        if crate::collect::cluster::has_log_table(&live["log_tables"], "query_log") {
-            present.push(node.name.as_str());
+        let Some(log_tables) = node.live.as_ref().and_then(|l| l.get("log_tables")).filter(|t| t.is_array()) else {
+            continue;
+        };
+        if crate::collect::cluster::has_log_table(log_tables, "query_log") {
+            presence.present_on.push(node.name.clone());
         } else {
-            missing.push(node.name.as_str());
+            presence.missing_on.push(node.name.clone());
         }
     }
-    json!({"present_on": present, "missing_on": missing})
+    presence
 }

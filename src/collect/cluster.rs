@@ -438,21 +438,6 @@ pub fn direct_endpoints(
     Ok(endpoints)
 }
 
-/// The nodes as the cluster document lists them (for reports of unreachable replicas).
-pub fn node_summary(nodes: &[NodeFacts]) -> Value {
-    json!(
-        nodes
-            .iter()
-            .map(|n| json!({
-                "host": n.name,
-                "reachable": n.error.is_none(),
-                "error": n.error,
-                "version": n.live.as_ref().map(|l| l["version"].clone()),
-            }))
-            .collect::<Vec<_>>()
-    )
-}
-
 impl Collected {
     /// The snapshot form (`chaudit collect` of a cluster): the path and every node's documents.
     pub fn to_json(&self) -> Value {

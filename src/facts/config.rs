@@ -12,7 +12,7 @@ use super::catalog;
 use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
-use super::typed::Location;
+use super::typed::{Location, Settings};
 use crate::config::model;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin};
 
@@ -277,15 +277,18 @@ impl<'a> ConfigFacts<'a> {
         // each fact moved into the document (`json!` would copy each one through the serializer)
         let fields: Vec<(&str, Value)> = vec![
             ("at", self.at(root.origin)),
-            ("merge_tree", self.gated("merge_tree", || fact_value(&merge_tree.map(leaf_values).unwrap_or_default()))),
+            (
+                "merge_tree",
+                self.gated("merge_tree", || fact_value(&Settings(merge_tree.map(leaf_values).unwrap_or_default()))),
+            ),
             (
                 "merge_tree_at",
                 self.gated("merge_tree_at", || {
-                    fact_value(&merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())
+                    fact_value(&Settings(merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()))
                 }),
             ),
-            ("server", self.gated("server", || fact_value(&leaf_values(root)))),
-            ("server_at", self.gated("server_at", || fact_value(&self.leaf_locations(root)))),
+            ("server", self.gated("server", || fact_value(&Settings(leaf_values(root))))),
+            ("server_at", self.gated("server_at", || fact_value(&Settings(self.leaf_locations(root))))),
             ("root_elements", self.gated("root_elements", || fact_value(&self.root_elements()))),
             (
                 "listen_hosts",

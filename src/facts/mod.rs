@@ -139,8 +139,9 @@ impl Facts {
     }
 
     /// Adds the comparison of a cluster's replicas.
-    pub fn add_cluster(&mut self, cluster: serde_json::Value) {
+    pub fn add_cluster(&mut self, cluster: crate::cluster::document::ClusterDocument) {
         self.sources.insert(Source::Cluster);
+        let cluster = serde_json::to_value(cluster).expect("the cluster document serializes");
         self.document.insert("cluster".into(), cluster);
     }
 

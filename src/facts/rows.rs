@@ -115,6 +115,27 @@ pub struct SessionSetting<'a> {
     pub changed: bool,
 }
 
+/// A setting of system.merge_tree_settings changed in `<merge_tree>`, by name.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct MergeTreeSetting<'a> {
+    #[serde(borrow)]
+    pub value: Cow<'a, str>,
+    pub changed: bool,
+}
+
+/// A user table (system.tables outside the system databases).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Table {
+    pub database: String,
+    pub name: String,
+    pub engine: String,
+    pub storage_policy: String,
+}
+
 /// A setting a user's queries ran with changed (query_log `Settings`), and how many did.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

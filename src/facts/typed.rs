@@ -185,11 +185,19 @@ fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact 
 
 /// Every typed fact, in catalog order.
 pub fn facts() -> Vec<TypedFact> {
+    use crate::cluster::document as cluster;
     use crate::collect::{scopes, user_settings};
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
     vec![
+        typed::<Settings<String>>(
+            "config.server",
+            "each leaf element at the root of the server config, by name: its text as merged (first occurrence)",
+        ),
+        typed::<Settings<Location>>("config.server_at", "where each leaf at the root of the server config is written"),
+        typed::<Settings<String>>("config.merge_tree", "the leaves of <merge_tree> by name"),
+        typed::<Settings<Location>>("config.merge_tree_at", "where each leaf of <merge_tree> is written"),
         typed::<Vec<crate::facts::config::RootElement>>(
             "config.root_elements",
             "every element at the root of the server config, in order",
@@ -247,6 +255,11 @@ pub fn facts() -> Vec<TypedFact> {
             "system.settings of the auditing user's session",
         ),
         typed::<Settings<rows::ServerSetting<'static>>>("live.server_settings", "system.server_settings"),
+        typed::<Settings<rows::MergeTreeSetting<'static>>>(
+            "live.merge_tree_settings",
+            "system.merge_tree_settings changed in <merge_tree>",
+        ),
+        typed::<Vec<rows::Table>>("live.tables", "user tables (system.tables outside the system databases)"),
         typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
         typed::<Vec<rows::UserProfile>>(
             "live.user_profiles",
@@ -280,6 +293,29 @@ pub fn facts() -> Vec<TypedFact> {
         typed::<Vec<rows::WorkloadSetting>>(
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
+        ),
+        typed::<String>("cluster.name", "the cluster (empty for a list of nodes)"),
+        typed::<String>("cluster.path", "fan-out or direct"),
+        typed::<Vec<cluster::NodeSummary>>("cluster.nodes", ""),
+        typed::<Vec<cluster::Unreachable>>("cluster.unreachable", "replicas that could not be read"),
+        typed::<BTreeMap<String, String>>(
+            "cluster.partial",
+            "comparisons that leave out replicas (not read, or a fact denied), and which",
+        ),
+        typed::<Vec<cluster::VersionHosts>>("cluster.versions", "version -> replicas running it"),
+        typed::<Vec<cluster::Divergence>>(
+            "cluster.server_settings",
+            "server settings whose value differs between replicas",
+        ),
+        typed::<Vec<cluster::Divergence>>(
+            "cluster.session_settings",
+            "session settings that differ (direct connections only)",
+        ),
+        typed::<Vec<cluster::Divergence>>("cluster.profile_settings", "profile settings that differ"),
+        typed::<Vec<cluster::StorageGap>>("cluster.storage", "disks and policies on some replicas only"),
+        typed::<cluster::QueryLogPresence>(
+            "cluster.query_log",
+            "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
         ),
     ]
 }

@@ -2,13 +2,14 @@
 //! target's setting catalog (made from a real server) and the change history's reasons.
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::explicit::ExplicitSettings;
 use super::history::History;
+use super::server::ServerFacts;
 use super::version_name;
-use crate::facts::Facts;
 use crate::facts::catalog::{Catalog, SettingKind};
+use crate::facts::rows::SessionSetting;
+use crate::facts::typed::Settings;
 use crate::version::Version;
 
 #[derive(Debug, Clone, Serialize)]
@@ -46,21 +47,20 @@ impl Problem {
 /// catalog of that release.
 pub(super) struct FromNames<'a> {
     /// The running server's system.settings (MergeTree names come from the catalog).
-    live_settings: Option<&'a serde_json::Map<String, Value>>,
+    live_settings: Option<&'a Settings<SessionSetting<'a>>>,
     catalog: Option<&'static Catalog>,
 }
 
 impl<'a> FromNames<'a> {
-    pub(super) fn of(facts: &'a Facts, catalog: Option<&'static Catalog>) -> FromNames<'a> {
-        let live_settings =
-            facts.document.get("live").and_then(|l| l["settings"].as_object()).filter(|s| !s.is_empty());
+    pub(super) fn of(server: &'a ServerFacts<'a>, catalog: Option<&'static Catalog>) -> FromNames<'a> {
+        let live_settings = Some(&server.settings).filter(|s| !s.0.is_empty());
         FromNames { live_settings, catalog }
     }
 
     /// Whether the running version knows the name; `None` when chaudit cannot tell.
     pub(super) fn knows(&self, kind: SettingKind, name: &str) -> Option<bool> {
         match (kind, self.live_settings, self.catalog) {
-            (SettingKind::Session, Some(settings), _) => Some(settings.contains_key(name)),
+            (SettingKind::Session, Some(settings), _) => Some(settings.0.contains_key(name)),
             (_, _, Some(c)) => Some(c.of_kind(kind).contains_key(name)),
             _ => None,
         }

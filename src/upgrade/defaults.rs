@@ -1,14 +1,14 @@
 //! Defaults as the servers report them, and when two printed values are the same.
 
 use super::history::{self, DefaultChange};
-use crate::facts::Facts;
+use super::server::ServerFacts;
 use crate::facts::catalog::{Catalog, SettingKind};
 use crate::version::Version;
 
 /// Defaults as the servers report them: the running server's own (live), else the catalog
 /// of its release; the target's catalog.
 pub(super) struct Defaults<'a> {
-    pub(super) facts: &'a Facts,
+    pub(super) server: &'a ServerFacts<'a>,
     pub(super) from: Option<&'static Catalog>,
     pub(super) to: Option<&'static Catalog>,
 }
@@ -16,9 +16,7 @@ pub(super) struct Defaults<'a> {
 impl Defaults<'_> {
     pub(super) fn before(&self, kind: SettingKind, name: &str) -> Option<String> {
         let live = match kind {
-            SettingKind::Session => {
-                self.facts.document.get("live").and_then(|l| l["settings"][name]["default"].as_str())
-            }
+            SettingKind::Session => self.server.settings.0.get(name).map(|row| row.default.as_ref()),
             // the live fact lists changed MergeTree settings only
             SettingKind::MergeTree => None,
         };

@@ -1,12 +1,8 @@
 //! Where this server sets each setting (so that a default change does not reach it there).
 
-use serde_json::Value;
-
+use super::server::ServerFacts;
 use super::workload::Usage;
-use crate::facts::Facts;
 use crate::facts::catalog::{self, Catalog, SettingKind};
-use crate::facts::config_users::WrittenSetting;
-use crate::facts::typed;
 
 /// Where this server sets each setting: profiles and <merge_tree> in the files, settings
 /// the server reports as changed, settings the workload's queries ran with.
@@ -15,42 +11,37 @@ pub(super) struct ExplicitSettings {
 }
 
 impl ExplicitSettings {
-    /// `from_catalog`: the running release's setting catalog, when chaudit has it; what
-    /// could not be read goes to `notes`.
+    /// `from_catalog`: the running release's setting catalog, when chaudit has it.
     pub(super) fn of(
-        facts: &Facts,
+        server: &ServerFacts,
         usage: Option<&Usage>,
         from_catalog: Option<&'static Catalog>,
-        notes: &mut Vec<String>,
     ) -> ExplicitSettings {
         let mut places = Vec::new();
-        let config = facts.document.get("config");
-        match config.map(|c| typed::read::<Vec<WrittenSetting>>(c, "config", "profile_settings")).transpose() {
-            Ok(written) => places.extend(written.into_iter().flatten().map(|s| {
-                let place = format!("profile `{}` = {} ({})", s.profile, s.value, s.at.0);
-                (SettingKind::Session, s.name, place)
-            })),
-            Err(why) => notes.push(format!("the profiles' settings are not read ({why})")),
+        places.extend(server.profile_settings.iter().map(|s| {
+            let place = format!("profile `{}` = {} ({})", s.profile, s.value, s.at.0);
+            (SettingKind::Session, s.name.clone(), place)
+        }));
+        for (name, value) in &server.merge_tree.0 {
+            let at = server.merge_tree_at.0.get(name).map_or("", |l| l.0.as_str());
+            places.push((SettingKind::MergeTree, name.clone(), format!("<merge_tree> = {value} ({at})")));
         }
-        if let Some(merge_tree) = config.and_then(|c| c["merge_tree"].as_object()) {
-            for (name, value) in merge_tree {
-                let at = config.and_then(|c| c["merge_tree_at"][name].as_str()).unwrap_or_default();
-                let value = value.as_str().unwrap_or_default();
-                places.push((SettingKind::MergeTree, name.clone(), format!("<merge_tree> = {value} ({at})")));
-            }
-        }
-        let live = facts.document.get("live");
         // system.settings lists an alias beside its setting, both changed: report the setting
         let catalog = from_catalog.unwrap_or_else(catalog::builtin);
         let is_alias =
             |kind: SettingKind, name: &str| catalog.of_kind(kind).get(name).is_some_and(|s| s.alias_for.is_some());
-        for (kind, fact) in [(SettingKind::Session, "settings"), (SettingKind::MergeTree, "merge_tree_settings")] {
-            for (name, row) in live.and_then(|l| l[fact].as_object()).into_iter().flatten() {
-                if row["changed"] == Value::Bool(true) && !is_alias(kind, name) {
-                    let value = row["value"].as_str().unwrap_or_default();
-                    let user = live.and_then(|l| l["endpoint"].as_str()).unwrap_or("the server");
-                    places.push((kind, name.clone(), format!("changed on {user} = {value} (system.{fact})")));
-                }
+        let user = if server.endpoint.is_empty() { "the server" } else { server.endpoint.as_str() };
+        let changed = server.settings.0.iter().filter(|(_, row)| row.changed).map(|(name, row)| (name, &row.value));
+        let changed_merge_tree =
+            server.merge_tree_settings.0.iter().filter(|(_, row)| row.changed).map(|(name, row)| (name, &row.value));
+        let changed = [(SettingKind::Session, "settings", changed.collect::<Vec<_>>())].into_iter().chain([(
+            SettingKind::MergeTree,
+            "merge_tree_settings",
+            changed_merge_tree.collect(),
+        )]);
+        for (kind, table, rows) in changed {
+            for (name, value) in rows.into_iter().filter(|(name, _)| !is_alias(kind, name)) {
+                places.push((kind, name.clone(), format!("changed on {user} = {value} (system.{table})")));
             }
         }
         for (name, queries) in usage.map(|u| &u.changed_settings).into_iter().flatten() {

@@ -12,6 +12,7 @@ mod explicit;
 pub mod history;
 mod issues;
 pub mod releases;
+mod server;
 pub mod workload;
 
 use serde::Serialize;
@@ -29,6 +30,7 @@ use history::{DefaultChange, History};
 use issues::known_issues;
 pub use issues::{IssueChange, KnownIssue};
 use releases::ReleaseStatus;
+use server::ServerFacts;
 use workload::{Usage, UsedBy};
 
 #[derive(Debug, Clone, Serialize)]
@@ -171,7 +173,8 @@ pub fn review(inputs: &Inputs) -> Review {
         ));
     }
     let from_catalog = catalog::for_version(from);
-    let explicit = ExplicitSettings::of(facts, usage.as_ref(), from_catalog, &mut notes);
+    let server = ServerFacts::read(facts, &mut notes);
+    let explicit = ExplicitSettings::of(&server, usage.as_ref(), from_catalog);
     let target_catalog = catalog::for_version(to);
     if target_catalog.is_none() {
         notes.push(format!(
@@ -179,18 +182,17 @@ pub fn review(inputs: &Inputs) -> Review {
             to.major, to.minor
         ));
     }
-    let from_names = FromNames::of(facts, from_catalog);
-    let defaults = Defaults { facts, from: from_catalog, to: target_catalog };
+    let from_names = FromNames::of(&server, from_catalog);
+    let defaults = Defaults { server: &server, from: from_catalog, to: target_catalog };
     // a MergeTree default applies to every MergeTree table that does not set it itself
-    let merge_tree_tables = facts.document.get("live").and_then(|l| l["tables"].as_array()).and_then(|tables| {
-        let count =
-            tables.iter().filter(|t| t["engine"].as_str().is_some_and(|e| e.ends_with("MergeTree"))).count() as u64;
+    let merge_tree_tables = {
+        let count = server.tables.iter().filter(|t| t.engine.ends_with("MergeTree")).count() as u64;
         (count > 0).then(|| UsedBy {
             what: "MergeTree tables (those without their own SETTINGS for it)".into(),
             count,
             scope: "on this server",
         })
-    });
+    };
     let mut changes = Vec::new();
     let mut not_in_target = 0;
     for mut change in history.default_changes(from, to) {
@@ -274,10 +276,7 @@ pub fn review(inputs: &Inputs) -> Review {
             status: releases::status(to, &[known.as_slice(), &[from]].concat()),
         },
         history_source: inputs.history_source.clone(),
-        workload: usage.map(|u| WorkloadSummary {
-            window_seconds: facts.document["log"]["window_seconds"].as_u64().unwrap_or(0),
-            queries: u.queries,
-        }),
+        workload: usage.map(|u| WorkloadSummary { window_seconds: server.window_seconds, queries: u.queries }),
         default_changes,
         escape_hatch: format!(
             "<compatibility>{}.{}</compatibility> in a profile keeps the session defaults of {}.{} (except the changes it \
