@@ -259,11 +259,52 @@ impl<'a> ConfigFacts<'a> {
     pub fn document(&self) -> Value {
         let root = &self.loaded.server.root;
         let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
+        // the users config's facts are built on another core meanwhile (with 2,000 profiles
+        // and users they are a fifth of the audit)
+        let (server, users) = std::thread::scope(|scope| {
+            let users = scope.spawn(|| self.users_facts(&default_profile));
+            let server = self.server_facts(&default_profile);
+            (server, users.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+        });
+        let mut document: Map<String, Value> =
+            server.into_iter().chain(users).map(|(name, fact)| (name.to_string(), fact)).collect();
+        document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
+        if let Some(error) = &self.loaded.server_error {
+            // the server tree is empty: its facts say nothing, their rules cannot judge
+            let why = json!(format!("the server config cannot be processed: {error}"));
+            let server_facts: Vec<String> = document
+                .keys()
+                .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
+                .cloned()
+                .collect();
+            if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
+                unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
+            }
+        }
+        Value::Object(document)
+    }
+
+    /// The facts of the users config: its users, profiles and each setting a profile writes.
+    fn users_facts(&self, default_profile: &str) -> [(&'static str, Value); 3] {
         let (profiles, users) = if ["users", "profiles", "profile_settings"].iter().any(|f| self.wants(f)) {
-            config_users::profiles_and_users(self.loaded.users_root(), &default_profile, &|o| self.location(o))
+            config_users::profiles_and_users(self.loaded.users_root(), default_profile, &|o| self.location(o))
         } else {
             Default::default()
         };
+        [
+            ("users", fact_value(&users)),
+            (
+                "profile_settings",
+                self.gated("profile_settings", || fact_value(&config_users::profile_settings(&profiles))),
+            ),
+            ("profiles", fact_value(&profiles)),
+        ]
+    }
+
+    /// Every other fact, each moved into the document (`json!` would copy each one through
+    /// the serializer).
+    fn server_facts(&self, default_profile: &str) -> Vec<(&'static str, Value)> {
+        let root = &self.loaded.server.root;
         let custom_prefixes = || -> Vec<String> {
             root.child("custom_settings_prefixes")
                 .map_or("custom_".to_string(), Element::value)
@@ -274,8 +315,7 @@ impl<'a> ConfigFacts<'a> {
         };
         let merge_tree = root.child("merge_tree");
         let at = &|origin: Origin| self.location(origin);
-        // each fact moved into the document (`json!` would copy each one through the serializer)
-        let fields: Vec<(&str, Value)> = vec![
+        vec![
             ("at", self.at(root.origin)),
             (
                 "merge_tree",
@@ -299,12 +339,6 @@ impl<'a> ConfigFacts<'a> {
             ("exposed", Value::from(root.children_named("listen_host").any(every_interface))),
             ("default_profile", Value::from(default_profile)),
             ("custom_settings_prefixes", self.gated("custom_settings_prefixes", custom_prefixes)),
-            ("users", fact_value(&users)),
-            (
-                "profile_settings",
-                self.gated("profile_settings", || fact_value(&config_users::profile_settings(&profiles))),
-            ),
-            ("profiles", fact_value(&profiles)),
             ("disks", self.gated("disks", || fact_value(&storage::disks(self.model_disks(), at)))),
             (
                 "misspelled_disks",
@@ -349,23 +383,7 @@ impl<'a> ConfigFacts<'a> {
             // users come from config.xml itself (no separate users_config file)
             ("users_in_main", Value::from(self.loaded.users_in_main)),
             ("logger", fact_value(&sections::logger(root, at))),
-        ];
-        let mut document: Map<String, Value> =
-            fields.into_iter().map(|(name, fact)| (name.to_string(), fact)).collect();
-        document.retain(|name, _| matches!(name.as_str(), "unavailable" | "absent") || self.wants(name));
-        if let Some(error) = &self.loaded.server_error {
-            // the server tree is empty: its facts say nothing, their rules cannot judge
-            let why = json!(format!("the server config cannot be processed: {error}"));
-            let server_facts: Vec<String> = document
-                .keys()
-                .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
-                .cloned()
-                .collect();
-            if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
-                unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
-            }
-        }
-        Value::Object(document)
+        ]
     }
 
     /// Where each of [`leaf_values`]'s leaves is written.
