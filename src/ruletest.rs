@@ -60,7 +60,7 @@ fn check(
     at: Option<&str>,
     version: Option<crate::version::Version>,
 ) -> Result<(), String> {
-    let facts = fixture_facts(fixture, version)?;
+    let facts = fixture_facts(rule, fixture, version)?;
     let (outcome, findings) = evaluate_rule(rule, &facts, &Variables::of(&facts));
     if expect == Expectation::Fires
         && let Some(shared) = shared_object(&findings)
@@ -171,7 +171,12 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
 
 /// A fixture's facts: its config tree (config.xml or config.yaml) and/or a recorded
 /// snapshot of live facts (snapshot.json, as written by `chaudit collect`).
-fn fixture_facts(fixture: &Path, version: Option<crate::version::Version>) -> Result<facts::Facts, String> {
+/// The fixture's facts as an audit builds them: only the config facts the rule reads.
+fn fixture_facts(
+    rule: &Rule,
+    fixture: &Path,
+    version: Option<crate::version::Version>,
+) -> Result<facts::Facts, String> {
     let main = ["config.xml", "config.yaml", "config.yml"].iter().map(|m| fixture.join(m)).find(|p| p.is_file());
     let snapshot = fixture.join("snapshot.json");
     let mut facts = match &main {
@@ -179,7 +184,8 @@ fn fixture_facts(fixture: &Path, version: Option<crate::version::Version>) -> Re
             // fixtures are hermetic: no /etc/metrika.xml, only the variables they name
             let loaded = config::load(main, &LoadOptions::for_fixture(fixture))
                 .map_err(|e| format!("fixture does not load: {e}"))?;
-            facts::config::facts(&loaded, fixture.display().to_string(), version)
+            let reads = rule.reads.iter().filter(|(s, _)| *s == facts::Source::Config).map(|(_, f)| f.clone());
+            facts::config::facts_read(&loaded, &reads.collect(), fixture.display().to_string(), version)
         }
         None if snapshot.is_file() => facts::Facts::empty(fixture.display().to_string()),
         None => return Err(format!("{}: no config.xml or snapshot.json", fixture.display())),
