@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::Session;
 use crate::facts::rows::{Projection, QueryShape, SessionSetting, TableParts};
-use crate::facts::typed::{self, Count, Facts, Settings};
+use crate::facts::typed::{self, Count, Facts};
 use crate::sql;
 
 /// At most this many EXPLAINs per audit, whatever the workload.
@@ -84,16 +84,13 @@ pub fn read_top_n(shapes: &mut [Value]) {
 /// shape than the catalog's is an error naming it.
 pub fn candidates(live: &impl Facts, shapes: &[QueryShape]) -> Result<Vec<Candidate>, String> {
     let readonly: Option<Count> = typed::read(live, "live", "readonly")?;
-    let settings: Settings<SessionSetting> = typed::read(live, "live", "settings")?;
+    let lazy_limit: Option<SessionSetting> =
+        typed::entry(live, "live", "settings", "query_plan_max_limit_for_lazy_materialization")?;
     let parts: Vec<TableParts> = typed::read(live, "live", "parts")?;
     let projections: Vec<Projection> = typed::read(live, "live", "projections")?;
     let settings_allowed = readonly != Some(Count(1));
     let explainable = |q: &str| sql::explainable(q, settings_allowed);
-    let lazy_limit = settings
-        .0
-        .get("query_plan_max_limit_for_lazy_materialization")
-        .and_then(|s| s.value.parse::<f64>().ok())
-        .unwrap_or(0.0);
+    let lazy_limit = lazy_limit.and_then(|s| s.value.parse::<f64>().ok()).unwrap_or(0.0);
     let mut out = Vec::new();
     if lazy_limit > 0.0 {
         for shape in shapes {

@@ -12,12 +12,11 @@
 //! `profiles` (of those users), `workload_queries` (queries of the window that ran with this
 //! value, by user: `["bench: 42"]`) and `subject` (how a message names it).
 
-use rustc_hash::FxHashMap;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::facts::rows::{ProfileSetting, SessionSetting, UserProfile, WorkloadSetting};
+use crate::facts::rows::{ChangedSettings, ProfileSetting, UserProfile, WorkloadSetting};
 use crate::facts::typed::{Facts, read};
 
 /// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
@@ -52,12 +51,7 @@ pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<Sett
         Some(log) => read(log, "log", "user_settings")?,
         None => Vec::new(),
     };
-    // by borrowed name and value, hashed (1,300 settings on each replica, a few of them
-    // changed: those are put in order)
-    let session: FxHashMap<&str, SessionSetting> = read(live, "live", "settings")?;
-    let mut changed: Vec<(&str, &SessionSetting)> =
-        session.iter().filter(|(_, e)| e.changed).map(|(name, e)| (*name, e)).collect();
-    changed.sort_unstable_by_key(|(name, _)| *name);
+    let ChangedSettings(changed) = read(live, "live", "settings")?;
     let profiles_of = |user: &str| -> Vec<String> {
         assigned.iter().filter(|r| r.user_name == user).filter_map(|r| r.inherit_profile.clone()).collect()
     };

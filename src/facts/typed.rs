@@ -168,6 +168,22 @@ pub fn read<'a, T: Deserialize<'a> + Default>(document: &'a impl Facts, source: 
     }
 }
 
+/// One entry of a fact that is a map by name (a setting of `live.settings`) as `T`, if
+/// present: the other 1,300 rows are not read.
+pub fn entry<'a, T: Deserialize<'a>>(
+    document: &'a impl Facts,
+    source: &str,
+    fact: &str,
+    name: &str,
+) -> Result<Option<T>, String> {
+    match document.fact(fact).and_then(|map| map.get(name)) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => T::deserialize(value)
+            .map(Some)
+            .map_err(|e| format!("{source}.{fact}.{name} is not of the catalog's shape: {e}")),
+    }
+}
+
 /// A typed fact: its path in the documents, what it is, and its type's schema.
 pub struct TypedFact {
     pub path: &'static str,
@@ -437,6 +453,27 @@ fn merge_own(schema: &mut Value, own: serde_json::Map<String, Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_setting_or_the_changed_ones_are_read_alone() {
+        let live = serde_json::json!({"settings": {
+            "max_threads": {"value": "8", "default": "auto", "changed": true},
+            "readonly": {"value": "0", "default": "0", "changed": false},
+            "log_queries": {"value": "1", "default": "1", "changed": true},
+            "bad": {"value": 5},
+        }});
+        let threads: Option<crate::facts::rows::SessionSetting> =
+            entry(&live, "live", "settings", "max_threads").unwrap();
+        assert_eq!(threads.map(|s| s.value.into_owned()), Some("8".to_string()));
+        let absent: Option<crate::facts::rows::SessionSetting> = entry(&live, "live", "settings", "nope").unwrap();
+        assert!(absent.is_none());
+        let bad = entry::<crate::facts::rows::SessionSetting>(&live, "live", "settings", "bad").unwrap_err();
+        assert!(bad.starts_with("live.settings.bad is not of the catalog's shape"), "{bad}");
+        let mut live = live;
+        live["settings"].as_object_mut().unwrap().remove("bad");
+        let crate::facts::rows::ChangedSettings(changed) = read(&live, "live", "settings").unwrap();
+        assert_eq!(changed.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["log_queries", "max_threads"]);
+    }
 
     /// Whether `path` is `fact` or a fact below it.
     fn under(path: &str, fact: &str) -> bool {
