@@ -286,8 +286,14 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     let told = |endpoints: &[(String, Endpoint)]| {
         if let Some((_, first)) = endpoints.first() {
             let with = if first.password.expose().is_empty() { "" } else { " and its password" };
-            let urls: Vec<String> = endpoints.iter().map(|(_, e)| e.url()).collect();
-            eprintln!("chaudit: note: user `{}`{with} sent to {}", first.user, urls.join(", "));
+            // a fleet's 500 addresses are not one line to read: the first ones, and how many more
+            const LISTED: usize = 8;
+            let urls: Vec<String> = endpoints.iter().take(LISTED + 1).map(|(_, e)| e.url()).collect();
+            let to = match endpoints.len() {
+                n if n <= LISTED + 1 => urls.join(", "),
+                n => format!("{} and {} more replicas", urls[..LISTED].join(", "), n - LISTED),
+            };
+            eprintln!("chaudit: note: user `{}`{with} sent to {to}", first.user);
         }
     };
     match runtime.block_on(cluster::collect(plan, &show, &warn, &told)) {
