@@ -292,13 +292,9 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             Err(code) => return code,
         };
         for node in &collected.nodes {
-            let failed = node.error.iter().cloned().chain(
-                node.live
-                    .iter()
-                    .map(|live| &live["unavailable"])
-                    .chain(node.log.iter().map(|log| &log["unavailable"]))
-                    .flat_map(chaudit::collect::unread),
-            );
+            let live = node.live.iter().flat_map(chaudit::collect::unread);
+            let failed =
+                node.error.iter().cloned().chain(live).chain(node.log.iter().flat_map(chaudit::collect::unread));
             unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
         }
         let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
@@ -310,9 +306,10 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
             Ok((node, _)) => (node.live, node.log),
             Err(code) => return code,
         };
-        unread.extend(chaudit::collect::unread(&live["unavailable"]));
-        unread.extend(log.iter().flat_map(|log| chaudit::collect::unread(&log["unavailable"])));
-        let mut facts = Facts::empty(live["endpoint"].as_str().unwrap_or_default().to_string());
+        unread.extend(chaudit::collect::unread(&live));
+        unread.extend(log.iter().flat_map(chaudit::collect::unread));
+        let endpoint: String = chaudit::facts::typed::read(&live, "live", "endpoint").unwrap_or_default();
+        let mut facts = Facts::empty(endpoint);
         facts.add_live(live.into_value());
         if let Some(log) = log {
             facts.add_log(log);

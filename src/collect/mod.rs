@@ -274,14 +274,14 @@ pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
 /// What a `live` or `log` document asked for and could not read (its `unavailable`), as
 /// `name: reason`: every unavailable fact but those whose table is missing (absent, or too
 /// new for the server).
-pub fn unread(unavailable: &Value) -> Vec<String> {
-    let Some(unavailable) = unavailable.as_object() else { return Vec::new() };
+pub fn unread(document: &impl crate::facts::typed::Facts) -> Vec<String> {
+    // a document's `unavailable` has the catalog's shape (collected so): another is empty
+    let unavailable: std::collections::BTreeMap<&str, &str> =
+        crate::facts::typed::read(document, "collected", "unavailable").unwrap_or_default();
     unavailable
-        .iter()
-        .filter_map(|(name, why)| {
-            let why = why.as_str().unwrap_or_default();
-            (Unread::of_reason(why) != Some(Unread::Missing)).then(|| format!("{name}: {why}"))
-        })
+        .into_iter()
+        .filter(|(_, why)| Unread::of_reason(why) != Some(Unread::Missing))
+        .map(|(name, why)| format!("{name}: {why}"))
         .collect()
 }
 

@@ -1,30 +1,217 @@
 //! `--format sarif`: SARIF 2.1.0 as GitHub code scanning ingests it. Every rule that ran is
 //! in tool.driver.rules (with full description and markdown help); every finding is a
 //! result with a physical location relative to the working directory, a partial
-//! fingerprint, and its suppression or baseline state.
+//! fingerprint, and its suppression or baseline state. The document is the SARIF types
+//! below (the subset of the 2.1.0 schema chaudit writes), serialized.
 
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::{Report, RuleInfo};
-use crate::eval::Finding;
+use crate::eval::{Finding, OutcomeKind};
 use crate::rules::Severity;
 
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 const FINGERPRINT_KEY: &str = "chauditFingerprint/v1";
 
+#[derive(Serialize)]
+struct Log<'a> {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: [Run<'a>; 1],
+}
+
+#[derive(Serialize)]
+struct Run<'a> {
+    tool: Tool<'a>,
+    invocations: [Invocation<'a>; 1],
+    results: Vec<SarifResult<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool<'a> {
+    driver: Driver<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver<'a> {
+    name: &'static str,
+    version: &'a str,
+    semantic_version: &'a str,
+    information_uri: &'static str,
+    rules: Vec<Rule>,
+}
+
+/// A reportingDescriptor: one rule.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Rule {
+    id: String,
+    name: String,
+    short_description: Text,
+    full_description: Text,
+    help: Help,
+    default_configuration: Configuration,
+    properties: RuleProperties,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Text {
+    text: String,
+}
+
+impl Text {
+    fn of(text: impl Into<String>) -> Text {
+        Text { text: text.into() }
+    }
+}
+
+#[derive(Serialize)]
+struct Help {
+    text: String,
+    markdown: String,
+}
+
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+struct RuleProperties {
+    tags: Vec<String>,
+    precision: &'static str,
+    /// GitHub's score, for security rules
+    #[serde(rename = "security-severity", skip_serializing_if = "Option::is_none")]
+    security_severity: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Invocation<'a> {
+    execution_successful: bool,
+    properties: InvocationProperties<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_execution_notifications: Vec<Notification>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct InvocationProperties<'a> {
+    status: &'a crate::audit::Status,
+    fail_on: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Notification {
+    level: &'static str,
+    message: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    associated_rule: Option<RuleReference>,
+}
+
+#[derive(Serialize)]
+struct RuleReference {
+    id: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult<'a> {
+    rule_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rule_index: Option<usize>,
+    level: &'static str,
+    message: Text,
+    locations: [Location<'a>; 1],
+    partial_fingerprints: BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rank: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline_state: Option<&'static str>,
+    #[serde(skip_serializing_if = "ResultProperties::is_empty")]
+    properties: ResultProperties<'a>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    suppressions: Vec<Suppression<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+enum Location<'a> {
+    /// written as `{"physicalLocation": ...}`
+    PhysicalLocation(PhysicalLocation),
+    /// a fact of the running server with no config element: the server
+    LogicalLocations([LogicalLocation<'a>; 1]),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    region: Region,
+}
+
+#[derive(Serialize)]
+struct ArtifactLocation {
+    uri: String,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+    start_column: usize,
+}
+
+#[derive(Serialize)]
+struct LogicalLocation<'a> {
+    name: &'a str,
+    kind: &'static str,
+}
+
+#[derive(Serialize, Default)]
+struct ResultProperties<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    hosts: Vec<&'a str>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    versions: BTreeMap<&'a str, &'a str>,
+}
+
+impl ResultProperties<'_> {
+    fn is_empty(&self) -> bool {
+        self.object.is_none() && self.hosts.is_empty() && self.versions.is_empty()
+    }
+}
+
+#[derive(Serialize)]
+struct Suppression<'a> {
+    kind: &'static str,
+    justification: &'a str,
+    status: &'static str,
+}
+
 /// The run's verdict: not successful unless it judged what it was asked to, with a
 /// notification per error, per rule (and replica) that did not judge, and per inconclusive
 /// rule let pass.
-fn invocation(report: &Report, written: usize) -> serde_json::Value {
-    use crate::eval::OutcomeKind;
-    let mut notifications: Vec<serde_json::Value> =
-        report.errors.iter().map(|e| json!({"level": "error", "message": {"text": e.message}})).collect();
-    let notice = |rule: &str, host: Option<&str>, kind: OutcomeKind, reason: &str, level: &str| {
+fn invocation(report: &Report, written: usize) -> Invocation<'_> {
+    let mut notifications: Vec<Notification> = report
+        .errors
+        .iter()
+        .map(|e| Notification { level: "error", message: Text::of(&e.message), associated_rule: None })
+        .collect();
+    let notice = |rule: &str, host: Option<&str>, kind: OutcomeKind, reason: &str, level: &'static str| {
         let on = host.map_or_else(String::new, |h| format!(" on {h}"));
         let text = format!("{rule}{on} {}: {reason}", super::outcome_name(kind));
-        json!({"level": level, "message": {"text": text}, "associatedRule": {"id": rule}})
+        Notification { level, message: Text::of(text), associated_rule: Some(RuleReference { id: rule.to_string() }) }
     };
     for u in &report.unjudged {
         notifications.push(notice(&u.rule_id, u.host.as_deref(), u.outcome, &u.reason, "error"));
@@ -48,16 +235,16 @@ fn invocation(report: &Report, written: usize) -> serde_json::Value {
             report.findings.len(),
             MAX_GZIP_BYTES / 1_000_000
         );
-        notifications.push(json!({"level": "warning", "message": {"text": text}}));
+        notifications.push(Notification { level: "warning", message: Text::of(text), associated_rule: None });
     }
-    let mut invocation = json!({
-        "executionSuccessful": report.summary.status.judged(),
-        "properties": {"status": report.summary.status, "failOn": report.summary.fail_on.map_or("never", Severity::name)},
-    });
-    if !notifications.is_empty() {
-        invocation["toolExecutionNotifications"] = Value::Array(notifications);
+    Invocation {
+        execution_successful: report.summary.status.judged(),
+        properties: InvocationProperties {
+            status: &report.summary.status,
+            fail_on: report.summary.fail_on.map_or("never", Severity::name),
+        },
+        tool_execution_notifications: notifications,
     }
-    invocation
 }
 
 /// GitHub code scanning's limits on an upload ("SARIF results exceed limit", "SARIF file
@@ -94,37 +281,43 @@ fn gzip_size(text: &str) -> usize {
 const ERROR_RULE: &str = "chaudit-error";
 
 fn document(report: &Report, written: usize) -> String {
-    let mut rules: Vec<Value> = report.rules.iter().map(rule).collect();
-    let mut results: Vec<Value> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
+    let mut rules: Vec<Rule> = report.rules.iter().map(rule).collect();
+    let mut results: Vec<SarifResult> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
     if !report.errors.is_empty() {
-        rules.push(json!({
-            "id": ERROR_RULE,
-            "name": "ChauditError",
-            "shortDescription": {"text": "An input chaudit could not process"},
-            "fullDescription": {"text": "A config ClickHouse would refuse, or a rule, suppression or baseline file that cannot be read: what it governs was not audited."},
-            "help": {"text": "Fix the input at the location shown; the audit exits 2 until then.", "markdown": "Fix the input at the location shown; the audit exits 2 until then."},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"tags": ["chaudit"], "precision": "very-high"},
-        }));
+        let fix = "Fix the input at the location shown; the audit exits 2 until then.";
+        rules.push(Rule {
+            id: ERROR_RULE.into(),
+            name: "ChauditError".into(),
+            short_description: Text::of("An input chaudit could not process"),
+            full_description: Text::of(
+                "A config ClickHouse would refuse, or a rule, suppression or baseline file that cannot be read: what it governs was not audited.",
+            ),
+            help: Help { text: fix.into(), markdown: fix.into() },
+            default_configuration: Configuration { level: "error" },
+            properties: RuleProperties { tags: vec!["chaudit".into()], precision: "very-high", security_severity: None },
+            help_uri: None,
+        });
         let index = rules.len() - 1;
         results.extend(report.errors.iter().map(|e| error_result(report, e, index)));
     }
-    let sarif = json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "chaudit",
-                "version": report.chaudit_version,
-                "semanticVersion": report.chaudit_version,
-                "informationUri": "https://github.com/chaudit/chaudit",
-                "rules": rules,
-            }},
-            "invocations": [invocation(report, written)],
-            "results": results,
+    let log = Log {
+        schema: SCHEMA,
+        version: "2.1.0",
+        runs: [Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "chaudit",
+                    version: report.chaudit_version,
+                    semantic_version: report.chaudit_version,
+                    information_uri: "https://github.com/chaudit/chaudit",
+                    rules,
+                },
+            },
+            invocations: [invocation(report, written)],
+            results,
         }],
-    });
-    let mut text = serde_json::to_string_pretty(&sarif).unwrap_or_default();
+    };
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -148,90 +341,83 @@ fn security_severity(severity: Severity) -> &'static str {
     }
 }
 
-fn rule(r: &RuleInfo) -> Value {
+fn rule(r: &RuleInfo) -> Rule {
     let first_paragraph = r.description.split("\n\n").next().unwrap_or(&r.description).replace('\n', " ");
     let mut tags = vec![r.category.clone()];
     tags.extend(r.tags.iter().filter(|t| **t != r.category).cloned());
-    let mut properties = json!({"tags": tags, "precision": "high"});
-    if r.tags.iter().any(|t| t == "security") || r.category == "security" {
-        properties["security-severity"] = json!(security_severity(r.severity));
+    let security = r.tags.iter().any(|t| t == "security") || r.category == "security";
+    Rule {
+        id: r.id.clone(),
+        name: pascal_case(&r.id),
+        short_description: Text::of(&r.title),
+        full_description: Text::of(first_paragraph.trim()),
+        help: Help {
+            text: r.description.trim().into(),
+            markdown: format!("**{}**\n\n{}", r.title, r.description.trim()),
+        },
+        default_configuration: Configuration { level: level(r.severity) },
+        properties: RuleProperties {
+            tags,
+            precision: "high",
+            security_severity: security.then(|| security_severity(r.severity)),
+        },
+        help_uri: r.help_uri.clone(),
     }
-    let mut value = json!({
-        "id": r.id,
-        "name": pascal_case(&r.id),
-        "shortDescription": {"text": r.title},
-        "fullDescription": {"text": first_paragraph.trim()},
-        "help": {"text": r.description.trim(), "markdown": format!("**{}**\n\n{}", r.title, r.description.trim())},
-        "defaultConfiguration": {"level": level(r.severity)},
-        "properties": properties,
-    });
-    if let Some(uri) = &r.help_uri {
-        value["helpUri"] = json!(uri);
-    }
-    value
 }
 
-fn result(report: &Report, f: &Finding) -> Value {
-    let rule_index = report.rules.iter().position(|r| r.id == f.rule_id);
-    let location = match &f.location {
-        Some(l) => json!({"physicalLocation": {
-            "artifactLocation": {"uri": artifact_uri(&report.artifact_base, &l.file)},
-            "region": {"startLine": l.line.max(1), "startColumn": l.column.max(1)},
-        }}),
-        // a fact of the running server with no config element: name the server
-        None => json!({"logicalLocations": [{"name": report.target, "kind": "resource"}]}),
-    };
-    let mut value = json!({
-        "ruleId": f.rule_id,
-        "level": level(f.severity),
-        "message": {"text": f.message},
-        "locations": [location],
-        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
-        // one decimal: 25.2, not 25.199999999999996
-        "rank": ((f.score * 20.0).clamp(0.0, 100.0) * 10.0).round() / 10.0,
-        "baselineState": if f.baselined { "unchanged" } else { "new" },
+/// Where a result is: its file, line and column, else the server itself.
+fn location<'a>(report: &'a Report, file: Option<(&str, usize, usize)>) -> Location<'a> {
+    match file {
+        Some((file, line, column)) => Location::PhysicalLocation(PhysicalLocation {
+            artifact_location: ArtifactLocation { uri: artifact_uri(&report.artifact_base, file) },
+            region: Region { start_line: line.max(1), start_column: column.max(1) },
+        }),
+        None => Location::LogicalLocations([LogicalLocation { name: &report.target, kind: "resource" }]),
+    }
+}
+
+fn result<'a>(report: &'a Report, f: &'a Finding) -> SarifResult<'a> {
+    let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
+    let message = if hosts.is_empty() { f.message.clone() } else { format!("{} (on {})", f.message, hosts.join(", ")) };
+    let versions = f.hosts.iter().filter_map(|h| Some((h.host.as_str(), h.version.as_deref()?))).collect();
+    let suppression = f.suppressed.as_ref().map(|s| Suppression {
+        kind: if s.kind == "inline" { "inSource" } else { "external" },
+        justification: &s.reason,
+        status: "accepted",
     });
-    if let Some(i) = rule_index {
-        value["ruleIndex"] = json!(i);
+    SarifResult {
+        rule_id: &f.rule_id,
+        rule_index: report.rules.iter().position(|r| r.id == f.rule_id),
+        level: level(f.severity),
+        message: Text::of(message),
+        locations: [location(
+            report,
+            f.location.as_ref().map(|l| (l.file.as_str(), l.line as usize, l.column as usize)),
+        )],
+        partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, f.fingerprint.clone())]),
+        // one decimal: 25.2, not 25.199999999999996
+        rank: Some(((f.score * 20.0).clamp(0.0, 100.0) * 10.0).round() / 10.0),
+        baseline_state: Some(if f.baselined { "unchanged" } else { "new" }),
+        properties: ResultProperties { object: f.object.as_deref(), hosts, versions },
+        suppressions: suppression.into_iter().collect(),
     }
-    if let Some(object) = &f.object {
-        value["properties"]["object"] = json!(object);
-    }
-    if !f.hosts.is_empty() {
-        let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
-        value["message"]["text"] = json!(format!("{} (on {})", f.message, hosts.join(", ")));
-        value["properties"]["hosts"] = json!(hosts);
-        let versions: serde_json::Map<String, Value> =
-            f.hosts.iter().filter_map(|h| Some((h.host.clone(), json!(h.version.as_ref()?)))).collect();
-        if !versions.is_empty() {
-            value["properties"]["versions"] = Value::Object(versions);
-        }
-    }
-    if let Some(s) = &f.suppressed {
-        let kind = if s.kind == "inline" { "inSource" } else { "external" };
-        value["suppressions"] = json!([{"kind": kind, "justification": s.reason, "status": "accepted"}]);
-    }
-    value
 }
 
 /// An input that could not be processed, at its file, line and column when known.
-fn error_result(report: &Report, e: &super::RunError, rule_index: usize) -> Value {
-    let location = match &e.location {
-        Some(l) => json!({"physicalLocation": {
-            "artifactLocation": {"uri": artifact_uri(&report.artifact_base, &l.file)},
-            "region": {"startLine": l.line.max(1), "startColumn": l.column.max(1)},
-        }}),
-        None => json!({"logicalLocations": [{"name": report.target, "kind": "resource"}]}),
-    };
+fn error_result<'a>(report: &'a Report, e: &'a super::RunError, rule_index: usize) -> SarifResult<'a> {
     let at = e.location.as_ref().map_or(String::new(), |l| format!("{}:{}:{}", l.file, l.line, l.column));
-    json!({
-        "ruleId": ERROR_RULE,
-        "ruleIndex": rule_index,
-        "level": "error",
-        "message": {"text": e.message},
-        "locations": [location],
-        "partialFingerprints": {FINGERPRINT_KEY: format!("{}@{at}", e.code)},
-    })
+    SarifResult {
+        rule_id: ERROR_RULE,
+        rule_index: Some(rule_index),
+        level: "error",
+        message: Text::of(&e.message),
+        locations: [location(report, e.location.as_ref().map(|l| (l.file.as_str(), l.line, l.column)))],
+        partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, format!("{}@{at}", e.code))]),
+        rank: None,
+        baseline_state: None,
+        properties: ResultProperties::default(),
+        suppressions: Vec::new(),
+    }
 }
 
 /// The file's path from the working directory, with forward slashes and no `./`.
