@@ -158,6 +158,8 @@ fn root_names() -> &'static FxHashSet<&'static str> {
     NAMES.get_or_init(|| SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied().collect())
 }
 
+/// Whether `name` is one of [`SERVER_SECTIONS`] (most names are no root name at all: the
+/// set answers them without a scan of the list).
 fn is_server_section(name: &str) -> bool {
     root_names().contains(name) && SERVER_SECTIONS.contains(&name)
 }
