@@ -407,7 +407,7 @@ fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String 
         return format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name());
     }
     let config = request.config.as_ref().map(|p| p.display().to_string());
-    let server = facts.document.get("live").and_then(|l| l["endpoint"].as_str()).map(str::to_string);
+    let server = facts.document.get("live").map(|live| facts::live_text(live, "endpoint").to_string());
     match (config, server) {
         (Some(c), Some(s)) => format!("{c} + {s}"),
         (Some(c), None) => c,

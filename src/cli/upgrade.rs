@@ -83,8 +83,8 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
     if args.connect.wanted() {
         match live::collect_live(&args.connect, true) {
             Ok((collected, _)) => {
-                facts.target = collected.live["endpoint"].as_str().unwrap_or_default().to_string();
-                let server_version = collected.live["version"].as_str().unwrap_or_default().to_string();
+                facts.target = chaudit::facts::live_text(&collected.live, "endpoint").to_string();
+                let server_version = chaudit::facts::live_text(&collected.live, "version").to_string();
                 facts.add_live(collected.live.into_value());
                 if let Some(log) = collected.log {
                     facts.add_log(log);

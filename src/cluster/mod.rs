@@ -78,7 +78,7 @@ pub fn audit(
             });
             found.append(&mut findings);
         }
-        let version = live["version"].as_str().map(str::to_string);
+        let version = Some(crate::facts::live_text(live, "version")).filter(|v| !v.is_empty()).map(str::to_string);
         for mut f in eval::one_per_problem(found) {
             // the replica is named in `hosts`: the message reads the same on every replica
             if !endpoint.is_empty() && f.message.contains(endpoint) {

@@ -95,7 +95,7 @@ pub fn evaluate(
 
 /// Where a replica's facts came from (`user@http://host:port`), as its findings name it.
 pub fn endpoint(node: &NodeFacts) -> &str {
-    node.live.as_ref().and_then(|live| live["endpoint"].as_str()).unwrap_or_default()
+    node.live.as_ref().map_or("", |live| crate::facts::live_text(live, "endpoint"))
 }
 
 /// One replica's server documents with a hash of each top-level field, computed once.

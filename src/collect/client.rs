@@ -138,6 +138,21 @@ pub struct Session {
     pub in_flight: usize,
 }
 
+/// The connect probe's row: the server's version and the session's `readonly`.
+#[derive(serde::Deserialize)]
+#[serde(default)]
+struct Probe {
+    version: String,
+    readonly: u8,
+}
+
+impl Default for Probe {
+    /// without an answer, the session is taken as read-only (nothing it sends could write)
+    fn default() -> Probe {
+        Probe { version: String::new(), readonly: 1 }
+    }
+}
+
 impl Session {
     /// Connects and reads the version and the user's readonly level (one round trip).
     pub async fn connect(endpoint: Endpoint, limits: Limits) -> Result<Session, CollectError> {
@@ -162,9 +177,12 @@ impl Session {
         };
         let (purpose, sql) = super::plan::CONNECT_PROBE;
         let probe = session.rows(purpose, sql).await.map_err(|e| session.connection_error(e))?;
-        let first = probe.first().cloned().unwrap_or(Value::Null);
-        session.version = first["version"].as_str().unwrap_or_default().to_string();
-        session.readonly = first["readonly"].as_u64().unwrap_or(1) as u8;
+        let answer = probe.first().map(<Probe as serde::Deserialize>::deserialize).transpose();
+        let bad =
+            |e: serde_json::Error| CollectError::BadResponse { purpose: purpose.to_string(), message: e.to_string() };
+        let answer = answer.map_err(bad)?.unwrap_or_default();
+        session.version = answer.version;
+        session.readonly = answer.readonly;
         Ok(session)
     }
 

@@ -50,7 +50,7 @@ impl Document {
 
     /// The version the server said it runs.
     pub fn version(&self) -> Option<crate::version::Version> {
-        self["version"].as_str()?.parse().ok()
+        crate::facts::live_version(self)
     }
 
     /// Sets fact `name` to a value held by the interner.

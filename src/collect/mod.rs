@@ -112,7 +112,7 @@ pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
         "user_settings" => &user_settings::INPUTS,
         _ => return None,
     };
-    let endpoint = live["endpoint"].as_str().unwrap_or("the server");
+    let endpoint = Some(crate::facts::live_text(live, "endpoint")).filter(|e| !e.is_empty()).unwrap_or("the server");
     inputs.iter().find_map(|input| {
         let why = live.get("unavailable")?.get(input)?;
         Some(format!(

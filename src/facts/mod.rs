@@ -25,8 +25,13 @@ pub fn uint(v: &serde_json::Value) -> u64 {
 }
 
 /// The version a server's `live` document says it runs.
-pub fn live_version(live: &serde_json::Value) -> Option<Version> {
-    live["version"].as_str().and_then(|v| v.parse().ok())
+pub fn live_version(live: &impl typed::Facts) -> Option<Version> {
+    live_text(live, "version").parse().ok()
+}
+
+/// A text fact of a `live` document (`endpoint`, `version`): empty when absent.
+pub fn live_text<'a>(live: &'a impl typed::Facts, fact: &str) -> &'a str {
+    typed::read(live, "live", fact).unwrap_or_default()
 }
 
 /// The positions of a snapshot's facts, for errors that name a fact by path
