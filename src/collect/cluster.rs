@@ -251,7 +251,7 @@ fn answered(answers: &[Answer]) -> bool {
 fn version_in(answers: &[Answer]) -> String {
     match answers.last() {
         Some(("version", Ok(rows))) => {
-            rows.first().and_then(|r| r["version"].as_str().map(str::to_string)).unwrap_or_default()
+            rows.first().map(|row| crate::facts::live_text(&row, "version").to_string()).unwrap_or_default()
         }
         _ => String::new(),
     }

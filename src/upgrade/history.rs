@@ -32,10 +32,42 @@ pub struct Change {
     pub name: String,
     pub previous_value: String,
     pub new_value: String,
+    #[serde(default)]
     pub reason: String,
     /// `Apply` (compatibility reverts it) or `Ignore` (it cannot be reverted); absent before 26.x.
     #[serde(default)]
     pub compatibility_mode: Option<String>,
+}
+
+/// A row of system.settings_changes as the server gives it.
+#[derive(Deserialize)]
+struct ChangesRow {
+    /// `Session` or `MergeTree`; absent before 25.x
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    version: String,
+    changes: Vec<ChangeRow>,
+}
+
+/// One change as the server writes it: a named tuple (an object, 26.x) or a plain one (an
+/// array: name, previous, new, reason and, from 26.x, compatibility mode).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ChangeRow {
+    Named(Change),
+    Plain(String, String, String, String),
+    PlainWithMode(String, String, String, String, Option<String>),
+}
+
+impl From<ChangeRow> for Change {
+    fn from(row: ChangeRow) -> Change {
+        let (name, previous_value, new_value, reason, compatibility_mode) = match row {
+            ChangeRow::Named(change) => return change,
+            ChangeRow::Plain(name, previous, new, reason) => (name, previous, new, reason, None),
+            ChangeRow::PlainWithMode(name, previous, new, reason, mode) => (name, previous, new, reason, mode),
+        };
+        Change { name, previous_value, new_value, reason, compatibility_mode }
+    }
 }
 
 /// A default that differs between two versions, with every step in between.
@@ -74,30 +106,17 @@ impl History {
     pub fn from_rows(version: String, rows: &[serde_json::Value]) -> Result<History, String> {
         let mut history = Vec::new();
         for row in rows {
-            let changes = row["changes"]
-                .as_array()
-                .ok_or("system.settings_changes: `changes` is not an array")?
-                .iter()
-                .map(|c| {
-                    let field = |i: usize, key: &str| {
-                        c.get(i).or_else(|| c.get(key)).and_then(|v| v.as_str()).map(str::to_string)
-                    };
-                    Some(Change {
-                        name: field(0, "name")?,
-                        previous_value: field(1, "previous_value")?,
-                        new_value: field(2, "new_value")?,
-                        reason: field(3, "reason").unwrap_or_default(),
-                        compatibility_mode: field(4, "compatibility_mode"),
-                    })
-                })
-                .collect::<Option<Vec<_>>>()
-                .ok_or("system.settings_changes: a change is not (name, previous, new, reason)")?;
-            let kind = match row["type"].as_str() {
+            let row = ChangesRow::deserialize(row)
+                .map_err(|e| format!("system.settings_changes: a row is not (type, version, changes): {e}"))?;
+            let kind = match row.kind.as_deref() {
                 Some("MergeTree") => SettingKind::MergeTree,
                 _ => SettingKind::Session,
             };
-            let version = row["version"].as_str().ok_or("system.settings_changes: no version")?.to_string();
-            history.push(Release { kind, version, changes });
+            history.push(Release {
+                kind,
+                version: row.version,
+                changes: row.changes.into_iter().map(Change::from).collect(),
+            });
         }
         Ok(History { version, history })
     }
@@ -220,5 +239,11 @@ mod live_rows {
         assert_eq!(changes.len(), 1);
         assert!(!changes[0].revertible, "Ignore blocks compatibility");
         assert!(History::from_rows("x".into(), &[json!({"version": "1.1", "changes": [[1]]})]).is_err());
+        // a plain tuple with the compatibility mode, and a named one without a reason
+        let rows = [json!({"version": "26.1", "changes": [["c", "0", "1", "r", "Apply"],
+            {"name": "d", "previous_value": "0", "new_value": "1"}]})];
+        let h = History::from_rows("26.1.1.1".into(), &rows).unwrap();
+        assert_eq!(h.history[0].changes[0].compatibility_mode.as_deref(), Some("Apply"));
+        assert_eq!((h.history[0].changes[1].name.as_str(), h.history[0].changes[1].reason.as_str()), ("d", ""));
     }
 }
