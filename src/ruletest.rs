@@ -170,8 +170,8 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
 }
 
 /// A fixture's facts: its config tree (config.xml or config.yaml) and/or a recorded
-/// snapshot of live facts (snapshot.json, as written by `chaudit collect`).
-/// The fixture's facts as an audit builds them: only the config facts the rule reads.
+/// snapshot of live facts (snapshot.json, as written by `chaudit collect`), built as an
+/// audit builds them: only the config facts the rule reads.
 fn fixture_facts(
     rule: &Rule,
     fixture: &Path,
@@ -184,8 +184,8 @@ fn fixture_facts(
             // fixtures are hermetic: no /etc/metrika.xml, only the variables they name
             let loaded = config::load(main, &LoadOptions::for_fixture(fixture))
                 .map_err(|e| format!("fixture does not load: {e}"))?;
-            let reads = rule.reads.iter().filter(|(s, _)| *s == facts::Source::Config).map(|(_, f)| f.clone());
-            facts::config::facts_read(&loaded, &reads.collect(), fixture.display().to_string(), version)
+            let reads = rule.reads_of(facts::Source::Config).map(str::to_string).collect();
+            facts::config::facts_read(&loaded, &reads, fixture.display().to_string(), version)
         }
         None if snapshot.is_file() => facts::Facts::empty(fixture.display().to_string()),
         None => return Err(format!("{}: no config.xml or snapshot.json", fixture.display())),

@@ -268,7 +268,7 @@ pub fn run(
         .rules
         .iter()
         .filter(|r| selection.includes(r))
-        .flat_map(|r| r.reads.iter().filter(|(s, _)| *s == Source::Config).map(|(_, f)| f.clone()))
+        .flat_map(|r| r.reads_of(Source::Config).map(str::to_string))
         .collect();
     let config_facts = |version: Option<Version>| {
         let (Some(loaded), Some(main)) = (&loaded, &request.config) else { return None };

@@ -308,8 +308,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         };
         unread.extend(chaudit::collect::unread(&live));
         unread.extend(log.iter().flat_map(chaudit::collect::unread));
-        let endpoint: String = chaudit::facts::typed::read(&live, "live", "endpoint").unwrap_or_default();
-        let mut facts = Facts::empty(endpoint);
+        let mut facts = Facts::empty(chaudit::facts::live_text(&live, "endpoint").to_string());
         facts.add_live(live.into_value());
         if let Some(log) = log {
             facts.add_log(log);

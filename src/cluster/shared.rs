@@ -138,7 +138,7 @@ impl<'a> Replica<'a> {
                 self.whole.get(&source).hash(&mut h);
                 continue;
             }
-            let read = rule.reads.iter().filter(|(s, _)| *s == source).map(|(_, f)| f.as_str());
+            let read = rule.reads_of(source);
             for field in COLLECTION.iter().copied().chain(read) {
                 (field, self.hashes.get(&(source, field))).hash(&mut h);
             }
@@ -174,8 +174,7 @@ fn read_by<'d>(
     field: impl Fn(&str) -> Option<&'d Value>,
     whole: impl FnOnce() -> Value,
 ) -> Value {
-    let reads: BTreeSet<&str> =
-        rules.iter().flat_map(|r| r.reads.iter().filter(|(s, _)| *s == source).map(|(_, f)| f.as_str())).collect();
+    let reads: BTreeSet<&str> = rules.iter().flat_map(|r| r.reads_of(source)).collect();
     if reads.contains(WHOLE) {
         return whole();
     }

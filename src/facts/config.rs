@@ -54,13 +54,6 @@ const SERVER_SECTIONS: &[&str] = &[
     "named_collections",
 ];
 
-/// How one fact is built.
-type Build<'f> = Box<dyn Fn() -> Value + Sync + 'f>;
-
-fn fact<'f>(build: impl Fn() -> Value + Sync + 'f) -> Build<'f> {
-    Box::new(build)
-}
-
 /// The facts read from the users config.
 const USERS_FACTS: &[&str] = &["users", "profiles", "profile_settings", "users_file_sections"];
 
@@ -186,6 +179,13 @@ pub fn is_known_section(name: &str) -> bool {
     is_server_section(name) || USERS_SECTIONS.contains(&name) || name.ends_with("_log")
 }
 
+/// How one fact is built.
+type Build<'f> = Box<dyn Fn() -> Value + Sync + 'f>;
+
+fn fact<'f>(build: impl Fn() -> Value + Sync + 'f) -> Build<'f> {
+    Box::new(build)
+}
+
 pub struct ConfigFacts<'a> {
     loaded: &'a LoadedConfig,
     /// The facts to build (the rules' reads); `None`: all of them.
@@ -200,14 +200,21 @@ pub struct ConfigFacts<'a> {
 
 impl<'a> ConfigFacts<'a> {
     pub fn new(loaded: &'a LoadedConfig, version: Option<crate::version::Version>) -> Self {
-        let catalog = catalog::of(version);
+        Self::with(loaded, None, version)
+    }
+
+    fn with(
+        loaded: &'a LoadedConfig,
+        wanted: Option<&'a BTreeSet<String>>,
+        version: Option<crate::version::Version>,
+    ) -> Self {
         ConfigFacts {
             loaded,
-            wanted: None,
+            wanted,
             disks: Default::default(),
             policies: Default::default(),
             users: Default::default(),
-            catalog,
+            catalog: catalog::of(version),
         }
     }
 
@@ -241,15 +248,7 @@ impl<'a> ConfigFacts<'a> {
         wanted: &'a BTreeSet<String>,
         version: Option<crate::version::Version>,
     ) -> Self {
-        let catalog = catalog::of(version);
-        ConfigFacts {
-            loaded,
-            wanted: Some(wanted),
-            disks: Default::default(),
-            policies: Default::default(),
-            users: Default::default(),
-            catalog,
-        }
+        Self::with(loaded, Some(wanted), version)
     }
 
     fn model_disks(&self) -> &[model::Disk<'a>] {
@@ -307,12 +306,15 @@ impl<'a> ConfigFacts<'a> {
         Value::Object(document)
     }
 
+    /// `<default_profile>`: the profile beneath every user's (`default` without one).
+    fn default_profile(&self) -> String {
+        self.loaded.server.root.child("default_profile").map_or("default".to_string(), Element::value)
+    }
+
     /// The users config's profiles and users, read once for every fact about them.
     fn model_users(&self) -> &(Vec<config_users::ConfigProfile>, Vec<config_users::ConfigUser>) {
         self.users.get_or_init(|| {
-            let root = &self.loaded.server.root;
-            let default_profile = root.child("default_profile").map_or("default".to_string(), Element::value);
-            config_users::profiles_and_users(self.loaded.users_root(), &default_profile, &|o| self.location(o))
+            config_users::profiles_and_users(self.loaded.users_root(), &self.default_profile(), &|o| self.location(o))
         })
     }
 
@@ -349,10 +351,7 @@ impl<'a> ConfigFacts<'a> {
                 fact(|| Value::from(root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
             ),
             ("exposed", fact(|| Value::from(root.children_named("listen_host").any(every_interface)))),
-            (
-                "default_profile",
-                fact(|| Value::from(root.child("default_profile").map_or("default".to_string(), Element::value))),
-            ),
+            ("default_profile", fact(|| Value::from(self.default_profile()))),
             (
                 "custom_settings_prefixes",
                 fact(|| {
@@ -402,9 +401,7 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .map(|e| {
                 let name = e.name.as_str();
-                let server_section = is_server_section(name);
-                let known = server_section
-                    || root_names().contains(name)
+                let known = root_names().contains(name)
                     || super::config_keys::is_read(name)
                     || name.ends_with("_log")
                     || catalog.is_server(name)
@@ -414,7 +411,7 @@ impl<'a> ConfigFacts<'a> {
                     leaf: !e.has_element_children(),
                     value: e.value().to_string(),
                     at: self.location(e.origin),
-                    server_section,
+                    server_section: is_server_section(name),
                     known,
                 }
             })

@@ -301,6 +301,11 @@ pub struct Rule {
 }
 
 impl Rule {
+    /// The top-level fields of `source` its expressions read (see [`Rule::reads`]).
+    pub fn reads_of(&self, source: Source) -> impl Iterator<Item = &str> {
+        self.reads.iter().filter(move |(s, _)| *s == source).map(|(_, f)| f.as_str())
+    }
+
     /// Whether `--select`/`--ignore` term names this rule (by id or tag).
     pub fn matches(&self, term: &str) -> bool {
         self.id == term || self.tags.iter().any(|t| t == term) || self.category == term

@@ -31,18 +31,17 @@ impl ExplicitSettings {
         let is_alias =
             |kind: SettingKind, name: &str| catalog.of_kind(kind).get(name).is_some_and(|s| s.alias_for.is_some());
         let user = if server.endpoint.is_empty() { "the server" } else { server.endpoint.as_str() };
-        let changed = server.settings.0.iter().filter(|(_, row)| row.changed).map(|(name, row)| (name, &row.value));
-        let changed_merge_tree =
-            server.merge_tree_settings.0.iter().filter(|(_, row)| row.changed).map(|(name, row)| (name, &row.value));
-        let changed = [(SettingKind::Session, "settings", changed.collect::<Vec<_>>())].into_iter().chain([(
-            SettingKind::MergeTree,
-            "merge_tree_settings",
-            changed_merge_tree.collect(),
-        )]);
-        for (kind, table, rows) in changed {
-            for (name, value) in rows.into_iter().filter(|(name, _)| !is_alias(kind, name)) {
-                places.push((kind, name.clone(), format!("changed on {user} = {value} (system.{table})")));
-            }
+        let session = server.settings.0.iter().map(|(name, row)| (SettingKind::Session, name, row.changed, &row.value));
+        let merge_tree = server
+            .merge_tree_settings
+            .0
+            .iter()
+            .map(|(name, row)| (SettingKind::MergeTree, name, row.changed, &row.value));
+        for (kind, name, _, value) in
+            session.chain(merge_tree).filter(|(kind, name, changed, _)| *changed && !is_alias(*kind, name))
+        {
+            let table = if kind == SettingKind::Session { "settings" } else { "merge_tree_settings" };
+            places.push((kind, name.clone(), format!("changed on {user} = {value} (system.{table})")));
         }
         for (name, queries) in usage.map(|u| &u.changed_settings).into_iter().flatten() {
             places.push((

@@ -2,7 +2,6 @@
 //! is a note of the review, not a silent skip.
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::facts::Facts;
 use crate::facts::config_users::WrittenSetting;
@@ -53,7 +52,7 @@ struct Reader<'a, 'n> {
 impl<'a> Reader<'a, '_> {
     fn fact<T: Deserialize<'a> + Default>(&mut self, source: &str, fact: &str) -> T {
         let Some(document) = self.facts.document.get(source) else { return T::default() };
-        typed::read::<T>(document as &Value, source, fact).unwrap_or_else(|why| {
+        typed::read::<T>(document, source, fact).unwrap_or_else(|why| {
             self.notes.push(format!("left out of the review: {why}"));
             T::default()
         })
