@@ -92,6 +92,7 @@ fn checked(expr: &mut IdedExpr) {
 fn guard_in_place(expr: &mut IdedExpr) {
     match &mut expr.expr {
         Expr::Call(call) => {
+            super::value::facts_answer_equality(call);
             if let Some(target) = call.target.as_mut() {
                 guard_in_place(target);
             }

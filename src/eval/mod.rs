@@ -4,13 +4,12 @@ pub mod budget;
 pub mod finding;
 mod restart;
 mod same_problem;
-mod value;
+pub(crate) mod value;
 
 use std::collections::{BTreeMap, HashMap};
 
 use cel::Value;
-use cel::common::traits::Indexer;
-use cel::common::types::{CelList, CelMap, CelNull, CelString};
+use cel::common::types::{CelList, CelMap, CelNull, CelString, Kind};
 use cel::common::value::Val;
 use serde_json::Map;
 
@@ -282,18 +281,22 @@ fn findings_of(
     params.extend(overrides.iter().cloned());
     context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
     let for_each = rule.for_each.as_ref().map(|e| e.eval_val(&context)).transpose()?;
+    let is_map = |v: &dyn Val| v.get_type().kind() == Kind::Map;
+    // a map's items are its values
+    let values = match for_each.as_deref() {
+        Some(map) if is_map(map) => value::values(map).map_err(|e| e.to_string())?,
+        _ => Vec::new(),
+    };
     let items: Vec<&dyn Val> = match for_each.as_deref() {
         None => vec![&CelNull],
-        Some(value) => {
-            if let Some(list) = value.downcast_ref::<CelList>() {
-                list.inner().iter().map(AsRef::as_ref).collect()
-            } else if let Some(map) = value.downcast_ref::<CelMap>() {
-                map.inner().values().map(AsRef::as_ref).collect()
-            } else {
-                let shown = Value::try_from(value).map_or_else(|_| value.get_type().name().to_owned(), |v| display(&v));
+        Some(map) if is_map(map) => values.iter().map(AsRef::as_ref).collect(),
+        Some(value) => match value.downcast_ref::<CelList>() {
+            Some(list) => list.inner().iter().map(AsRef::as_ref).collect(),
+            None => {
+                let shown = value::to_value(value).map_or_else(|_| value.get_type().name().to_owned(), |v| display(&v));
                 return Err(format!("`for_each` gave {shown}, not a list"));
             }
-        }
+        },
     };
     let judge = |items: &[&dyn Val]| -> Result<Vec<Finding>, String> {
         let mut found = Vec::new();
@@ -332,10 +335,10 @@ const ITEMS_PER_CORE: usize = 2048;
 /// An item's own name: itself when it is text, else its `name` field.
 fn own_name(item: &dyn Val) -> Option<String> {
     let text = |value: &dyn Val| value.downcast_ref::<CelString>().map(|s| s.inner().to_string());
-    match item.downcast_ref::<CelMap>() {
-        Some(map) => map.get(&CelString::from("name")).ok().and_then(|name| text(name.as_ref())),
-        None => text(item),
+    if item.get_type().kind() != Kind::Map {
+        return text(item);
     }
+    item.as_indexer()?.get(&CelString::from("name")).ok().and_then(|name| text(name.as_ref()))
 }
 
 /// Findings of one rule that share a fingerprint (an object that does not tell its items

@@ -1,18 +1,21 @@
-//! The facts as expression values. A fact's maps and lists are converted one level at a
-//! time, when a rule first reads them (converting the whole document up front cost a
-//! quarter of an audit of 2,000 users, most of it facts no rule reads, such as where each
-//! profile setting is written), and shared: the interpreter copies a value wherever it binds
-//! one (each element of a comprehension, each item a `filter` keeps), and copying a user's
-//! map with its nested settings at every step of a comprehension over 2,000 users cost more
-//! than the rules' own work.
+//! The facts as expression values, built when a rule first reads them and shared: the
+//! interpreter copies a value wherever it binds one (each element of a comprehension, each
+//! item a `filter` keeps), and copying a user's map with its nested settings at every step
+//! of a comprehension over 2,000 users cost more than the rules' own work.
+//!
+//! A JSON object is read in place: its fields are looked up in the fact's own sorted map
+//! and each field's value is built on its first read. Converting objects to the
+//! interpreter's hash maps (every field of every user, hashed) cost a quarter of an audit
+//! of 2,000 users, and a 16,000-disk lookup table was hashed whole by the first rule that
+//! asked for one disk. A list is converted one level at a time, when first read.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use cel::ExecutionError;
 use cel::common::traits::{Adder, Comparer, Container, Indexer, Iterable, Sizer, Zeroer};
-use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt, Type};
+use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelNull, CelString, CelUInt, Kind, Type};
 use cel::common::value::{Builtin, BuiltinRef, CowVal, Val};
+use cel::objects::{Key, Map};
 
 /// A JSON fact as an expression value that borrows the fact's strings (a large config has
 /// 16,000 disks: copying every name and path cost more than the rules). Numbers as serde
@@ -28,42 +31,232 @@ pub fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
             _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
         },
         Json::String(s) => Box::new(CelString::from(s.as_str())),
-        Json::Array(_) | Json::Object(_) => Box::new(Shared(Arc::new(Lazy { json: v, converted: OnceLock::new() }))),
+        Json::Array(items) => Box::new(Shared(Arc::new(LazyList { items, converted: OnceLock::new() }))),
+        Json::Object(fields) => Box::new(Object(Arc::new(Fields { json: fields, entries: OnceLock::new() }))),
     }
 }
 
-/// A JSON list or map and, once read, its expression value: one level, whose lists and
-/// maps are themselves converted when read.
+/// An expression value as a [`cel::Value`] (for a rule's `when`, evidence and templates):
+/// as the interpreter converts its own values, and a fact's object field by field.
+pub fn to_value(v: &dyn Val) -> Result<cel::Value, ExecutionError> {
+    match v.get_type().kind() {
+        Kind::Map if matches!(v.as_builtin(), BuiltinRef::Other) => {
+            let (Some(keys), Some(indexer)) = (v.as_iterable(), v.as_indexer()) else { return cel::Value::try_from(v) };
+            let mut entries = std::collections::HashMap::new();
+            let mut keys = keys.iter();
+            while let Some(key) = keys.next() {
+                let Some(name) = key.downcast_ref::<CelString>() else { return cel::Value::try_from(v) };
+                entries.insert(Key::from(name.inner().to_string()), to_value(indexer.get(key)?.as_ref())?);
+            }
+            Ok(cel::Value::Map(Map { map: Arc::new(entries) }))
+        }
+        Kind::List => {
+            let Some(items) = v.as_iterable() else { return cel::Value::try_from(v) };
+            let mut values = Vec::new();
+            let mut items = items.iter();
+            while let Some(item) = items.next() {
+                values.push(to_value(item)?);
+            }
+            Ok(cel::Value::List(Arc::new(values)))
+        }
+        _ => cel::Value::try_from(v),
+    }
+}
+
+/// `literal == fact` as `fact == literal` (and `!=` alike): equality asks its left operand,
+/// and the interpreter's own maps recognise only their own kind, so a literal map or list of
+/// maps on the left would never equal a fact (the compiled expression is rewritten once).
+pub fn facts_answer_equality(call: &mut cel::common::ast::CallExpr) {
+    use cel::common::ast::{Expr, operators};
+    let literal = |e: &Expr| matches!(e, Expr::Map(_) | Expr::List(_));
+    if (call.func_name == operators::EQUALS || call.func_name == operators::NOT_EQUALS)
+        && call.args.len() == 2
+        && literal(&call.args[0].expr)
+        && !literal(&call.args[1].expr)
+    {
+        call.args.swap(0, 1);
+    }
+}
+
+/// A map's values, in the order of its keys.
+pub fn values<'b, 'v>(map: &'b (dyn Val + 'v)) -> Result<Vec<CowVal<'b, 'v>>, ExecutionError> {
+    let (Some(keys), Some(indexer)) = (map.as_iterable(), map.as_indexer()) else { return Ok(Vec::new()) };
+    let mut values = Vec::new();
+    let mut keys = keys.iter();
+    while let Some(key) = keys.next() {
+        values.push(indexer.get(key)?);
+    }
+    Ok(values)
+}
+
+/// A JSON object's fields, each built into a value on its first read.
 #[derive(Debug)]
-struct Lazy<'v> {
+struct Fields<'v> {
+    json: &'v serde_json::Map<String, serde_json::Value>,
+    /// The fields in the JSON map's order (sorted by name), built on the first lookup.
+    entries: OnceLock<Box<[Field<'v>]>>,
+}
+
+#[derive(Debug)]
+struct Field<'v> {
+    name: CelString<'v>,
     json: &'v serde_json::Value,
-    converted: OnceLock<Box<dyn Val + 'v>>,
+    value: OnceLock<Box<dyn Val + 'v>>,
 }
 
-impl<'v> Lazy<'v> {
-    fn value(&self) -> &(dyn Val + 'v) {
-        use serde_json::Value as Json;
-        let converted = self.converted.get_or_init(|| match self.json {
-            Json::Array(items) => Box::new(CelList::from(items.iter().map(cel_value).collect::<Vec<_>>())),
-            Json::Object(fields) => Box::new(CelMap::from(
-                fields
-                    .iter()
-                    .map(|(k, v)| (CelMapKey::String(CelString::from(k.as_str())), cel_value(v)))
-                    .collect::<HashMap<_, _>>(),
-            )),
-            scalar => cel_value(scalar),
-        });
-        converted.as_ref()
+impl<'v> Fields<'v> {
+    fn entries(&self) -> &[Field<'v>] {
+        self.entries.get_or_init(|| {
+            self.json
+                .iter()
+                .map(|(name, json)| Field { name: CelString::from(name.as_str()), json, value: OnceLock::new() })
+                .collect()
+        })
+    }
+
+    fn field(&self, name: &str) -> Option<&(dyn Val + 'v)> {
+        let entries = self.entries();
+        let at = entries.binary_search_by(|f| f.name.inner().cmp(name)).ok()?;
+        let field = &entries[at];
+        Some(field.value.get_or_init(|| cel_value(field.json)).as_ref())
     }
 }
 
-/// A list or map that every copy shares: a copy is a reference count. It is the value it
-/// holds to the interpreter (its type, operators and built-in identity are the inner
-/// value's), so functions that take a `list` or `map` take it. Only a consumer that takes
-/// the value by ownership (an owned result indexed or converted) copies the one level it
-/// takes; the elements stay shared.
+/// A JSON object: a `map` of its fields to the interpreter, shared by every copy.
 #[derive(Debug)]
-struct Shared<'v>(Arc<Lazy<'v>>);
+struct Object<'v>(Arc<Fields<'v>>);
+
+impl Val for Object<'_> {
+    fn get_type(&self) -> &Type {
+        &cel::common::types::MAP_TYPE
+    }
+
+    fn cel_type() -> &'static Type {
+        &cel::common::types::MAP_TYPE
+    }
+
+    fn as_container(&self) -> Option<&dyn Container> {
+        Some(self)
+    }
+
+    fn as_indexer<'b, 'w>(&'b self) -> Option<&'b (dyn Indexer + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(self)
+    }
+
+    fn as_iterable<'b, 'w>(&'b self) -> Option<&'b (dyn Iterable + 'w)>
+    where
+        Self: 'w,
+    {
+        Some(self)
+    }
+
+    fn as_sizer(&self) -> Option<&dyn Sizer> {
+        Some(self)
+    }
+
+    fn as_zeroer(&self) -> Option<&dyn Zeroer> {
+        Some(self)
+    }
+
+    /// As a map: the same keys, with equal values.
+    fn equals(&self, other: &dyn Val) -> bool {
+        let (Some(sizer), Some(indexer)) = (other.as_sizer(), other.as_indexer()) else { return false };
+        other.get_type().kind() == Kind::Map
+            && *sizer.size().inner() == self.0.json.len() as i64
+            && self.0.entries().iter().all(|f| {
+                indexer.get(&f.name).is_ok_and(|theirs| {
+                    self.0.field(f.name.inner()).is_some_and(|ours| ours.equals(theirs.as_ref()))
+                })
+            })
+    }
+
+    fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>
+    where
+        Self: 'w,
+    {
+        Box::new(Object(Arc::clone(&self.0)))
+    }
+}
+
+impl Container for Object<'_> {
+    fn contains(&self, key: &dyn Val) -> Result<bool, ExecutionError> {
+        Ok(key.downcast_ref::<CelString>().is_some_and(|name| self.0.json.contains_key(name.inner())))
+    }
+}
+
+impl<'v> Indexer for Object<'v> {
+    fn get<'b, 'w>(&'b self, key: &dyn Val) -> Result<CowVal<'b, 'w>, ExecutionError>
+    where
+        Self: 'w,
+    {
+        let Some(name) = key.downcast_ref::<CelString>() else {
+            return Err(ExecutionError::UnexpectedType { got: key.get_type().name().to_owned(), want: "string".into() });
+        };
+        self.0.field(name.inner()).map(CowVal::Borrowed).ok_or_else(|| ExecutionError::no_such_key(name.inner()))
+    }
+
+    fn steal<'w>(self: Box<Self>, key: &dyn Val) -> Result<Box<dyn Val + 'w>, ExecutionError>
+    where
+        Self: 'w,
+    {
+        self.get(key).map(CowVal::into_owned)
+    }
+}
+
+impl Iterable for Object<'_> {
+    fn iter<'b, 'w>(&'b self) -> Box<dyn cel::common::traits::Iterator<'b, 'w> + 'b>
+    where
+        Self: 'w,
+    {
+        Box::new(Names(self.0.entries().iter()))
+    }
+}
+
+/// An object's field names, as a comprehension over a map iterates them.
+struct Names<'b, 'v>(std::slice::Iter<'b, Field<'v>>);
+
+impl<'b, 'v: 'w, 'w> cel::common::traits::Iterator<'b, 'w> for Names<'b, 'v> {
+    fn next(&mut self) -> Option<&'b (dyn Val + 'w)> {
+        self.0.next().map(|f| &f.name as &dyn Val)
+    }
+}
+
+impl Sizer for Object<'_> {
+    fn size(&self) -> CelInt {
+        CelInt::from(self.0.json.len() as i64)
+    }
+}
+
+impl Zeroer for Object<'_> {
+    fn is_zero_value(&self) -> bool {
+        self.0.json.is_empty()
+    }
+}
+
+/// A JSON list and, once read, its expression value: one level, whose lists and maps are
+/// themselves built when read.
+#[derive(Debug)]
+struct LazyList<'v> {
+    items: &'v [serde_json::Value],
+    converted: OnceLock<CelList<'v>>,
+}
+
+impl<'v> LazyList<'v> {
+    fn value(&self) -> &CelList<'v> {
+        self.converted.get_or_init(|| CelList::from(self.items.iter().map(cel_value).collect::<Vec<_>>()))
+    }
+}
+
+/// A list that every copy shares: a copy is a reference count. It is the value it holds to
+/// the interpreter (its type, operators and built-in identity are the inner value's), so
+/// functions that take a `list` take it. Only a consumer that takes the value by ownership
+/// (an owned result indexed or converted) copies the one level it takes; the elements stay
+/// shared.
+#[derive(Debug)]
+struct Shared<'v>(Arc<LazyList<'v>>);
 
 impl<'s> Val for Shared<'s> {
     fn get_type(&self) -> &Type {
@@ -71,7 +264,7 @@ impl<'s> Val for Shared<'s> {
     }
 
     fn cel_type() -> &'static Type {
-        // a list or a map, per value: no overload is declared for this type
+        // a list, per value: no overload is declared for this type
         &cel::common::types::DYN_TYPE
     }
 
@@ -101,7 +294,7 @@ impl<'s> Val for Shared<'s> {
     where
         Self: 'v,
     {
-        self.0.value().as_indexer().is_some().then_some(self as Box<dyn Indexer + 'v>)
+        Some(self as Box<dyn Indexer + 'v>)
     }
 
     fn as_iterable<'b, 'v>(&'b self) -> Option<&'b (dyn Iterable + 'v)>
@@ -152,13 +345,7 @@ impl Indexer for Shared<'_> {
     where
         Self: 'v,
     {
-        match self.0.value().as_indexer() {
-            Some(indexer) => indexer.get(idx),
-            None => Err(ExecutionError::UnexpectedType {
-                got: self.0.value().get_type().name().to_owned(),
-                want: "map or list".to_owned(),
-            }),
-        }
+        self.0.value().get(idx)
     }
 
     fn steal<'v>(self: Box<Self>, idx: &dyn Val) -> Result<Box<dyn Val + 'v>, ExecutionError>
@@ -177,8 +364,9 @@ mod tests {
     fn eval(expression: &str, facts: &serde_json::Value) -> cel::Value {
         let mut context = expr::context(crate::facts::catalog::of(None));
         context.add_variable_as_val("f", cel_value(facts));
-        let program = cel::Program::compile(expression).unwrap();
-        program.execute(&context).unwrap()
+        let origin = crate::config::Origin { file: crate::config::FileId(0), offset: 0 };
+        let compiled = expr::Expr::compile(expression, origin).unwrap_or_else(|e| panic!("{expression}: {}", e.message));
+        compiled.eval(&context).unwrap()
     }
 
     #[test]
@@ -197,6 +385,11 @@ mod tests {
             ("f.users.filter(u, true)[1].name", "b".into()),
             ("f.users.map(u, u.nets)[0][0]", "::/0".into()),
             ("f.map['k']['v']", 1u64.into()),
+            ("f.map == {'k': {'v': 1u}} && {'k': {'v': 1u}} == f.map && {'k': {'v': 2u}} != f.map", true.into()),
+            ("[{'name': 'a', 'nets': ['::/0'], 'n': 2u}] == f.users.filter(u, u.n < 3u)", true.into()),
+            ("f.map.exists(k, k == 'k') && f.map.k.all(k, k == 'v') && size(f.map.k) == 1", true.into()),
+            ("!('w' in f.map.k) && 'v' in f.map.k && f.map.?w.orValue(0) == 0", true.into()),
+            ("f.map.k", cel::Value::Map(std::collections::HashMap::from([("v".to_string(), cel::Value::UInt(1))]).into())),
             ("type(f.users) == list && type(f.map) == map", true.into()),
         ];
         for (expression, expected) in cases {

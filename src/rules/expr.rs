@@ -68,7 +68,9 @@ impl Expr {
     }
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        Value::resolve(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve_val(&self.guarded, context)
+            .and_then(|v| crate::eval::value::to_value(v.as_ref()))
+            .map_err(|e| format!("`{}`: {e}", self.source))
     }
 
     /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
