@@ -14,7 +14,7 @@ pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
     let name = recorded
         .document
         .remove("cluster")
-        .and_then(|c| c["name"].as_str().map(str::to_string))
+        .map(|cluster| crate::facts::typed::read::<String>(&cluster, "cluster", "name").unwrap_or_default())
         .filter(|n| !n.is_empty());
     recorded.sources.remove(&Source::Cluster);
     let collected = Collected::from_json(nodes).map_err(|why| {

@@ -311,10 +311,10 @@ fn storage(reachable: &[(&str, &Document)]) -> Vec<StorageGap> {
 fn query_log(nodes: &[NodeFacts]) -> QueryLogPresence {
     let mut presence = QueryLogPresence::default();
     for node in nodes {
-        let Some(log_tables) = node.live.as_ref().and_then(|l| l.get("log_tables")).filter(|t| t.is_array()) else {
+        let Some(listed) = node.live.as_ref().and_then(|l| crate::collect::lists_log_table(l, "query_log")) else {
             continue;
         };
-        if crate::collect::cluster::has_log_table(log_tables, "query_log") {
+        if listed {
             presence.present_on.push(node.name.clone());
         } else {
             presence.missing_on.push(node.name.clone());

@@ -180,7 +180,7 @@ pub async fn fan_out(
                     for (name, answer) in &mut answers {
                         let table =
                             logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
-                        if !has_log_table(&live["log_tables"], table) {
+                        if super::lists_log_table(&live, table) == Some(false) {
                             *answer = Err(format!(
                                 "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
                                 Unread::Missing.label()
@@ -255,12 +255,6 @@ fn version_in(answers: &[Answer]) -> String {
         }
         _ => String::new(),
     }
-}
-
-/// Whether a replica's system log table `name` exists, from its `log_tables` (true when
-/// unknown).
-pub fn has_log_table(log_tables: &Value, name: &str) -> bool {
-    log_tables.as_array().is_none_or(|rows| super::lists_table(rows, name))
 }
 
 /// Fan-out queries one by one (overlapping as the session allows): (name, rows or error).

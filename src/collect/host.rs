@@ -104,10 +104,19 @@ fn kernel_version_number(release: &str) -> Result<Value, String> {
     Ok(json!(major * 1_000_000 + minor * 1_000 + patch))
 }
 
-/// Block devices (loop, ram and zram left out): {name, rotational, read_ahead_kb}.
+/// A block device of /sys/block.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[schemars(extend("x-fact" = "map"))]
+pub struct BlockDevice {
+    pub name: String,
+    pub rotational: bool,
+    pub read_ahead_kb: Option<u64>,
+}
+
+/// Block devices (loop, ram and zram left out), by name.
 fn block_devices() -> Result<Value, String> {
     let entries = std::fs::read_dir("/sys/block").map_err(|e| format!("/sys/block: {e}"))?;
-    let mut devices: Vec<Value> = entries
+    let mut devices: Vec<BlockDevice> = entries
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
@@ -116,13 +125,11 @@ fn block_devices() -> Result<Value, String> {
             }
             let queue =
                 |f: &str| std::fs::read_to_string(e.path().join("queue").join(f)).ok()?.trim().parse::<u64>().ok();
-            Some(
-                json!({"name": name, "rotational": queue("rotational")? == 1, "read_ahead_kb": queue("read_ahead_kb")}),
-            )
+            Some(BlockDevice { rotational: queue("rotational")? == 1, read_ahead_kb: queue("read_ahead_kb"), name })
         })
         .collect();
-    devices.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
-    Ok(json!(devices))
+    devices.sort_by(|a, b| a.name.cmp(&b.name));
+    serde_json::to_value(devices).map_err(|e| e.to_string())
 }
 
 /// The sum of `<dir>/*/<file>` (per-CPU or per-controller counters); null where none exists.

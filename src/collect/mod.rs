@@ -203,9 +203,11 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
         .await
 }
 
-/// Whether the rows of the `log_tables` fact name the system table `name`.
-pub(crate) fn lists_table(log_tables: &[Value], name: &str) -> bool {
-    log_tables.iter().any(|r| r["name"] == name)
+/// Whether a `live` document's `log_tables` name the system table `name`; `None` when
+/// they are unknown (not read, or not rows).
+pub(crate) fn lists_log_table(live: &impl crate::facts::typed::Facts, name: &str) -> Option<bool> {
+    let tables: Option<Vec<crate::facts::rows::LogTable>> = crate::facts::typed::read(live, "live", "log_tables").ok()?;
+    Some(tables?.iter().any(|t| t.name == name))
 }
 
 /// Why a fact is not asked of a server of `version` (its table is newer), if so.

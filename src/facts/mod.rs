@@ -221,16 +221,14 @@ impl Facts {
     /// Why a fact of a source is absent by nature (no users config, a table the server's
     /// version lacks), if it is: the rules that need it do not apply.
     pub fn absent(&self, source: Source, fact: &str) -> Option<String> {
-        let why = self.document.get(source.name())?.get("absent")?.get(fact)?;
-        Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
+        self.reason(source, "absent", fact)
     }
 
     /// What a fact leaves out, if it was built from part of its inputs (a cluster comparison
     /// without a replica that could not be read): a rule that finds nothing in it is
     /// inconclusive, one that finds something has found it.
     pub fn partial(&self, source: Source, fact: &str) -> Option<String> {
-        let why = self.document.get(source.name())?.get("partial")?.get(fact)?;
-        Some(why.as_str().map_or_else(|| why.to_string(), str::to_string))
+        self.reason(source, "partial", fact)
     }
 
     /// Why this audit could not read a fact of a source, if it could not.
@@ -242,12 +240,19 @@ impl Facts {
         {
             return Some(why);
         }
-        if let Some(why) = document.get("unavailable").and_then(|u| u.get(fact)) {
-            return Some(why.as_str().map_or_else(|| why.to_string(), str::to_string));
+        if let Some(why) = self.reason(source, "unavailable", fact) {
+            return Some(why);
         }
         // a fact a collection should hold and does not (an old or trimmed snapshot)
-        (matches!(source, Source::Live | Source::Log | Source::Host) && document.get(fact).is_none())
+        (matches!(source, Source::Live | Source::Log | Source::Host) && typed::Facts::fact(document, fact).is_none())
             .then(|| "not in the collected facts".to_string())
+    }
+
+    /// The reason a source's `absent`, `partial` or `unavailable` map gives for `fact`; a
+    /// reason of another shape is said as its error (the fact is still not judged on it).
+    fn reason(&self, source: Source, map: &str, fact: &str) -> Option<String> {
+        let document = self.document.get(source.name())?;
+        typed::entry::<String>(document, source.name(), map, fact).unwrap_or_else(Some)
     }
 }
 

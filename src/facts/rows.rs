@@ -153,6 +153,18 @@ pub struct MergeTreeSetting<'a> {
     pub changed: bool,
 }
 
+/// A system log table (system.tables, `*_log` in the system database).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct LogTable<'a> {
+    #[serde(borrow)]
+    pub name: Cow<'a, str>,
+    /// its engine clause (TTL included)
+    #[serde(borrow)]
+    pub engine_full: Cow<'a, str>,
+}
+
 /// A user table (system.tables outside the system databases).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

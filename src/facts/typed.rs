@@ -275,6 +275,7 @@ pub fn facts() -> Vec<TypedFact> {
             "live.merge_tree_settings",
             "system.merge_tree_settings changed in <merge_tree>",
         ),
+        typed::<Vec<rows::LogTable<'static>>>("live.log_tables", "the system *_log tables that exist"),
         typed::<Vec<rows::Table>>("live.tables", "user tables (system.tables outside the system databases)"),
         typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
         typed::<Vec<rows::UserProfile>>(
@@ -333,6 +334,7 @@ pub fn facts() -> Vec<TypedFact> {
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
         ),
+        typed::<Vec<crate::collect::host::BlockDevice>>("host.block_devices", "/sys/block (loop, ram and zram left out)"),
     ]
 }
 
