@@ -206,7 +206,8 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
 /// Whether a `live` document's `log_tables` name the system table `name`; `None` when
 /// they are unknown (not read, or not rows).
 pub(crate) fn lists_log_table(live: &impl crate::facts::typed::Facts, name: &str) -> Option<bool> {
-    let tables: Option<Vec<crate::facts::rows::LogTable>> = crate::facts::typed::read(live, "live", "log_tables").ok()?;
+    let tables: Option<Vec<crate::facts::rows::LogTable>> =
+        crate::facts::typed::read(live, "live", "log_tables").ok()?;
     Some(tables?.iter().any(|t| t.name == name))
 }
 

@@ -167,9 +167,9 @@ impl Val for Object<'_> {
         other.get_type().kind() == Kind::Map
             && *sizer.size().inner() == self.0.json.len() as i64
             && self.0.entries().iter().all(|f| {
-                indexer.get(&f.name).is_ok_and(|theirs| {
-                    self.0.field(f.name.inner()).is_some_and(|ours| ours.equals(theirs.as_ref()))
-                })
+                indexer
+                    .get(&f.name)
+                    .is_ok_and(|theirs| self.0.field(f.name.inner()).is_some_and(|ours| ours.equals(theirs.as_ref())))
             })
     }
 
@@ -193,7 +193,10 @@ impl<'v> Indexer for Object<'v> {
         Self: 'w,
     {
         let Some(name) = key.downcast_ref::<CelString>() else {
-            return Err(ExecutionError::UnexpectedType { got: key.get_type().name().to_owned(), want: "string".into() });
+            return Err(ExecutionError::UnexpectedType {
+                got: key.get_type().name().to_owned(),
+                want: "string".into(),
+            });
         };
         self.0.field(name.inner()).map(CowVal::Borrowed).ok_or_else(|| ExecutionError::no_such_key(name.inner()))
     }
@@ -365,7 +368,8 @@ mod tests {
         let mut context = expr::context(crate::facts::catalog::of(None));
         context.add_variable_as_val("f", cel_value(facts));
         let origin = crate::config::Origin { file: crate::config::FileId(0), offset: 0 };
-        let compiled = expr::Expr::compile(expression, origin).unwrap_or_else(|e| panic!("{expression}: {}", e.message));
+        let compiled =
+            expr::Expr::compile(expression, origin).unwrap_or_else(|e| panic!("{expression}: {}", e.message));
         compiled.eval(&context).unwrap()
     }
 
@@ -389,7 +393,10 @@ mod tests {
             ("[{'name': 'a', 'nets': ['::/0'], 'n': 2u}] == f.users.filter(u, u.n < 3u)", true.into()),
             ("f.map.exists(k, k == 'k') && f.map.k.all(k, k == 'v') && size(f.map.k) == 1", true.into()),
             ("!('w' in f.map.k) && 'v' in f.map.k && f.map.?w.orValue(0) == 0", true.into()),
-            ("f.map.k", cel::Value::Map(std::collections::HashMap::from([("v".to_string(), cel::Value::UInt(1))]).into())),
+            (
+                "f.map.k",
+                cel::Value::Map(std::collections::HashMap::from([("v".to_string(), cel::Value::UInt(1))]).into()),
+            ),
             ("type(f.users) == list && type(f.map) == map", true.into()),
         ];
         for (expression, expected) in cases {

@@ -366,7 +366,10 @@ impl<'a> ConfigFacts<'a> {
             ("openssl_client", fact(move || fact_value(&sections::openssl_client(root, &at)))),
             ("plaintext_credentials", fact(move || fact_value(&sections::plaintext_credentials(root, &at)))),
             ("problems", fact(|| Value::from(self.problems()))),
-            ("start_problems", fact(|| Value::from(super::startup::facts(self.loaded, |o| self.at(o))))),
+            (
+                "start_problems",
+                fact(|| Value::from(super::startup::facts(self.loaded, self.model_disks(), |o| self.at(o)))),
+            ),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
             ("backups_allowed_disks", fact(move || fact_value(&sections::backups_allowed_disks(root, &at)))),
             (

@@ -129,9 +129,11 @@ pub fn plaintext_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) ->
     let mut out = Vec::new();
     let mut pending = vec![(String::new(), root)];
     while let Some((path, e)) = pending.pop() {
+        // a path per element that holds a credential or elements: not per leaf (16,000 disks)
+        let child_path =
+            |child: &Element| if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
+        let integration = path.split('/').next().is_some_and(|top| INTEGRATIONS.contains(&top));
         for child in e.elements() {
-            let child_path = if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
-            let integration = path.split('/').next().is_some_and(|top| INTEGRATIONS.contains(&top));
             let kind = match child.name.as_str() {
                 "secret_access_key" | "account_key" => Some("object-storage"),
                 "connection_string" if child.value().contains("AccountKey=") => Some("object-storage"),
@@ -145,11 +147,11 @@ pub fn plaintext_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) ->
                 out.push(PlaintextCredential {
                     element: child.name.to_string(),
                     kind: kind.to_string(),
-                    path: child_path,
+                    path: child_path(child),
                     at: at(child.origin),
                 });
             } else if child.has_element_children() {
-                pending.push((child_path, child));
+                pending.push((child_path(child), child));
             }
         }
     }

@@ -183,7 +183,9 @@ pub fn check_document(document: &serde_json::Map<String, Value>) -> Result<(), V
         }
     }
     // a cluster snapshot's replicas hold each a node's documents
-    for (i, node) in document.get("nodes").and_then(|n| n.get("nodes")).and_then(Value::as_array).into_iter().flatten().enumerate() {
+    for (i, node) in
+        document.get("nodes").and_then(|n| n.get("nodes")).and_then(Value::as_array).into_iter().flatten().enumerate()
+    {
         for source in ["live", "log"] {
             if let (Some(t), Some(value)) = (catalog.roots.get(source), node.get(source).filter(|v| !v.is_null())) {
                 check_value(t, value, &format!("nodes.nodes[{i}].{source}"), &mut problems);

@@ -107,8 +107,8 @@ const LOG_ENGINE_EXCLUSIVE: &[(&str, &str)] = &[
     ("settings", "SETTINGS"),
 ];
 
-/// Every way the loaded config stops the server.
-pub fn problems(loaded: &LoadedConfig) -> Vec<StartProblem> {
+/// Every way the loaded config stops the server; `disks` are its disks (`model::disks`).
+pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProblem> {
     let mut out = Vec::new();
     let root = &loaded.server.root;
     users_source(loaded, &mut out);
@@ -119,7 +119,7 @@ pub fn problems(loaded: &LoadedConfig) -> Vec<StartProblem> {
         default_profile(loaded, root, users_root, &mut out);
     }
     server(root, &mut out);
-    disks(root, &mut out);
+    disk_problems(disks, &mut out);
     system_logs(root, &mut out);
     log_levels(root, &mut out);
     clusters(root, &mut out);
@@ -487,8 +487,7 @@ fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
 }
 
 /// The storage configuration (DiskSelector, DiskFactory, the disk registrations).
-fn disks(root: &Element, out: &mut Vec<StartProblem>) {
-    let disks = model::disks(root);
+fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) {
     let kinds: HashMap<&str, &str> = disks.iter().map(|d| (d.name.as_str(), d.kind.as_str())).collect();
     let mut paths: HashMap<String, &str> = HashMap::new();
     for (index, d) in disks.iter().enumerate() {
@@ -729,8 +728,8 @@ fn parses_as(kind: &str, value: &str) -> bool {
 }
 
 /// The facts of the problems: one map per problem.
-pub fn facts(loaded: &LoadedConfig, at: impl Fn(Origin) -> Value) -> Vec<Value> {
-    problems(loaded)
+pub fn facts(loaded: &LoadedConfig, disks: &[model::Disk], at: impl Fn(Origin) -> Value) -> Vec<Value> {
+    problems(loaded, disks)
         .into_iter()
         .map(|p| json!({"check": p.check, "subject": p.subject, "part": p.part, "reason": p.reason, "at": at(p.at)}))
         .collect()

@@ -334,7 +334,10 @@ pub fn facts() -> Vec<TypedFact> {
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
         ),
-        typed::<Vec<crate::collect::host::BlockDevice>>("host.block_devices", "/sys/block (loop, ram and zram left out)"),
+        typed::<Vec<crate::collect::host::BlockDevice>>(
+            "host.block_devices",
+            "/sys/block (loop, ram and zram left out)",
+        ),
     ]
 }
 
