@@ -524,7 +524,7 @@ fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) {
             }
         }
         if kind == "cache" {
-            cache_disk(d, index, &disks, &kinds, out);
+            cache_disk(d, index, disks, &kinds, out);
         }
         if kind == "encrypted" {
             encrypted_disk(d, out);
