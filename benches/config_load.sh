@@ -3,7 +3,8 @@
 # clusters, disks and policies; 100,000 unknown root elements, so 100,000 findings; 16,000
 # disks; 150 clusters; 2,000 profiles and users), `chaudit config show` (parse + merge +
 # render) against the full offline audit with every built-in rule (JSON report), in one
-# hyperfine run per tree, and the ratio of their means from that run.
+# hyperfine run per tree, and the ratio of their medians from that run (a virtual machine's
+# outliers move a mean by a third; the mean and standard deviation are printed beside it).
 # Needs hyperfine (Debian: apt-get install hyperfine).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,9 +22,11 @@ for shape in $shapes; do
     -n "audit" "target/release/chaudit --config $tree/config.xml --format json --fail-on never -o $out/$shape-report.json"
   python3 - "$out/$shape.json" "$out/$shape-report.json" "$shape" <<'PY'
 import json, sys
-runs = {r["command"]: r["mean"] for r in json.load(open(sys.argv[1]))["results"]}
+runs = {r["command"]: r for r in json.load(open(sys.argv[1]))["results"]}
 findings = len(json.load(open(sys.argv[2]))["findings"])
 show, audit = runs["config show"], runs["audit"]
-print(f"RATIO {sys.argv[3]}: config show {show:.3f} s, audit {audit:.3f} s ({findings} findings): {audit / show:.2f}x")
+spread = lambda r: f"{r['median']:.3f} s (mean {r['mean']:.3f} ± {r['stddev']:.3f})"
+print(f"RATIO {sys.argv[3]}: config show {spread(show)}, audit {spread(audit)} ({findings} findings): "
+      f"{audit['median'] / show['median']:.2f}x")
 PY
 done

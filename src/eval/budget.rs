@@ -61,15 +61,20 @@ impl VariableResolver for Watch {
 /// The function every loop pass calls (a name no rule can write: it is not an identifier).
 pub const CHECK: &str = "@budget";
 
-/// [`CHECK`]: its argument unchanged while the rule is within its budget, an error after.
-pub fn check(cel::extractors::Arguments(args): cel::extractors::Arguments) -> Result<cel::Value, cel::ExecutionError> {
-    let n = LOOKUPS.get().wrapping_add(1);
-    LOOKUPS.set(n);
-    if EXHAUSTED.get() || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline)) {
-        EXHAUSTED.set(true);
-        return Err(cel::ExecutionError::function_error(CHECK, "the evaluation budget is spent"));
-    }
-    Ok(args.first().cloned().unwrap_or(cel::Value::Null))
+/// [`CHECK`]: its argument itself (not converted to a `cel::Value`: it may be a fact's map,
+/// see `eval::value`) while the rule is within its budget, an error after.
+pub fn check() -> crate::rules::expr::Function {
+    Box::new(|call| {
+        let n = LOOKUPS.get().wrapping_add(1);
+        LOOKUPS.set(n);
+        if EXHAUSTED.get()
+            || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
+        {
+            EXHAUSTED.set(true);
+            return Err(cel::ExecutionError::function_error(CHECK, "the evaluation budget is spent"));
+        }
+        Ok(if call.args.is_empty() { CowVal::owned(CelNull) } else { call.args.swap_remove(0) })
+    })
 }
 
 /// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter

@@ -388,6 +388,12 @@ mod tests {
             ("f.users + [1] == f.users + [1] && size(f.users + f.users) == 4", true.into()),
             ("f.users.filter(u, true)[1].name", "b".into()),
             ("f.users.map(u, u.nets)[0][0]", "::/0".into()),
+            ("f.users.map(u, u)[1].name + f.users.filter(u, u.n > 3u).map(u, u)[0].name", "bb".into()),
+            (
+                "join(f.users.map(u, u.nets), '; ') + ' ' + string(num(f.users[1].n)) + string(truthy(f.users[0].n))",
+                "::/0;  5true".into(),
+            ),
+            ("join(f.users, '|').contains('::/0') && num(f.map) != num(f.map)", true.into()),
             ("f.map['k']['v']", 1u64.into()),
             ("f.map == {'k': {'v': 1u}} && {'k': {'v': 1u}} == f.map && {'k': {'v': 2u}} != f.map", true.into()),
             ("[{'name': 'a', 'nets': ['::/0'], 'n': 2u}] == f.users.filter(u, u.n < 3u)", true.into()),

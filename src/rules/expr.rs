@@ -4,11 +4,12 @@
 use std::sync::{Arc, OnceLock};
 
 use cel::common::value::CowVal;
-use cel::extractors::Arguments;
+use cel::extractors::IntoResolveResult;
 use cel::parser::ParseErrors;
-use cel::{Context, Env, Value};
+use cel::{Context, Env, ExecutionError, Value};
 
 use crate::config::Origin;
+use crate::eval::value::to_value;
 use crate::facts::catalog;
 
 /// A compiled expression and its source, for error messages.
@@ -69,7 +70,7 @@ impl Expr {
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
         Value::resolve_val(&self.guarded, context)
-            .and_then(|v| crate::eval::value::to_value(v.as_ref()))
+            .and_then(|v| to_value(v.as_ref()))
             .map_err(|e| format!("`{}`: {e}", self.source))
     }
 
@@ -104,7 +105,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     };
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [
-        context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check),
+        context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check()),
         context.add_function("setting_known", known),
         context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
         context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
@@ -118,10 +119,10 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
             crate::facts::config::root_element_suggestion(&name).unwrap_or_default().to_string()
         }),
         context.add_function("setting_default", default_of),
-        context.add_function("num", |Arguments(args): Arguments| args.first().map_or(f64::NAN, number_of)),
-        context.add_function("truthy", |Arguments(args): Arguments| args.first().is_some_and(|v| number_of(v) != 0.0)),
+        context.add_function("num", of_values(|args| args.first().map_or(f64::NAN, number_of))),
+        context.add_function("truthy", of_values(|args| args.first().is_some_and(|v| number_of(v) != 0.0))),
         context.add_function("limit_of", |query: Arc<String>| limit_of(&query)),
-        context.add_function("join", join),
+        context.add_function("join", of_values(join)),
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
     context
@@ -134,8 +135,26 @@ fn same_setting_value(a: &str, b: &str) -> bool {
     if x.is_nan() || y.is_nan() { a.trim() == b.trim() } else { x == y }
 }
 
+/// A function as the interpreter holds one: it takes its arguments unconverted.
+pub type Function = Box<
+    dyn for<'context, 'call> Fn(
+            &mut cel::FunctionContext<'context, 'call>,
+        ) -> Result<CowVal<'context, 'call>, ExecutionError>
+        + Send
+        + Sync,
+>;
+
+/// A function of its arguments as [`Value`]s, converted as a rule's results are (a fact's
+/// map included, see `eval::value::to_value`, which the interpreter's own conversion refuses).
+fn of_values<R: Into<Value>>(function: impl Fn(&[Value]) -> R + Send + Sync + 'static) -> Function {
+    Box::new(move |call| {
+        let args = call.args.iter().map(|a| to_value(a.as_ref())).collect::<Result<Vec<_>, _>>()?;
+        function(&args).into().into_resolve_result()
+    })
+}
+
 /// `join(list, separator)`: the items as a message shows them, separated.
-fn join(Arguments(args): Arguments) -> String {
+fn join(args: &[Value]) -> String {
     let separator = match args.get(1) {
         Some(Value::String(s)) => s.to_string(),
         _ => ", ".to_string(),
