@@ -126,13 +126,26 @@ pub fn log_unknown_elements(root: &Element, at: &dyn Fn(Origin) -> Location) -> 
 /// from the environment: a value substituted from `from_env` carries the origin of the
 /// element it replaced. In path order.
 pub fn plaintext_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) -> Vec<PlaintextCredential> {
+    // every element with elements as (its parent's index, the root's child it is under,
+    // itself): a path is spelled only for a credential (a path string per element cost more
+    // than the walk on 16,000 disks)
+    let mut visited: Vec<(usize, &str, &Element)> = vec![(0, "", root)];
+    let path_of = |visited: &[(usize, &str, &Element)], mut index: usize, name: &str| {
+        let mut names = vec![name];
+        while index != 0 {
+            let (parent, _, e) = visited[index];
+            names.push(e.name.as_str());
+            index = parent;
+        }
+        names.reverse();
+        names.join("/")
+    };
     let mut out = Vec::new();
-    let mut pending = vec![(String::new(), root)];
-    while let Some((path, e)) = pending.pop() {
-        // a path per element that holds a credential or elements: not per leaf (16,000 disks)
-        let child_path =
-            |child: &Element| if path.is_empty() { child.name.to_string() } else { format!("{path}/{}", child.name) };
-        let integration = path.split('/').next().is_some_and(|top| INTEGRATIONS.contains(&top));
+    let mut next = 0;
+    while next < visited.len() {
+        let (index, (_, top, e)) = (next, visited[next]);
+        next += 1;
+        let integration = INTEGRATIONS.contains(&top);
         for child in e.elements() {
             let kind = match child.name.as_str() {
                 "secret_access_key" | "account_key" => Some("object-storage"),
@@ -147,11 +160,11 @@ pub fn plaintext_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) ->
                 out.push(PlaintextCredential {
                     element: child.name.to_string(),
                     kind: kind.to_string(),
-                    path: child_path(child),
+                    path: path_of(&visited, index, &child.name),
                     at: at(child.origin),
                 });
             } else if child.has_element_children() {
-                pending.push((child_path(child), child));
+                visited.push((index, if index == 0 { child.name.as_str() } else { top }, child));
             }
         }
     }

@@ -489,7 +489,7 @@ fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
 /// The storage configuration (DiskSelector, DiskFactory, the disk registrations).
 fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) {
     let kinds: HashMap<&str, &str> = disks.iter().map(|d| (d.name.as_str(), d.kind.as_str())).collect();
-    let mut paths: HashMap<String, &str> = HashMap::new();
+    let mut paths: HashMap<String, &str> = HashMap::with_capacity(disks.len());
     for (index, d) in disks.iter().enumerate() {
         let name = d.name.as_str();
         let kind = d.kind.as_str();
