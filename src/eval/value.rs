@@ -37,10 +37,11 @@ pub fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
 }
 
 /// An expression value as a [`cel::Value`] (for a rule's `when`, evidence and templates):
-/// as the interpreter converts its own values, and a fact's object field by field.
+/// lists and string-keyed maps item by item, so a fact's object converts wherever it is
+/// (the interpreter's own conversion refuses it), the rest as the interpreter converts them.
 pub fn to_value(v: &dyn Val) -> Result<cel::Value, ExecutionError> {
     match v.get_type().kind() {
-        Kind::Map if matches!(v.as_builtin(), BuiltinRef::Other) => {
+        Kind::Map => {
             let (Some(keys), Some(indexer)) = (v.as_iterable(), v.as_indexer()) else { return cel::Value::try_from(v) };
             let mut entries = std::collections::HashMap::new();
             let mut keys = keys.iter();
@@ -394,6 +395,10 @@ mod tests {
                 "::/0;  5true".into(),
             ),
             ("join(f.users, '|').contains('::/0') && num(f.map) != num(f.map)", true.into()),
+            (
+                "{'u': f.users[0]}",
+                cel::to_value(serde_json::json!({"u": {"name": "a", "nets": ["::/0"], "n": 2}})).unwrap(),
+            ),
             ("f.map['k']['v']", 1u64.into()),
             ("f.map == {'k': {'v': 1u}} && {'k': {'v': 1u}} == f.map && {'k': {'v': 2u}} != f.map", true.into()),
             ("[{'name': 'a', 'nets': ['::/0'], 'n': 2u}] == f.users.filter(u, u.n < 3u)", true.into()),
