@@ -79,7 +79,9 @@ pub fn check() -> crate::rules::expr::Function {
 
 /// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter
 /// needs that condition literal (`map`, `filter`), around the filter's test or the mapped
-/// value: the shapes it runs in place stay those shapes.
+/// value: the shapes it runs in place stay those shapes. The same walk moves a literal
+/// compared to a fact to the right of `==` (see `eval::value::facts_answer_equality`): the
+/// expression evaluated is this one.
 pub fn guard(expr: &IdedExpr) -> IdedExpr {
     let mut expr = expr.clone();
     guard_in_place(&mut expr);
