@@ -64,11 +64,12 @@ pub fn to_value(v: &dyn Val) -> Result<cel::Value, ExecutionError> {
     }
 }
 
-/// `literal == fact` as `fact == literal` (and `!=` alike): equality asks its left operand,
-/// and the interpreter's own maps recognise only their own kind, so a literal map or list of
-/// maps on the left would never equal a fact (the compiled expression is rewritten once).
+/// `literal == fact` as `fact == literal` (and `!=` alike), and `fact in [{...}, ...]` as
+/// `fact == {...} || ...`: equality asks its left operand, and the interpreter's own maps
+/// recognise only their own kind, so a literal map (or a list of them) asked would never
+/// equal a fact (the compiled expression is rewritten once).
 pub fn facts_answer_equality(call: &mut cel::common::ast::CallExpr) {
-    use cel::common::ast::{Expr, operators};
+    use cel::common::ast::{CallExpr, Expr, IdedExpr, operators};
     let literal = |e: &Expr| matches!(e, Expr::Map(_) | Expr::List(_));
     if (call.func_name == operators::EQUALS || call.func_name == operators::NOT_EQUALS)
         && call.args.len() == 2
@@ -76,6 +77,22 @@ pub fn facts_answer_equality(call: &mut cel::common::ast::CallExpr) {
         && !literal(&call.args[1].expr)
     {
         call.args.swap(0, 1);
+    }
+    if call.func_name == operators::IN
+        && let [needle, IdedExpr { expr: Expr::List(list), .. }] = call.args.as_slice()
+        && list.optional_indices.is_empty()
+        && list.elements.iter().any(|e| matches!(e.expr, Expr::Map(_)))
+    {
+        let call_of = |func: &str, id: u64, args: Vec<IdedExpr>| IdedExpr {
+            id,
+            expr: Expr::Call(CallExpr { func_name: func.to_string(), target: None, args }),
+        };
+        let mut equal = list.elements.iter().map(|e| call_of(operators::EQUALS, e.id, vec![needle.clone(), e.clone()]));
+        let any =
+            equal.next().map(|first| equal.fold(first, |any, e| call_of(operators::LOGICAL_OR, e.id, vec![any, e])));
+        if let Some(IdedExpr { expr: Expr::Call(any), .. }) = any {
+            *call = any;
+        }
     }
 }
 
@@ -401,6 +418,10 @@ mod tests {
             ),
             ("f.map['k']['v']", 1u64.into()),
             ("f.map == {'k': {'v': 1u}} && {'k': {'v': 1u}} == f.map && {'k': {'v': 2u}} != f.map", true.into()),
+            (
+                "f.map.k in [{'v': 2u}, {'v': 1u}] && !(f.map.k in [{'v': 2u}]) && f.map.k in [1, {'v': 1u}]",
+                true.into(),
+            ),
             ("[{'name': 'a', 'nets': ['::/0'], 'n': 2u}] == f.users.filter(u, u.n < 3u)", true.into()),
             ("f.map.exists(k, k == 'k') && f.map.k.all(k, k == 'v') && size(f.map.k) == 1", true.into()),
             ("!('w' in f.map.k) && 'v' in f.map.k && f.map.?w.orValue(0) == 0", true.into()),
