@@ -136,7 +136,7 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
             serde_json::json!({
                 "message": crate::report::mask::shown(&f.message),
                 "object": f.object,
-                "location": f.location.as_ref().map(|l| format!("{}:{}:{}", l.file, l.line, l.column)),
+                "location": f.location.as_ref().map(ToString::to_string),
                 "evidence": f.evidence,
             })
         })

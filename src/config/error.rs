@@ -25,7 +25,7 @@ impl Pointer {
     /// A pointer into a file not (yet) in a source map: one being parsed on another thread.
     pub fn in_file(file: &SourceFile, offset: u32, len: usize) -> Self {
         let loc = file.locate(offset);
-        let at = format!("{}:{}:{}", loc.file, loc.line, loc.column);
+        let at = loc.to_string();
         // an offset inside a multi-byte character (a parser's error position) points at it
         let start = floor_char_boundary(&file.text, (offset as usize).min(file.text.len()));
         let len = len.min(file.text.len() - start);

@@ -351,7 +351,7 @@ fn tell_apart(found: &mut [Finding]) {
         *seen.entry(f.fingerprint.clone()).or_default() += 1;
     }
     for f in found.iter_mut().filter(|f| seen[&f.fingerprint] > 1) {
-        let at = f.location.as_ref().map_or_else(String::new, |l| format!("{}:{}:{}", l.file, l.line, l.column));
+        let at = f.location.as_ref().map_or_else(String::new, ToString::to_string);
         f.fingerprint = finding::fingerprint(&[&f.fingerprint, &at, &f.message]);
     }
 }

@@ -269,8 +269,7 @@ impl<'a> ConfigFacts<'a> {
     }
 
     fn location(&self, origin: Origin) -> Location {
-        let l = self.loaded.locate(origin);
-        Location(format!("{}:{}:{}", l.file, l.line, l.column))
+        Location(self.loaded.sources.file(origin.file).at(origin.offset))
     }
 
     /// The `config` document: the facts the rules read, built on every core (with 2,000
