@@ -281,16 +281,15 @@ fn findings_of(
     params.extend(overrides.iter().cloned());
     context.add_variable_from_value("params", cel::to_value(&params).map_err(|e| e.to_string())?);
     let for_each = rule.for_each.as_ref().map(|e| e.eval_val(&context)).transpose()?;
-    let is_map = |v: &dyn Val| v.get_type().kind() == Kind::Map;
-    // a map's items are its values
+    // a map's items are its values (held here: the items borrow them)
     let values = match for_each.as_deref() {
-        Some(map) if is_map(map) => value::values(map).map_err(|e| e.to_string())?,
-        _ => Vec::new(),
+        Some(map) if map.get_type().kind() == Kind::Map => Some(value::values(map).map_err(|e| e.to_string())?),
+        _ => None,
     };
-    let items: Vec<&dyn Val> = match for_each.as_deref() {
-        None => vec![&CelNull],
-        Some(map) if is_map(map) => values.iter().map(AsRef::as_ref).collect(),
-        Some(value) => match value.downcast_ref::<CelList>() {
+    let items: Vec<&dyn Val> = match (for_each.as_deref(), &values) {
+        (None, _) => vec![&CelNull],
+        (Some(_), Some(values)) => values.iter().map(AsRef::as_ref).collect(),
+        (Some(value), None) => match value.downcast_ref::<CelList>() {
             Some(list) => list.inner().iter().map(AsRef::as_ref).collect(),
             None => {
                 let shown = value::to_value(value).map_or_else(|_| value.get_type().name().to_owned(), |v| display(&v));

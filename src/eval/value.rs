@@ -42,14 +42,12 @@ pub fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
 pub fn to_value(v: &dyn Val) -> Result<cel::Value, ExecutionError> {
     match v.get_type().kind() {
         Kind::Map => {
-            let (Some(keys), Some(indexer)) = (v.as_iterable(), v.as_indexer()) else { return cel::Value::try_from(v) };
-            let mut entries = std::collections::HashMap::new();
-            let mut keys = keys.iter();
-            while let Some(key) = keys.next() {
+            let mut converted = std::collections::HashMap::new();
+            for (key, value) in entries(v)? {
                 let Some(name) = key.downcast_ref::<CelString>() else { return cel::Value::try_from(v) };
-                entries.insert(Key::from(name.inner().to_string()), to_value(indexer.get(key)?.as_ref())?);
+                converted.insert(Key::from(name.inner().to_string()), to_value(value.as_ref())?);
             }
-            Ok(cel::Value::Map(Map { map: Arc::new(entries) }))
+            Ok(cel::Value::Map(Map { map: Arc::new(converted) }))
         }
         Kind::List => {
             let Some(items) = v.as_iterable() else { return cel::Value::try_from(v) };
@@ -98,13 +96,18 @@ pub fn facts_answer_equality(call: &mut cel::common::ast::CallExpr) {
 
 /// A map's values, in the order of its keys.
 pub fn values<'b, 'v>(map: &'b (dyn Val + 'v)) -> Result<Vec<CowVal<'b, 'v>>, ExecutionError> {
+    Ok(entries(map)?.into_iter().map(|(_, value)| value).collect())
+}
+
+/// A map's keys with their values (none for a value that is no map).
+fn entries<'b, 'v>(map: &'b (dyn Val + 'v)) -> Result<Vec<(&'b (dyn Val + 'v), CowVal<'b, 'v>)>, ExecutionError> {
     let (Some(keys), Some(indexer)) = (map.as_iterable(), map.as_indexer()) else { return Ok(Vec::new()) };
-    let mut values = Vec::new();
+    let mut entries = Vec::new();
     let mut keys = keys.iter();
     while let Some(key) = keys.next() {
-        values.push(indexer.get(key)?);
+        entries.push((key, indexer.get(key)?));
     }
-    Ok(values)
+    Ok(entries)
 }
 
 /// A JSON object's fields, each built into a value on its first read.
@@ -135,8 +138,13 @@ impl<'v> Fields<'v> {
     fn field(&self, name: &str) -> Option<&(dyn Val + 'v)> {
         let entries = self.entries();
         let at = entries.binary_search_by(|f| f.name.inner().cmp(name)).ok()?;
-        let field = &entries[at];
-        Some(field.value.get_or_init(|| cel_value(field.json)).as_ref())
+        Some(entries[at].value())
+    }
+}
+
+impl<'v> Field<'v> {
+    fn value(&self) -> &(dyn Val + 'v) {
+        self.value.get_or_init(|| cel_value(self.json)).as_ref()
     }
 }
 
@@ -184,11 +192,11 @@ impl Val for Object<'_> {
         let (Some(sizer), Some(indexer)) = (other.as_sizer(), other.as_indexer()) else { return false };
         other.get_type().kind() == Kind::Map
             && *sizer.size().inner() == self.0.json.len() as i64
-            && self.0.entries().iter().all(|f| {
-                indexer
-                    .get(&f.name)
-                    .is_ok_and(|theirs| self.0.field(f.name.inner()).is_some_and(|ours| ours.equals(theirs.as_ref())))
-            })
+            && self
+                .0
+                .entries()
+                .iter()
+                .all(|f| indexer.get(&f.name).is_ok_and(|theirs| f.value().equals(theirs.as_ref())))
     }
 
     fn clone_as_boxed<'w>(&self) -> Box<dyn Val + 'w>

@@ -84,7 +84,7 @@ pub fn render(report: &Report) -> String {
 
 /// A finding on one line: where, what, and whether it is set aside.
 fn line(f: &Finding) -> String {
-    let at = f.location.as_ref().map_or(String::new(), |l| format!("{}:{}:{}: ", l.file, l.line, l.column));
+    let at = f.location.as_ref().map_or(String::new(), |l| format!("{l}: "));
     let state = match (&f.suppressed, f.baselined) {
         (Some(s), _) => format!(" (suppressed: {})", s.reason),
         (None, true) => " (in baseline)".to_string(),

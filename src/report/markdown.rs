@@ -39,7 +39,7 @@ pub fn render(report: &Report) -> String {
     }
     for f in &report.findings {
         let _ = writeln!(out, "## {}. {}\n", f.rank, f.title);
-        let at = f.location.as_ref().map_or(String::new(), |l| format!(" at `{}:{}:{}`", l.file, l.line, l.column));
+        let at = f.location.as_ref().map_or(String::new(), |l| format!(" at `{l}`"));
         let _ = writeln!(out, "`{}` · {}{}\n", f.rule_id, f.severity.name(), at);
         let _ = writeln!(out, "{}\n", text(&f.message));
         if !f.hosts.is_empty() {

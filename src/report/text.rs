@@ -165,7 +165,7 @@ impl FindingDiagnostic {
             (Some(l), Some(s)) => snippet(s, l).map_or((None, None), |(src, span)| (Some(src), Some(span))),
             _ => (None, None),
         };
-        let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({}:{}:{})", l.file, l.line, l.column));
+        let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({l})"));
         let mut help = String::new();
         let shown = |v: &serde_json::Value| {
             mask::excerpt(v.as_str().map_or_else(|| v.to_string(), str::to_string).trim_end()).into_owned()
