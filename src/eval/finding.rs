@@ -174,8 +174,8 @@ pub fn rank(findings: &mut [Finding]) {
     }
 }
 
-fn location_key(l: &Option<Location>) -> (String, u32, u32) {
-    l.as_ref().map_or((String::new(), 0, 0), |l| (l.file.clone(), l.line, l.column))
+fn location_key(l: &Option<Location>) -> (&str, u32, u32) {
+    l.as_ref().map_or(("", 0, 0), |l| (l.file.as_str(), l.line, l.column))
 }
 
 /// A finding of `rule_id` with only what a unit test sets (the rest empty, score 1).

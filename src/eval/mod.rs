@@ -165,14 +165,19 @@ pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evalua
 /// The evaluation of rules' results: their outcomes by rule, their findings as one finding
 /// per problem, ranked.
 pub fn assemble(results: Vec<RuleResult>) -> Evaluation {
-    let mut outcomes = Vec::with_capacity(results.len());
-    let mut findings = Vec::with_capacity(results.iter().map(|(_, found)| found.len()).sum());
-    for (outcome, mut found) in results {
-        outcomes.push(outcome);
-        findings.append(&mut found);
-    }
+    let (mut outcomes, found): (Vec<Outcome>, Vec<Vec<Finding>>) = results.into_iter().unzip();
     outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
-    Evaluation { outcomes, findings: one_per_problem(findings) }
+    Evaluation { outcomes, findings: one_per_problem(concatenated(found)) }
+}
+
+/// The findings of several rules (or chunks of one rule's items) in one list, each moved
+/// once: 100,000 findings of 400 bytes are not copied again as the list grows.
+fn concatenated(parts: Vec<Vec<Finding>>) -> Vec<Finding> {
+    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for mut part in parts {
+        all.append(&mut part);
+    }
+    all
 }
 
 /// Findings as one per problem (a live finding joined to the config finding about the same
@@ -321,8 +326,7 @@ fn findings_of(
     } else {
         let chunks: Vec<&[&dyn Val]> = items.chunks(items.len().div_ceil(crate::parallel::cores())).collect();
         let judged = budget::on_every_core(&chunks, |chunk| judge(chunk));
-        let judged = judged.into_iter().collect::<Result<Vec<_>, String>>()?;
-        judged.into_iter().flatten().collect()
+        concatenated(judged.into_iter().collect::<Result<Vec<_>, String>>()?)
     };
     tell_apart(&mut found);
     Ok(found)

@@ -50,8 +50,8 @@ const SECRET_NAMES: &[&str] = &[
 /// Whether an element, attribute or key of this name holds a credential (see [`SECRET_NAMES`];
 /// a dotted path is judged by its last name, `@attribute` as the attribute).
 pub fn is_secret_name(name: &str) -> bool {
-    let name = name.rsplit('.').next().unwrap_or(name).trim_start_matches('@').to_ascii_lowercase();
-    SECRET_NAMES.contains(&name.as_str())
+    let name = name.rsplit('.').next().unwrap_or(name).trim_start_matches('@');
+    SECRET_NAMES.iter().any(|secret| secret.eq_ignore_ascii_case(name))
 }
 
 /// `text` with the value of every secret XML element and attribute (`<password>x</password>`,
@@ -260,9 +260,25 @@ pub fn excerpt(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// A value as reports show it: secrets masked, then bounded.
+/// A value as reports show it (see [`show`]).
 pub fn shown(text: &str) -> String {
-    excerpt(&without_controls(&mask_text(text))).into_owned()
+    let mut shown = text.to_owned();
+    show(&mut shown);
+    shown
+}
+
+/// `text` as reports show it: secrets masked, control characters written out, then
+/// bounded. Replaced only when that changes it: most messages have nothing to mask, and
+/// 100,000 findings need not be copied.
+pub fn show(text: &mut String) {
+    let unchanged = |shown: &Cow<str>| matches!(shown, Cow::Borrowed(_));
+    let masked = mask_text(text);
+    let visible = without_controls(&masked);
+    let bounded = excerpt(&visible);
+    if unchanged(&masked) && unchanged(&visible) && unchanged(&bounded) {
+        return;
+    }
+    *text = bounded.into_owned();
 }
 
 /// Control characters other than line breaks and tabs written out (`\u{1b}`): text from a

@@ -9,6 +9,7 @@ pub mod sarif;
 pub mod text;
 pub mod upgrade;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
@@ -201,19 +202,19 @@ impl Report {
 fn present_finding(f: &mut Finding) {
     // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
     f.score = (f.score * 1000.0).round() / 1000.0;
-    f.message = mask::shown(&f.message);
+    mask::show(&mut f.message);
     mask_evidence(&mut f.evidence);
     for h in &mut f.hosts {
         mask_evidence(&mut h.evidence);
         if let Some(message) = &mut h.message {
-            *message = mask::shown(message);
+            mask::show(message);
         }
     }
-    for text in [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql].into_iter().flatten() {
-        *text = mask::mask_text(text).into_owned();
-    }
-    for fragment in &mut f.remediation.fragments {
-        fragment.xml = mask::mask_text(&fragment.xml).into_owned();
+    let texts = [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql].into_iter().flatten();
+    for text in texts.chain(f.remediation.fragments.iter_mut().map(|fragment| &mut fragment.xml)) {
+        if let Cow::Owned(masked) = mask::mask_text(text) {
+            *text = masked;
+        }
     }
 }
 
@@ -229,7 +230,7 @@ fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>) {
 
 fn mask_value(value: &mut serde_json::Value) {
     match value {
-        serde_json::Value::String(s) => *s = mask::shown(s),
+        serde_json::Value::String(s) => mask::show(s),
         serde_json::Value::Array(items) => items.iter_mut().for_each(mask_value),
         serde_json::Value::Object(map) => mask_evidence(map),
         _ => {}
