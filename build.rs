@@ -1,4 +1,5 @@
-//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary.
+//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary, and
+//! indexes the lines of data/config-keys.txt.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,23 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_rules.rs");
     std::fs::write(out, format!("pub const BUILTIN_RULES: &[(&str, &str)] = &[\n{entries}];\n"))
         .expect("write builtin_rules.rs");
+    index_config_keys(&root);
+}
+
+/// Where each name's line starts in data/config-keys.txt after its comment line, as
+/// little-endian u32s: the search for a name probes lines without scanning for them.
+fn index_config_keys(root: &Path) {
+    println!("cargo:rerun-if-changed=data/config-keys.txt");
+    let text = std::fs::read_to_string(root.join("data/config-keys.txt")).expect("read data/config-keys.txt");
+    let names = text.split_once('\n').map_or("", |(_, rest)| rest);
+    let mut starts = Vec::new();
+    let mut at = 0;
+    for line in names.split_inclusive('\n') {
+        starts.extend_from_slice(&u32::try_from(at).expect("the file is under 4 GiB").to_le_bytes());
+        at += line.len();
+    }
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("config_key_lines.bin");
+    std::fs::write(out, starts).expect("write config_key_lines.bin");
 }
 
 /// Rule files: YAML files not inside a fixture tree (a directory with a config.xml, or

@@ -327,8 +327,8 @@ impl<'a> ConfigFacts<'a> {
         vec![
             ("users", fact(|| fact_value(&self.model_users().1))),
             ("root_elements", fact(|| fact_value(&self.root_elements()))),
-            ("server", fact(|| fact_value(&Settings(leaf_values(root))))),
-            ("server_at", fact(|| fact_value(&Settings(self.leaf_locations(root))))),
+            ("server", fact(|| Settings(leaf_values(root)).into_fact())),
+            ("server_at", fact(|| Settings(self.leaf_locations(root)).into_fact())),
             ("disks", fact(move || fact_value(&storage::disks(self.model_disks(), &at)))),
             ("profiles", fact(|| fact_value(&self.model_users().0))),
             ("profile_settings", fact(|| fact_value(&config_users::profile_settings(&self.model_users().0)))),
@@ -340,10 +340,10 @@ impl<'a> ConfigFacts<'a> {
             ("policies", fact(move || fact_value(&storage::policies(self.model_policies(), &at)))),
             ("clusters", fact(move || fact_value(&storage::clusters(&model::clusters(root), &at)))),
             ("at", fact(|| self.at(root.origin))),
-            ("merge_tree", fact(move || fact_value(&Settings(merge_tree.map(leaf_values).unwrap_or_default())))),
+            ("merge_tree", fact(move || Settings(merge_tree.map(leaf_values).unwrap_or_default()).into_fact())),
             (
                 "merge_tree_at",
-                fact(move || fact_value(&Settings(merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()))),
+                fact(move || Settings(merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()).into_fact()),
             ),
             (
                 "listen_hosts",
@@ -388,9 +388,7 @@ impl<'a> ConfigFacts<'a> {
     fn leaf_locations(&self, e: &Element) -> BTreeMap<String, Location> {
         let mut out = BTreeMap::new();
         for child in e.elements().filter(|c| !c.has_element_children()) {
-            if !out.contains_key(child.name.as_str()) {
-                out.insert(child.name.to_string(), self.location(child.origin));
-            }
+            out.entry(child.name.to_string()).or_insert_with(|| self.location(child.origin));
         }
         out
     }
@@ -470,9 +468,8 @@ fn fact_value(fact: &impl serde::Serialize) -> Value {
 pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for child in e.elements().filter(|c| !c.has_element_children()) {
-        if !out.contains_key(child.name.as_str()) {
-            out.insert(child.name.to_string(), child.value());
-        }
+        // the first occurrence wins: a later one of the same name is not even read
+        out.entry(child.name.to_string()).or_insert_with(|| child.value());
     }
     out
 }

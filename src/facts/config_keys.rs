@@ -6,23 +6,19 @@
 /// byte order.
 const TEXT: &str = include_str!("../../data/config-keys.txt");
 
+/// Where each line of [`names`] starts (little-endian u32s, from the file at build time).
+static LINE_STARTS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/config_key_lines.bin"));
+
 /// Whether some version's server code reads an element of this name: a binary search over
-/// the file's lines as they are (listing 81,000 names first cost more than the searches).
+/// the file's lines as they are, each probe's line found through the build-time index
+/// (listing 81,000 names first cost more than the searches; scanning the text for each
+/// probe's line start cost twice the search, 0.7 µs a name against 0.35).
 pub fn is_read(name: &str) -> bool {
     let text = names();
-    // `low` and `high` are always where a line starts (or the end)
-    let (mut low, mut high) = (0, text.len());
-    while low < high {
-        let middle = (low + high) / 2;
-        let start = text[..middle].rfind('\n').map_or(0, |i| i + 1).max(low);
-        let end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        match key(&text[start..end]).cmp(name) {
-            std::cmp::Ordering::Equal => return true,
-            std::cmp::Ordering::Less => low = end + 1,
-            std::cmp::Ordering::Greater => high = start,
-        }
-    }
-    false
+    let (starts, _) = LINE_STARTS.as_chunks::<4>();
+    starts
+        .binary_search_by(|start| key(&text.as_bytes()[u32::from_le_bytes(*start) as usize..]).cmp(name.as_bytes()))
+        .is_ok()
 }
 
 /// The lines of names, after the comment.
@@ -30,9 +26,10 @@ fn names() -> &'static str {
     TEXT.split_once('\n').map_or("", |(_, rest)| rest)
 }
 
-/// A line's name (before the versions).
-fn key(line: &str) -> &str {
-    line.split(' ').next().unwrap_or(line)
+/// The name a line starts with (before its versions, or its end).
+fn key(line: &[u8]) -> &[u8] {
+    let end = line.iter().position(|b| matches!(b, b' ' | b'\n')).unwrap_or(line.len());
+    &line[..end]
 }
 
 #[cfg(test)]
@@ -41,9 +38,10 @@ mod tests {
 
     #[test]
     fn the_names_are_sorted_for_the_search() {
-        let listed: Vec<&str> = names().lines().map(key).collect();
+        let listed: Vec<&str> = names().lines().map(|line| line.split(' ').next().unwrap_or(line)).collect();
         assert!(TEXT.starts_with('#') && !names().starts_with('#'), "one comment line, first");
         assert!(listed.windows(2).all(|pair| pair[0] < pair[1]));
+        assert_eq!(LINE_STARTS.len() / 4, listed.len(), "the build-time index has every line");
         assert!(listed.iter().all(|name| is_read(name)), "every name is found");
     }
 
