@@ -352,16 +352,6 @@ impl<T> Default for Settings<T> {
     }
 }
 
-impl<T: Serialize> Settings<T> {
-    /// The fact as JSON, its names moved rather than copied and its map built in one pass:
-    /// serializing copied each of 100,000 root elements' names and searched the map for
-    /// each on insert.
-    pub fn into_fact(self) -> Value {
-        let fields = self.0.into_iter().map(|(name, value)| (name, serde_json::to_value(value)));
-        Value::Object(fields.map(|(name, value)| (name, value.expect("a setting's value serializes"))).collect())
-    }
-}
-
 impl<T> FromIterator<(String, T)> for Settings<T> {
     fn from_iter<I: IntoIterator<Item = (String, T)>>(items: I) -> Settings<T> {
         Settings(items.into_iter().collect())
