@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::dsn::Endpoint;
 use super::interned::{Document, Interner};
 use super::{
-    Answer, CollectError, Combined, Limits, Rows, Session, Unread, facts_for, live_document, log_document, plan,
+    Answer, CollectError, Combined, Limits, LogDocument, Rows, Session, Unread, facts_for, live_document, plan,
 };
 use crate::facts::{typed, uint};
 use crate::version::Version;
@@ -188,13 +188,12 @@ pub async fn fan_out(
                         }
                     }
                     let log = log_window.map(|w| {
-                        let mut log = log_document(w, answers);
-                        log["unavailable"]["plans"] =
-                            "not read through the cluster fan-out (audit a replica with --dsn)".into();
+                        let mut log = LogDocument::new(w, answers);
+                        log.plans_unread("not read through the cluster fan-out (audit a replica with --dsn)".into());
                         log
                     });
                     super::add_derived(&mut live, &mut interner, log.as_ref());
-                    NodeFacts { live: Some(live), log, error: None, name }
+                    NodeFacts { live: Some(live), log: log.map(LogDocument::into_value), error: None, name }
                 }
                 None => NodeFacts {
                     name,

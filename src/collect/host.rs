@@ -2,41 +2,45 @@
 //! node): the TCP settings that decide whether an idle connection restarts slow, and the
 //! kernel settings ClickHouse's own start-up warnings check (memory, clock, limits).
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// The `host` document: `tcp_slow_start_after_idle` (from /proc) and the routes with their
 /// `initcwnd` (from `ip route show`; a route without one uses the kernel default of 10).
 pub fn collect() -> Value {
-    let mut unavailable = Map::new();
+    let mut facts = std::collections::BTreeMap::new();
+    let mut unavailable = std::collections::BTreeMap::new();
     let slow_start = match std::fs::read_to_string("/proc/sys/net/ipv4/tcp_slow_start_after_idle") {
         Ok(text) => json!(text.trim()),
         Err(e) => {
-            unavailable.insert("tcp_slow_start_after_idle".into(), json!(e.to_string()));
+            unavailable.insert("tcp_slow_start_after_idle", e.to_string());
             Value::Null
         }
     };
+    facts.insert("tcp_slow_start_after_idle", slow_start);
     let routes = match std::process::Command::new("ip").args(["route", "show"]).output() {
         Ok(out) if out.status.success() => json!(parse_routes(&String::from_utf8_lossy(&out.stdout))),
         Ok(out) => {
-            unavailable.insert("routes".into(), json!(String::from_utf8_lossy(&out.stderr).trim()));
+            unavailable.insert("routes", String::from_utf8_lossy(&out.stderr).trim().to_string());
             json!([])
         }
         Err(e) => {
-            unavailable.insert("routes".into(), json!(format!("cannot run `ip route show`: {e}")));
+            unavailable.insert("routes", format!("cannot run `ip route show`: {e}"));
             json!([])
         }
     };
-    let mut host = json!({"tcp_slow_start_after_idle": slow_start, "routes": routes});
+    facts.insert("routes", routes);
     for (name, read) in KERNEL_FACTS {
         match read() {
-            Ok(value) => host[*name] = value,
+            Ok(value) => {
+                facts.insert(name, value);
+            }
             Err(why) => {
-                unavailable.insert((*name).into(), json!(why));
+                unavailable.insert(name, why);
             }
         }
     }
-    host["unavailable"] = Value::Object(unavailable);
-    host
+    facts.insert("unavailable", json!(unavailable));
+    json!(facts)
 }
 
 type Reader = fn() -> Result<Value, String>;

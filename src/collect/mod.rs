@@ -9,6 +9,7 @@ pub mod dsn;
 pub mod explain;
 pub mod host;
 pub mod interned;
+mod log;
 pub mod plan;
 pub mod scopes;
 pub mod user_settings;
@@ -16,11 +17,15 @@ pub mod user_settings;
 use std::sync::Mutex;
 
 use futures_util::stream::{self, StreamExt};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+use crate::facts::typed;
 
 pub use client::{CollectError, Limits, Session, Unread};
 pub(crate) use combined::{Answer, Combined, Rows};
 use interned::{Document, Interner};
+pub(crate) use log::LogDocument;
 
 /// What one node gave: its `live` document, its `log` (when a window is asked for) and, for a
 /// review, its own settings history when it is newer than the review's.
@@ -57,7 +62,7 @@ pub(crate) async fn node_in(
     }
     let (answers, log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
-    let mut log = log_window.map(|window| log_document(window, log_answers));
+    let mut log = log_window.map(|window| LogDocument::new(window, log_answers));
     let live = {
         let mut interner = interner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let endpoint = session.endpoint().to_string();
@@ -67,7 +72,7 @@ pub(crate) async fn node_in(
         live
     };
     if let Some(log) = &mut log {
-        add_plans(session, &live, log).await;
+        log.add_plans(session, &live).await;
     }
     let newer = matches!((server, review_history), (Some(v), Some(h)) if (v.major, v.minor) > (h.major, h.minor));
     let settings_changes = if newer {
@@ -76,13 +81,13 @@ pub(crate) async fn node_in(
     } else {
         None
     };
-    Ok(NodeDocuments { live, log, settings_changes })
+    Ok(NodeDocuments { live, log: log.map(LogDocument::into_value), settings_changes })
 }
 
 /// The facts derived from a node's answers: `live.setting_scopes` (with the workload's `log`)
 /// and `live.user_settings`.
 /// A derived fact whose input is not of the catalog's shape is unavailable, with that reason.
-pub fn add_derived(live: &mut Document, interner: &mut Interner, log: Option<&Value>) {
+pub(crate) fn add_derived(live: &mut Document, interner: &mut Interner, log: Option<&LogDocument>) {
     let derived = [
         ("setting_scopes", scopes::setting_scopes(live, log).and_then(|rows| to_fact(&rows))),
         ("user_settings", user_settings::user_settings(live).and_then(|rows| to_fact(&rows))),
@@ -91,13 +96,17 @@ pub fn add_derived(live: &mut Document, interner: &mut Interner, log: Option<&Va
         match value {
             Ok(value) => live.set(interner, fact, value),
             Err(why) => {
-                let mut unavailable = live["unavailable"].clone();
-                unavailable[fact] = json!(why);
-                live.set(interner, "unavailable", unavailable);
+                // collected so: `unavailable` has the catalog's shape
+                let mut unavailable: Reasons = typed::read(&*live, "live", "unavailable").unwrap_or_default();
+                unavailable.insert(fact.to_string(), why);
+                live.set(interner, "unavailable", json!(unavailable));
             }
         }
     }
 }
+
+/// Why facts could not be read (or are absent), by fact: a document's `unavailable` and `absent`.
+type Reasons = std::collections::BTreeMap<String, String>;
 
 fn to_fact(rows: &impl serde::Serialize) -> Result<Value, String> {
     serde_json::to_value(rows).map_err(|e| e.to_string())
@@ -114,29 +123,10 @@ pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
     };
     let endpoint = Some(crate::facts::live_text(live, "endpoint")).filter(|e| !e.is_empty()).unwrap_or("the server");
     inputs.iter().find_map(|input| {
-        let why = live.get("unavailable")?.get(input)?;
-        Some(format!(
-            "derived from live.{input}, which could not be read on {endpoint}: {}",
-            why.as_str().map_or_else(|| why.to_string(), str::to_string)
-        ))
+        // a reason of another shape is said as its error
+        let why = typed::entry::<String>(live, "live", "unavailable", input).unwrap_or_else(Some)?;
+        Some(format!("derived from live.{input}, which could not be read on {endpoint}: {why}"))
     })
-}
-
-/// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
-/// (`log.plans`; unavailable, with the reason, when the EXPLAIN query fails).
-async fn add_plans(session: &Session, live: &Document, log: &mut Value) {
-    let Some(shapes) = log.get_mut("shapes").and_then(Value::as_array_mut) else { return };
-    explain::read_top_n(shapes);
-    let candidates = crate::facts::typed::read(&*log, "log", "shapes")
-        .and_then(|shapes: Vec<crate::facts::rows::QueryShape>| explain::candidates(live, &shapes));
-    let plans = match candidates {
-        Ok(candidates) => explain::plans(session, &candidates).await,
-        Err(why) => Err(why),
-    };
-    match plans.and_then(|plans| serde_json::to_value(plans).map_err(|e| e.to_string())) {
-        Ok(plans) => log["plans"] = plans,
-        Err(why) => log["unavailable"]["plans"] = json!(why),
-    }
 }
 
 /// The facts a server of `version` can answer, and the answers (why not) of those it cannot.
@@ -205,9 +195,8 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
 
 /// Whether a `live` document's `log_tables` name the system table `name`; `None` when
 /// they are unknown (not read, or not rows).
-pub(crate) fn lists_log_table(live: &impl crate::facts::typed::Facts, name: &str) -> Option<bool> {
-    let tables: Option<Vec<crate::facts::rows::LogTable>> =
-        crate::facts::typed::read(live, "live", "log_tables").ok()?;
+pub(crate) fn lists_log_table(live: &impl typed::Facts, name: &str) -> Option<bool> {
+    let tables: Option<Vec<crate::facts::rows::LogTable>> = typed::read(live, "live", "log_tables").ok()?;
     Some(tables?.iter().any(|t| t.name == name))
 }
 
@@ -231,56 +220,39 @@ pub(crate) fn live_document(
     answers: Vec<Answer>,
 ) -> Document {
     let mut live = Document::default();
-    let mut unavailable = Map::new();
-    let mut absent = Map::new();
+    let mut unavailable = Reasons::new();
+    let mut absent = Reasons::new();
     live.set(interner, "endpoint", json!(endpoint));
     live.set(interner, "version", json!(version));
     live.set(interner, "readonly", json!(readonly));
     for (name, answer) in answers {
         let built = answer.and_then(|rows| match rows {
-            Rows::Lines(lines) => {
-                interner.built(name, lines, |lines| Ok(keyed_by_name(name, combined::values(lines)?)))
-            }
-            Rows::Parsed(rows) => Ok(interner.field(keyed_by_name(name, rows))),
+            Rows::Lines(lines) => interner.built(name, lines, |lines| keyed_by_name(name, combined::values(lines)?)),
+            Rows::Parsed(rows) => keyed_by_name(name, rows).map(|value| interner.field(value)),
         });
         match built {
             Ok(field) => live.insert(name, field),
             Err(why) if Unread::of_reason(&why) == Some(Unread::Missing) => {
-                absent.insert(name.into(), json!(why));
+                absent.insert(name.into(), why);
             }
             Err(why) => {
-                unavailable.insert(name.into(), json!(why));
+                unavailable.insert(name.into(), why);
             }
         }
     }
-    live.set(interner, "unavailable", Value::Object(unavailable));
-    live.set(interner, "absent", Value::Object(absent));
+    live.set(interner, "unavailable", json!(unavailable));
+    live.set(interner, "absent", json!(absent));
     live.set(interner, "query_id_prefix", json!(query_id_prefix));
     live
-}
-
-/// A `log` document from the answers to the log queries.
-pub(crate) fn log_document(since_seconds: u64, answers: Vec<Answer>) -> Value {
-    let mut log = Map::new();
-    let mut unavailable = Map::new();
-    log.insert("window_seconds".into(), json!(since_seconds));
-    for (name, answer) in answers {
-        match answer.and_then(Rows::into_values) {
-            Ok(rows) => log.insert(name.into(), Value::Array(rows)),
-            Err(why) => unavailable.insert(name.into(), json!(why)),
-        };
-    }
-    log.insert("unavailable".into(), Value::Object(unavailable));
-    Value::Object(log)
 }
 
 /// What a `live` or `log` document asked for and could not read (its `unavailable`), as
 /// `name: reason`: every unavailable fact but those whose table is missing (absent, or too
 /// new for the server).
-pub fn unread(document: &impl crate::facts::typed::Facts) -> Vec<String> {
+pub fn unread(document: &impl typed::Facts) -> Vec<String> {
     // a document's `unavailable` has the catalog's shape (collected so): another is empty
     let unavailable: std::collections::BTreeMap<&str, &str> =
-        crate::facts::typed::read(document, "collected", "unavailable").unwrap_or_default();
+        typed::read(document, "collected", "unavailable").unwrap_or_default();
     unavailable
         .into_iter()
         .filter(|(_, why)| Unread::of_reason(why) != Some(Unread::Missing))
@@ -289,33 +261,116 @@ pub fn unread(document: &impl crate::facts::typed::Facts) -> Vec<String> {
 }
 
 /// Settings, errors, metrics and events are looked up by name; the rest stay lists of rows.
-fn keyed_by_name(name: &str, rows: Vec<Value>) -> Value {
-    match name {
-        "settings" | "server_settings" | "merge_tree_settings" => {
-            let map: Map<String, Value> = rows
-                .into_iter()
-                .filter_map(|mut r| {
-                    let name = r.get("name")?.as_str()?.to_string();
-                    r.as_object_mut()?.remove("name");
-                    let changed = r["changed"].as_u64().unwrap_or(0) != 0 || r["changed"] == json!(true);
-                    r["changed"] = json!(changed);
-                    Some((name, r))
-                })
-                .collect();
-            Value::Object(map)
+/// A row of another shape than its query's fails the fact.
+fn keyed_by_name(name: &str, rows: Vec<Value>) -> Result<Value, String> {
+    let keyed = match name {
+        "settings" | "server_settings" | "merge_tree_settings" => by_name::<SettingRow>(rows)?,
+        "errors" | "metrics" | "events" => by_name::<CounterRow>(rows)?,
+        _ => return Ok(Value::Array(rows)),
+    };
+    Ok(Value::Object(keyed))
+}
+
+/// Rows of `R` as a JSON object: each row's value under its name.
+fn by_name<R: for<'de> Deserialize<'de> + Named>(rows: Vec<Value>) -> Result<Map<String, Value>, String> {
+    rows.into_iter()
+        .map(|row| {
+            let row = R::deserialize(row).map_err(|e| format!("{}: {e}", Unread::BadResponse.label()))?;
+            Ok(row.keyed())
+        })
+        .collect()
+}
+
+/// A row read by its name.
+trait Named {
+    /// The row's name and what is kept of it under that name.
+    fn keyed(self) -> (String, Value);
+}
+
+/// A row of system.settings, system.server_settings or system.merge_tree_settings (which has
+/// no default), as its query reads it.
+#[derive(Deserialize)]
+struct SettingRow {
+    name: String,
+    value: String,
+    default: Option<String>,
+    #[serde(deserialize_with = "typed::flag")]
+    changed: bool,
+}
+
+impl Named for SettingRow {
+    fn keyed(self) -> (String, Value) {
+        let mut kept = json!({"value": self.value, "changed": self.changed});
+        if let Some(default) = self.default {
+            kept["default"] = json!(default);
         }
-        "errors" | "metrics" | "events" => {
-            let key = match name {
-                "metrics" => "metric",
-                "events" => "event",
-                _ => "name",
-            };
-            let map: Map<String, Value> = rows
-                .into_iter()
-                .filter_map(|r| Some((r.get(key)?.as_str()?.to_string(), r["value"].clone())))
-                .collect();
-            Value::Object(map)
-        }
-        _ => Value::Array(rows),
+        (self.name, kept)
+    }
+}
+
+/// A row of system.errors, system.metrics or system.events: its name and value (a number, or
+/// text when the server quotes 64-bit integers, kept as the server wrote it).
+#[derive(Deserialize)]
+struct CounterRow {
+    #[serde(alias = "metric", alias = "event")]
+    name: String,
+    value: Value,
+}
+
+impl Named for CounterRow {
+    fn keyed(self) -> (String, Value) {
+        (self.name, self.value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(answers: Vec<Answer>) -> Document {
+        live_document(&mut Interner::default(), "default@http://h:8123", "26.9.2.1", 0, "chaudit-1", answers)
+    }
+
+    #[test]
+    fn settings_and_counters_are_looked_up_by_name() {
+        let settings = vec![json!({"name": "max_threads", "value": "8", "default": "auto(2)", "changed": 1})];
+        let merge_tree = vec![json!({"name": "parts_to_throw_insert", "value": "600", "changed": 1})];
+        let metrics = vec![json!({"metric": "Query", "value": "3"})];
+        let live = document(vec![
+            ("settings", Ok(Rows::Parsed(settings))),
+            ("merge_tree_settings", Ok(Rows::Parsed(merge_tree))),
+            ("metrics", Ok(Rows::Parsed(metrics))),
+        ]);
+        assert_eq!(live["settings"], json!({"max_threads": {"value": "8", "default": "auto(2)", "changed": true}}));
+        assert_eq!(live["merge_tree_settings"], json!({"parts_to_throw_insert": {"value": "600", "changed": true}}));
+        assert_eq!(live["metrics"], json!({"Query": "3"}), "a quoted 64-bit count is kept as the server wrote it");
+        assert_eq!(live["unavailable"], json!({}));
+    }
+
+    #[test]
+    fn a_row_of_another_shape_makes_its_fact_unavailable() {
+        let bad_row = vec![json!({"name": "max_threads", "value": 8})];
+        let missing = format!("{}: no such table", Unread::Missing.label());
+        let live = document(vec![("settings", Ok(Rows::Parsed(bad_row))), ("projections", Err(missing.clone()))]);
+        assert!(live.get("settings").is_none());
+        let why = live["unavailable"]["settings"].as_str().unwrap();
+        assert!(why.starts_with(Unread::BadResponse.label()), "{why}");
+        assert_eq!(live["absent"], json!({"projections": missing}), "a missing table is an absence");
+    }
+
+    #[test]
+    fn a_derived_fact_is_as_unread_as_its_inputs() {
+        let mut interner = Interner::default();
+        let mut live = live_document(
+            &mut interner,
+            "default@http://h:8123",
+            "26.9.2.1",
+            0,
+            "chaudit-1",
+            vec![("user_profiles", Err("ACCESS_DENIED: not allowed".to_string()))],
+        );
+        add_derived(&mut live, &mut interner, None);
+        let why = derived_unread(&live.to_value(), "setting_scopes").unwrap();
+        assert!(why.contains("live.user_profiles") && why.contains("ACCESS_DENIED"), "{why}");
     }
 }

@@ -44,7 +44,7 @@ pub struct SettingScope {
 
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`;
 /// an error when an input is not of the catalog's shape.
-pub fn setting_scopes(live: &impl Facts, log: Option<&Value>) -> Result<Vec<SettingScope>, String> {
+pub fn setting_scopes(live: &impl Facts, log: Option<&impl Facts>) -> Result<Vec<SettingScope>, String> {
     let assigned: Vec<UserProfile> = read(live, "live", "user_profiles")?;
     let profile_rows: Vec<ProfileSetting> = read(live, "live", "profile_settings")?;
     let workload: Vec<WorkloadSetting> = match log {
