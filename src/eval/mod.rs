@@ -203,9 +203,12 @@ impl<'f> Variables<'f> {
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), value::cel_value(value));
         }
+        if let Some(config) = &facts.config {
+            context.add_variable_as_val("config", value::object(config.as_ref()));
+        }
         // every source's document exists, empty when not collected: rules test `has(...)`
         for source in ["config", "live", "log", "host", "cluster"] {
-            if !facts.document.contains_key(source) {
+            if !facts.document.contains_key(source) && (source != "config" || facts.config.is_none()) {
                 context.add_variable_as_val(source, Box::new(CelMap::from(HashMap::new())));
             }
         }

@@ -3,8 +3,8 @@
 //! item a `filter` keeps), and copying a user's map with its nested settings at every step
 //! of a comprehension over 2,000 users cost more than the rules' own work.
 //!
-//! A JSON object is read in place: its fields are looked up in the fact's own sorted map
-//! and each field's value is built on its first read. Converting objects to the
+//! An object (a typed fact, or JSON) is read in place: its fields are looked up by name in
+//! name order and each field's value is built on its first read. Converting objects to the
 //! interpreter's hash maps (every field of every user, hashed) cost a quarter of an audit
 //! of 2,000 users, and a 16,000-disk lookup table was hashed whole by the first rule that
 //! asked for one disk. A list is converted one level at a time, when first read.
@@ -17,23 +17,177 @@ use cel::common::types::{CelBool, CelDouble, CelInt, CelList, CelNull, CelString
 use cel::common::value::{Builtin, BuiltinRef, CowVal, Val};
 use cel::objects::{Key, Map};
 
-/// A JSON fact as an expression value that borrows the fact's strings (a large config has
-/// 16,000 disks: copying every name and path cost more than the rules). Numbers as serde
-/// gives them: non-negative integers unsigned, negative ones signed, the rest floats.
+/// A fact as an expression value that borrows the fact's strings (a large config has 16,000
+/// disks: copying every name and path cost more than the rules): JSON (a snapshot's, a
+/// collector's) or a typed fact (the config's), its lists and objects built when first read.
+pub trait ToCel: Send + Sync + std::fmt::Debug {
+    fn cel(&self) -> Box<dyn Val + '_>;
+}
+
+/// An object's fields: a JSON object's, a map's by name or a typed fact's.
+pub trait FieldsOf: Send + Sync + std::fmt::Debug {
+    /// Each field's name and value, in name order.
+    fn fields(&self) -> Vec<(&str, &dyn ToCel)>;
+    fn len(&self) -> usize;
+    fn contains(&self, name: &str) -> bool;
+}
+
+/// A list's items.
+pub trait ItemsOf: Send + Sync + std::fmt::Debug {
+    fn items(&self) -> Vec<Box<dyn Val + '_>>;
+}
+
+/// A JSON fact as an expression value.
 pub fn cel_value(v: &serde_json::Value) -> Box<dyn Val + '_> {
-    use serde_json::Value as Json;
-    match v {
-        Json::Null => Box::new(CelNull),
-        Json::Bool(b) => Box::new(CelBool::from(*b)),
-        Json::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Box::new(CelUInt::from(u)),
-            (None, Some(i)) => Box::new(CelInt::from(i)),
-            _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
-        },
-        Json::String(s) => Box::new(CelString::from(s.as_str())),
-        Json::Array(items) => Box::new(Shared(Arc::new(LazyList { items, converted: OnceLock::new() }))),
-        Json::Object(fields) => Box::new(Object(Arc::new(Fields { json: fields, entries: OnceLock::new() }))),
+    v.cel()
+}
+
+/// An object's fields as an expression value (a `map`), each built on its first read.
+pub fn object(fields: &dyn FieldsOf) -> Box<dyn Val + '_> {
+    Box::new(Object(Arc::new(Fields { source: fields, entries: OnceLock::new() })))
+}
+
+/// A list's items as an expression value, built on its first read.
+pub fn list(items: &dyn ItemsOf) -> Box<dyn Val + '_> {
+    Box::new(Shared(Arc::new(LazyList { items, converted: OnceLock::new() })))
+}
+
+/// Numbers as serde gives them in JSON: non-negative integers unsigned, negative ones
+/// signed, the rest floats.
+impl ToCel for serde_json::Value {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        use serde_json::Value as Json;
+        match self {
+            Json::Null => Box::new(CelNull),
+            Json::Bool(b) => b.cel(),
+            Json::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => Box::new(CelUInt::from(u)),
+                (None, Some(i)) => Box::new(CelInt::from(i)),
+                _ => Box::new(CelDouble::from(n.as_f64().unwrap_or(f64::NAN))),
+            },
+            Json::String(s) => s.cel(),
+            Json::Array(items) => list(items),
+            Json::Object(fields) => object(fields),
+        }
     }
+}
+
+impl FieldsOf for serde_json::Map<String, serde_json::Value> {
+    fn fields(&self) -> Vec<(&str, &dyn ToCel)> {
+        self.iter().map(|(name, value)| (name.as_str(), value as &dyn ToCel)).collect()
+    }
+
+    fn len(&self) -> usize {
+        self.len()
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.contains_key(name)
+    }
+}
+
+impl<T: ToCel> FieldsOf for std::collections::BTreeMap<String, T> {
+    fn fields(&self) -> Vec<(&str, &dyn ToCel)> {
+        self.iter().map(|(name, value)| (name.as_str(), value as &dyn ToCel)).collect()
+    }
+
+    fn len(&self) -> usize {
+        self.len()
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.contains_key(name)
+    }
+}
+
+impl<T: ToCel> ToCel for std::collections::BTreeMap<String, T> {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        object(self)
+    }
+}
+
+impl<T: ToCel> ItemsOf for Vec<T> {
+    fn items(&self) -> Vec<Box<dyn Val + '_>> {
+        self.iter().map(ToCel::cel).collect()
+    }
+}
+
+impl<T: ToCel> ToCel for Vec<T> {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        list(self)
+    }
+}
+
+impl<T: ToCel> ToCel for Arc<T> {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        self.as_ref().cel()
+    }
+}
+
+/// As serde writes `None` in JSON: null.
+impl<T: ToCel> ToCel for Option<T> {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        match self {
+            Some(value) => value.cel(),
+            None => Box::new(CelNull),
+        }
+    }
+}
+
+impl ToCel for String {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        Box::new(CelString::from(self.as_str()))
+    }
+}
+
+impl ToCel for bool {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        Box::new(CelBool::from(*self))
+    }
+}
+
+impl ToCel for u64 {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        Box::new(CelUInt::from(*self))
+    }
+}
+
+impl ToCel for u16 {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        Box::new(CelUInt::from(u64::from(*self)))
+    }
+}
+
+/// A typed fact's fields, named as serde names them (`"type" = kind` for a renamed one): a
+/// fact struct is an object to the rules, built field by field when read, never as JSON.
+#[macro_export]
+macro_rules! fact_object {
+    ($type:ty { $($field:ident $(= $name:literal)?),* $(,)? }) => {
+        impl $crate::eval::value::FieldsOf for $type {
+            fn fields(&self) -> Vec<(&str, &dyn $crate::eval::value::ToCel)> {
+                let mut fields: Vec<(&str, &dyn $crate::eval::value::ToCel)> =
+                    vec![$(($crate::fact_object!(@name $field $($name)?), &self.$field)),*];
+                fields.sort_unstable_by_key(|(name, _)| *name);
+                fields
+            }
+
+            fn len(&self) -> usize {
+                [$(stringify!($field)),*].len()
+            }
+
+            fn contains(&self, name: &str) -> bool {
+                [$($crate::fact_object!(@name $field $($name)?)),*].contains(&name)
+            }
+        }
+
+        impl $crate::eval::value::ToCel for $type {
+            fn cel(&self) -> Box<dyn cel::common::value::Val + '_> {
+                $crate::eval::value::object(self)
+            }
+        }
+    };
+    (@name $field:ident) => { stringify!($field) };
+    (@name $field:ident $name:literal) => { $name };
 }
 
 /// An expression value as a [`cel::Value`] (for a rule's `when`, evidence and templates):
@@ -110,27 +264,28 @@ fn entries<'b, 'v>(map: &'b (dyn Val + 'v)) -> Result<Vec<(&'b (dyn Val + 'v), C
     Ok(entries)
 }
 
-/// A JSON object's fields, each built into a value on its first read.
+/// An object's fields, each built into a value on its first read.
 #[derive(Debug)]
 struct Fields<'v> {
-    json: &'v serde_json::Map<String, serde_json::Value>,
-    /// The fields in the JSON map's order (sorted by name), built on the first lookup.
+    source: &'v dyn FieldsOf,
+    /// The fields in name order, built on the first lookup.
     entries: OnceLock<Box<[Field<'v>]>>,
 }
 
 #[derive(Debug)]
 struct Field<'v> {
     name: CelString<'v>,
-    json: &'v serde_json::Value,
+    fact: &'v dyn ToCel,
     value: OnceLock<Box<dyn Val + 'v>>,
 }
 
 impl<'v> Fields<'v> {
     fn entries(&self) -> &[Field<'v>] {
         self.entries.get_or_init(|| {
-            self.json
-                .iter()
-                .map(|(name, json)| Field { name: CelString::from(name.as_str()), json, value: OnceLock::new() })
+            self.source
+                .fields()
+                .into_iter()
+                .map(|(name, fact)| Field { name: CelString::from(name), fact, value: OnceLock::new() })
                 .collect()
         })
     }
@@ -144,11 +299,11 @@ impl<'v> Fields<'v> {
 
 impl<'v> Field<'v> {
     fn value(&self) -> &(dyn Val + 'v) {
-        self.value.get_or_init(|| cel_value(self.json)).as_ref()
+        self.value.get_or_init(|| self.fact.cel()).as_ref()
     }
 }
 
-/// A JSON object: a `map` of its fields to the interpreter, shared by every copy.
+/// An object: a `map` of its fields to the interpreter, shared by every copy.
 #[derive(Debug)]
 struct Object<'v>(Arc<Fields<'v>>);
 
@@ -191,7 +346,7 @@ impl Val for Object<'_> {
     fn equals(&self, other: &dyn Val) -> bool {
         let (Some(sizer), Some(indexer)) = (other.as_sizer(), other.as_indexer()) else { return false };
         other.get_type().kind() == Kind::Map
-            && *sizer.size().inner() == self.0.json.len() as i64
+            && *sizer.size().inner() == self.0.source.len() as i64
             && self
                 .0
                 .entries()
@@ -209,7 +364,7 @@ impl Val for Object<'_> {
 
 impl Container for Object<'_> {
     fn contains(&self, key: &dyn Val) -> Result<bool, ExecutionError> {
-        Ok(key.downcast_ref::<CelString>().is_some_and(|name| self.0.json.contains_key(name.inner())))
+        Ok(key.downcast_ref::<CelString>().is_some_and(|name| self.0.source.contains(name.inner())))
     }
 }
 
@@ -255,27 +410,27 @@ impl<'b, 'v: 'w, 'w> cel::common::traits::Iterator<'b, 'w> for Names<'b, 'v> {
 
 impl Sizer for Object<'_> {
     fn size(&self) -> CelInt {
-        CelInt::from(self.0.json.len() as i64)
+        CelInt::from(self.0.source.len() as i64)
     }
 }
 
 impl Zeroer for Object<'_> {
     fn is_zero_value(&self) -> bool {
-        self.0.json.is_empty()
+        self.0.source.len() == 0
     }
 }
 
-/// A JSON list and, once read, its expression value: one level, whose lists and maps are
+/// A list and, once read, its expression value: one level, whose lists and maps are
 /// themselves built when read.
 #[derive(Debug)]
 struct LazyList<'v> {
-    items: &'v [serde_json::Value],
+    items: &'v dyn ItemsOf,
     converted: OnceLock<CelList<'v>>,
 }
 
 impl<'v> LazyList<'v> {
     fn value(&self) -> &CelList<'v> {
-        self.converted.get_or_init(|| CelList::from(self.items.iter().map(cel_value).collect::<Vec<_>>()))
+        self.converted.get_or_init(|| CelList::from(self.items.items()))
     }
 }
 

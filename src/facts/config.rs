@@ -2,6 +2,7 @@
 //! `file:line:column` of the element it was read from, so findings point into the user's files.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
@@ -12,6 +13,7 @@ use super::catalog;
 use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
+use super::document::{Document, Fact};
 use super::typed::Location;
 use crate::config::model;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin};
@@ -144,6 +146,8 @@ pub struct RootElement {
     pub known: bool,
 }
 
+crate::fact_object!(RootElement { name, leaf, value, at, server_section, known });
+
 /// [`SERVER_SECTIONS`] and [`OTHER_ROOT_ELEMENTS`] as a set: each of 100,000 root elements
 /// is looked up, not compared with every name.
 fn root_names() -> &'static FxHashSet<&'static str> {
@@ -180,10 +184,13 @@ pub fn is_known_section(name: &str) -> bool {
 }
 
 /// How one fact is built.
-type Build<'f> = Box<dyn Fn() -> Value + Sync + 'f>;
+/// The users config's profiles and users, shared by the facts about them.
+type Users = (Arc<Vec<config_users::ConfigProfile>>, Arc<Vec<config_users::ConfigUser>>);
 
-fn fact<'f>(build: impl Fn() -> Value + Sync + 'f) -> Build<'f> {
-    Box::new(build)
+type Build<'f> = Box<dyn Fn() -> Box<dyn Fact> + Sync + 'f>;
+
+fn fact<'f, F: Fact + 'static>(build: impl Fn() -> F + Sync + 'f) -> Build<'f> {
+    Box::new(move || Box::new(build()))
 }
 
 pub struct ConfigFacts<'a> {
@@ -193,7 +200,7 @@ pub struct ConfigFacts<'a> {
     /// The disks and policies as ClickHouse reads them, read once for every fact about them.
     disks: std::sync::OnceLock<Vec<model::Disk<'a>>>,
     policies: std::sync::OnceLock<Vec<model::Policy<'a>>>,
-    users: std::sync::OnceLock<(Vec<config_users::ConfigProfile>, Vec<config_users::ConfigUser>)>,
+    users: std::sync::OnceLock<Users>,
     /// The settings of the audited version (the newest bundled when unknown).
     catalog: &'static catalog::Catalog,
 }
@@ -274,18 +281,18 @@ impl<'a> ConfigFacts<'a> {
 
     /// The `config` document: the facts the rules read, built on every core (with 2,000
     /// profiles and users, or 100,000 root elements, one fact is a fifth of the audit).
-    pub fn document(&self) -> Value {
+    pub fn document(&self) -> Document {
         let builders: Vec<(&str, Build)> = self
             .builders()
             .into_iter()
             .filter(|(name, _)| matches!(*name, "unavailable" | "absent") || self.wants(name))
             .collect();
-        let mut document = Map::new();
+        let mut document = Document::default();
         let built = crate::parallel::pipeline(
             &builders,
             |_, (name, build)| (*name, build()),
             |(name, fact)| {
-                document.insert(name.to_string(), fact);
+                document.insert(name, fact);
                 Ok::<(), std::convert::Infallible>(())
             },
         );
@@ -294,15 +301,15 @@ impl<'a> ConfigFacts<'a> {
             // the server tree is empty: its facts say nothing, their rules cannot judge
             let why = json!(format!("the server config cannot be processed: {error}"));
             let server_facts: Vec<String> = document
-                .keys()
-                .filter(|k| !USERS_FACTS.contains(&k.as_str()) && !matches!(k.as_str(), "unavailable" | "absent"))
-                .cloned()
+                .names()
+                .filter(|k| !USERS_FACTS.contains(k) && !matches!(*k, "unavailable" | "absent"))
+                .map(str::to_string)
                 .collect();
-            if let Some(Value::Object(unavailable)) = document.get_mut("unavailable") {
-                unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
-            }
+            let mut unavailable = self.unavailable();
+            unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
+            document.insert("unavailable", Box::new(Value::Object(unavailable)));
         }
-        Value::Object(document)
+        document
     }
 
     /// `<default_profile>`: the profile beneath every user's (`default` without one).
@@ -311,37 +318,41 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// The users config's profiles and users, read once for every fact about them.
-    fn model_users(&self) -> &(Vec<config_users::ConfigProfile>, Vec<config_users::ConfigUser>) {
+    fn model_users(&self) -> &Users {
         self.users.get_or_init(|| {
-            config_users::profiles_and_users(self.loaded.users_root(), &self.default_profile(), &|o| self.location(o))
+            let (profiles, users) =
+                config_users::profiles_and_users(self.loaded.users_root(), &self.default_profile(), &|o| {
+                    self.location(o)
+                });
+            (Arc::new(profiles), Arc::new(users))
         })
     }
 
     /// Each fact and how it is built, the costly first (they are dealt out to the cores in
-    /// this order). Each is moved into the document as built (`json!` would copy each one
-    /// through the serializer).
+    /// this order). Each is moved into the document as built, typed: the rules read its
+    /// fields in place.
     fn builders(&self) -> Vec<(&'static str, Build<'_>)> {
         let root = &self.loaded.server.root;
         let merge_tree = root.child("merge_tree");
         let at = move |origin: Origin| self.location(origin);
         vec![
-            ("users", fact(|| fact_value(&self.model_users().1))),
-            ("root_elements", fact(|| fact_value(&self.root_elements()))),
-            ("server", fact(|| map_fact(leaf_values(root)))),
-            ("server_at", fact(|| map_fact(self.leaf_locations(root)))),
-            ("disks", fact(move || fact_value(&storage::disks(self.model_disks(), &at)))),
-            ("profiles", fact(|| fact_value(&self.model_users().0))),
-            ("profile_settings", fact(|| fact_value(&config_users::profile_settings(&self.model_users().0)))),
-            ("misspelled_disks", fact(move || fact_value(&storage::misspelled_disks(self.model_disks(), &at)))),
-            ("cache_disks", fact(move || fact_value(&storage::cache_disks(self.model_disks(), &at)))),
-            ("disk_policies", fact(|| fact_value(&storage::disk_policies(self.model_disks(), self.model_policies())))),
-            ("declared_disks", fact(|| fact_value(&storage::declared_disks(self.model_disks())))),
-            ("policy_names", fact(|| fact_value(&self.model_policies().iter().map(|p| &p.name).collect::<Vec<_>>()))),
-            ("policies", fact(move || fact_value(&storage::policies(self.model_policies(), &at)))),
-            ("clusters", fact(move || fact_value(&storage::clusters(&model::clusters(root), &at)))),
+            ("users", fact(|| Arc::clone(&self.model_users().1))),
+            ("root_elements", fact(|| self.root_elements())),
+            ("server", fact(|| leaf_values(root))),
+            ("server_at", fact(|| self.leaf_locations(root))),
+            ("disks", fact(move || storage::disks(self.model_disks(), &at))),
+            ("profiles", fact(|| Arc::clone(&self.model_users().0))),
+            ("profile_settings", fact(|| config_users::profile_settings(&self.model_users().0))),
+            ("misspelled_disks", fact(move || storage::misspelled_disks(self.model_disks(), &at))),
+            ("cache_disks", fact(move || storage::cache_disks(self.model_disks(), &at))),
+            ("disk_policies", fact(|| storage::disk_policies(self.model_disks(), self.model_policies()))),
+            ("declared_disks", fact(|| storage::declared_disks(self.model_disks()))),
+            ("policy_names", fact(|| self.model_policies().iter().map(|p| p.name.clone()).collect::<Vec<_>>())),
+            ("policies", fact(move || storage::policies(self.model_policies(), &at))),
+            ("clusters", fact(move || storage::clusters(&model::clusters(root), &at))),
             ("at", fact(|| self.at(root.origin))),
-            ("merge_tree", fact(move || map_fact(merge_tree.map(leaf_values).unwrap_or_default()))),
-            ("merge_tree_at", fact(move || map_fact(merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()))),
+            ("merge_tree", fact(move || merge_tree.map(leaf_values).unwrap_or_default())),
+            ("merge_tree_at", fact(move || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())),
             (
                 "listen_hosts",
                 fact(|| Value::from(root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
@@ -356,28 +367,28 @@ impl<'a> ConfigFacts<'a> {
                     Value::from(prefixes.collect::<Vec<_>>())
                 }),
             ),
-            ("logs", fact(move || fact_value(&sections::logs(root, &at)))),
-            ("log_unknown_elements", fact(move || fact_value(&sections::log_unknown_elements(root, &at)))),
+            ("logs", fact(move || sections::logs(root, &at))),
+            ("log_unknown_elements", fact(move || sections::log_unknown_elements(root, &at))),
             ("interserver_exposed", fact(|| Value::from(interserver_exposed(root)))),
-            ("openssl_client", fact(move || fact_value(&sections::openssl_client(root, &at)))),
-            ("plaintext_credentials", fact(move || fact_value(&sections::plaintext_credentials(root, &at)))),
+            ("openssl_client", fact(move || sections::openssl_client(root, &at))),
+            ("plaintext_credentials", fact(move || sections::plaintext_credentials(root, &at))),
             ("problems", fact(|| Value::from(self.problems()))),
             (
                 "start_problems",
                 fact(|| Value::from(super::startup::facts(self.loaded, self.model_disks(), |o| self.at(o)))),
             ),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
-            ("backups_allowed_disks", fact(move || fact_value(&sections::backups_allowed_disks(root, &at)))),
+            ("backups_allowed_disks", fact(move || sections::backups_allowed_disks(root, &at))),
             (
                 "unread_users_file",
                 fact(|| Value::from(self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
             ),
             ("absent", fact(|| Value::from(self.absent()))),
             ("unavailable", fact(|| Value::from(self.unavailable()))),
-            ("users_file_sections", fact(|| fact_value(&self.users_file_sections()))),
+            ("users_file_sections", fact(|| self.users_file_sections())),
             // users come from config.xml itself (no separate users_config file)
             ("users_in_main", fact(|| Value::from(self.loaded.users_in_main))),
-            ("logger", fact(move || fact_value(&sections::logger(root, &at)))),
+            ("logger", fact(move || sections::logger(root, &at))),
         ]
     }
 
@@ -451,19 +462,6 @@ impl<'a> ConfigFacts<'a> {
     }
 }
 
-/// A typed fact as the document's JSON: its types hold strings, bools, lists and maps by
-/// string, which the serializer cannot refuse.
-fn fact_value(fact: &impl serde::Serialize) -> Value {
-    serde_json::to_value(fact).expect("a typed fact serializes")
-}
-
-/// A fact that is a map by name (a `Settings` of the catalog) as the document's JSON, its
-/// names moved rather than copied and its map built in one pass: serializing the map copied
-/// each of 100,000 root elements' names and searched the map for each on insert.
-fn map_fact<T: serde::Serialize>(fact: BTreeMap<String, T>) -> Value {
-    Value::Object(fact.into_iter().map(|(name, value)| (name, fact_value(&value))).collect())
-}
-
 /// Leaf children's values by name (first occurrence, as ClickHouse reads them).
 pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
     first_leaves(e, Element::value)
@@ -518,7 +516,11 @@ pub fn facts_read(
 }
 
 fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version::Version>) -> super::Facts {
-    let mut document = Map::new();
-    document.insert("config".into(), facts.document());
-    super::Facts { target, version, sources: [super::Source::Config].into(), document }
+    super::Facts {
+        target,
+        version,
+        sources: [super::Source::Config].into(),
+        document: Map::new(),
+        config: Some(Arc::new(facts.document())),
+    }
 }

@@ -263,3 +263,10 @@ const SYSTEM_LOGS: &[&str] = &[
     "background_schedule_pool_log",
     "aggregated_zookeeper_log",
 ];
+
+crate::fact_object!(NamedAt { name, at });
+crate::fact_object!(LogSection { present, at, settings, ttl, engine });
+crate::fact_object!(LogUnknownElement { log, element, at, suggestion });
+crate::fact_object!(PlaintextCredential { element, kind, path, at });
+crate::fact_object!(OpenSslClient { verification_mode, invalid_certificate_handler, at });
+crate::fact_object!(Logger { level, at });

@@ -302,3 +302,12 @@ pub fn clusters(clusters: &[model::Cluster], at: &dyn Fn(Origin) -> Location) ->
 fn is_loopback(host: &str) -> bool {
     matches!(host, "localhost" | "::1" | "[::1]") || host.starts_with("127.")
 }
+
+crate::fact_object!(ConfigDisk { name, kind = "type", settings, at, misspelled });
+crate::fact_object!(MisspelledElement { name, suggestion, value, at });
+crate::fact_object!(MisspelledDisk { name, kind = "type", at, misspelled });
+crate::fact_object!(CacheDisk { name, kind = "type", settings, at });
+crate::fact_object!(ConfigPolicy { name, at, disks, volumes });
+crate::fact_object!(Volume { name, disks, at });
+crate::fact_object!(ConfigCluster { name, at, shards, secret, remote });
+crate::fact_object!(Replica { host, port });

@@ -311,3 +311,36 @@ fn effective_settings<'a>(
     }
     winners
 }
+
+crate::fact_object!(ConfigProfile {
+    name,
+    at,
+    inherits,
+    settings,
+    settings_at,
+    effective,
+    effective_at,
+    in_use,
+    is_default,
+    constrained,
+});
+crate::fact_object!(ConfigUser {
+    name,
+    at,
+    auth,
+    auth_at,
+    password_empty,
+    plaintext_password,
+    networks,
+    networks_at,
+    open_networks,
+    profile,
+    settings,
+    access_management,
+    access_management_at,
+    named_collection_control,
+    show_named_collections_secrets,
+    constrained,
+});
+crate::fact_object!(Networks { ip, host, host_regexp, declared });
+crate::fact_object!(WrittenSetting { profile, name, value, at, in_use, is_default });

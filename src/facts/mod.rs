@@ -7,6 +7,7 @@ pub mod config_keys;
 pub mod config_sections;
 pub mod config_storage;
 pub mod config_users;
+pub mod document;
 pub mod rows;
 pub mod schema;
 pub mod startup;
@@ -116,8 +117,13 @@ pub struct Facts {
     /// The ClickHouse version, when known (from the server or `--clickhouse-version`).
     pub version: Option<Version>,
     pub sources: BTreeSet<Source>,
-    /// `{"config": {...}}` and later `live`, `log`, `host`: the variables of rule expressions.
+    /// `live`, `log`, `host`, `cluster` (and a cluster snapshot's `nodes`) as JSON: with
+    /// `config`, the variables of rule expressions.
     pub document: serde_json::Map<String, serde_json::Value>,
+    /// The config's facts, typed (built from the config files, never recorded in a
+    /// snapshot); shared by the replicas of a cluster audit.
+    #[serde(skip)]
+    pub config: Option<std::sync::Arc<document::Document>>,
 }
 
 impl Facts {
@@ -152,7 +158,7 @@ impl Facts {
 
     /// Facts with nothing yet (a live-only audit).
     pub fn empty(target: String) -> Facts {
-        Facts { target, version: None, sources: BTreeSet::new(), document: serde_json::Map::new() }
+        Facts { target, version: None, sources: BTreeSet::new(), document: serde_json::Map::new(), config: None }
     }
 
     /// Takes another set of facts in (a snapshot re-checked with the config files).
@@ -160,6 +166,16 @@ impl Facts {
         self.version = other.version.or(self.version);
         self.sources.extend(other.sources);
         self.document.extend(other.document);
+        self.config = other.config.or(self.config.take());
+    }
+
+    /// Every source's facts as JSON, the config's included (the catalog check).
+    pub fn json_document(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut document = self.document.clone();
+        if let Some(config) = &self.config {
+            document.insert(Source::Config.name().into(), serde_json::Value::Object(config.to_json()));
+        }
+        document
     }
 
     /// The facts as a snapshot file's text.
@@ -233,6 +249,9 @@ impl Facts {
 
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
+        if source == Source::Config {
+            return self.reason(source, "unavailable", fact);
+        }
         let document = self.document.get(source.name())?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
         if source == Source::Live
@@ -251,8 +270,11 @@ impl Facts {
     /// The reason a source's `absent`, `partial` or `unavailable` map gives for `fact`; a
     /// reason of another shape is said as its error (the fact is still not judged on it).
     fn reason(&self, source: Source, map: &str, fact: &str) -> Option<String> {
-        let document = self.document.get(source.name())?;
-        typed::entry::<String>(document, source.name(), map, fact).unwrap_or_else(Some)
+        let read = match source {
+            Source::Config => typed::entry::<String>(self.config.as_deref()?, source.name(), map, fact),
+            _ => typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact),
+        };
+        read.unwrap_or_else(Some)
     }
 }
 

@@ -16,6 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::schema::Entry;
+use crate::eval::value::ToCel;
+use cel::common::value::Val;
 
 /// The schema of a value the catalog calls by its own type name.
 macro_rules! catalog_type {
@@ -58,6 +60,12 @@ catalog_type!(Flag, "integer", "flag");
 pub struct Location(pub String);
 
 catalog_type!(Location, "string", "location");
+
+impl ToCel for Location {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        self.0.cel()
+    }
+}
 
 /// A ClickHouse count: a number, or a string when the server quotes 64-bit integers
 /// (`output_format_json_quote_64bit_integers`).
@@ -345,6 +353,12 @@ pub fn facts() -> Vec<TypedFact> {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Settings<T>(pub BTreeMap<String, T>);
+
+impl<T: ToCel> ToCel for Settings<T> {
+    fn cel(&self) -> Box<dyn Val + '_> {
+        self.0.cel()
+    }
+}
 
 impl<T> Default for Settings<T> {
     fn default() -> Settings<T> {

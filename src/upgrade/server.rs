@@ -32,9 +32,9 @@ impl<'a> ServerFacts<'a> {
     pub(super) fn read(facts: &'a Facts, notes: &mut Vec<String>) -> ServerFacts<'a> {
         let mut read = Reader { facts, notes };
         ServerFacts {
-            profile_settings: read.fact("config", "profile_settings"),
-            merge_tree: read.fact("config", "merge_tree"),
-            merge_tree_at: read.fact("config", "merge_tree_at"),
+            profile_settings: read.config_fact("profile_settings"),
+            merge_tree: read.config_fact("merge_tree"),
+            merge_tree_at: read.config_fact("merge_tree_at"),
             endpoint: read.fact("live", "endpoint"),
             settings: read.fact("live", "settings"),
             merge_tree_settings: read.fact("live", "merge_tree_settings"),
@@ -50,6 +50,17 @@ struct Reader<'a, 'n> {
 }
 
 impl<'a> Reader<'a, '_> {
+    /// A fact of the config, typed as the review reads it (its JSON read again).
+    fn config_fact<T: serde::de::DeserializeOwned + Default>(&mut self, fact: &str) -> T {
+        let Some(json) = self.facts.config.as_ref().and_then(|c| c.get(fact)).map(|f| f.to_json()) else {
+            return T::default();
+        };
+        T::deserialize(json).unwrap_or_else(|e| {
+            self.notes.push(format!("left out of the review: config.{fact} is not of the catalog's shape: {e}"));
+            T::default()
+        })
+    }
+
     fn fact<T: Deserialize<'a> + Default>(&mut self, source: &str, fact: &str) -> T {
         let Some(document) = self.facts.document.get(source) else { return T::default() };
         typed::read::<T>(document, source, fact).unwrap_or_else(|why| {

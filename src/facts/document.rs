@@ -1,0 +1,180 @@
+//! The config's facts as rules read them: typed Rust values (or JSON, for a fact with no type
+//! of its own), each an expression value when a rule reads it and JSON only when written
+//! out. Turning 2,000 users into JSON first, field by field, and then into expression values
+//! cost more than the rules that read them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::eval::value::{FieldsOf, ToCel};
+
+/// A fact of a document: an expression value to the rules, JSON to a writer.
+pub trait Fact: ToCel {
+    /// The fact as JSON (the catalog check, the upgrade review).
+    fn to_json(&self) -> Value;
+
+    /// The fact itself, when it is JSON.
+    fn as_json(&self) -> Option<&Value> {
+        None
+    }
+}
+
+impl Fact for Value {
+    fn to_json(&self) -> Value {
+        self.clone()
+    }
+
+    fn as_json(&self) -> Option<&Value> {
+        Some(self)
+    }
+}
+
+/// A typed fact's JSON: its types hold strings, bools, lists and maps by string, which the
+/// serializer cannot refuse.
+fn json_of(fact: &impl Serialize) -> Value {
+    serde_json::to_value(fact).expect("a typed fact serializes")
+}
+
+impl<T: ToCel + Serialize> Fact for Vec<T> {
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
+impl<T: ToCel + Serialize> Fact for BTreeMap<String, T> {
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
+impl<T: ToCel + Serialize> Fact for Option<T> {
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
+/// A fact built once for several facts (the users config's profiles).
+impl<T: Fact> Fact for std::sync::Arc<T> {
+    fn to_json(&self) -> Value {
+        self.as_ref().to_json()
+    }
+}
+
+/// A source's facts by name (the config's), held as built.
+#[derive(Debug, Default)]
+pub struct Document {
+    facts: BTreeMap<String, Box<dyn Fact>>,
+}
+
+impl Document {
+    pub fn insert(&mut self, name: impl Into<String>, fact: Box<dyn Fact>) {
+        self.facts.insert(name.into(), fact);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Fact> {
+        self.facts.get(name).map(AsRef::as_ref)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.facts.keys().map(String::as_str)
+    }
+
+    /// The document as JSON.
+    pub fn to_json(&self) -> serde_json::Map<String, Value> {
+        self.facts.iter().map(|(name, fact)| (name.clone(), fact.to_json())).collect()
+    }
+}
+
+impl FieldsOf for Document {
+    fn fields(&self) -> Vec<(&str, &dyn ToCel)> {
+        self.facts.iter().map(|(name, fact)| (name.as_str(), fact.as_ref() as &dyn ToCel)).collect()
+    }
+
+    fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        self.facts.contains_key(name)
+    }
+}
+
+/// Its JSON facts by name (the reasons a fact is absent or unavailable are JSON).
+impl crate::facts::typed::Facts for Document {
+    fn fact(&self, name: &str) -> Option<&Value> {
+        self.get(name)?.as_json()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    use super::*;
+    use crate::eval::value::{cel_value, to_value};
+    use crate::facts::config_sections as sections;
+    use crate::facts::config_storage as storage;
+    use crate::facts::config_users as users;
+
+    /// A typed fact's fields are the ones serde writes: the catalog is generated from the
+    /// serde form, so a field the rules could not read would be a silent `no such key`.
+    fn fields_are_serdes<T: FieldsOf + Serialize + Default>() {
+        let fact = T::default();
+        let json = serde_json::to_value(&fact).unwrap();
+        let written: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let read: Vec<&str> = fact.fields().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(read, written, "{}", std::any::type_name::<T>());
+        assert_eq!(fact.len(), read.len());
+        assert!(read.iter().all(|name| fact.contains(name)) && !fact.contains("absent"));
+    }
+
+    #[test]
+    fn every_typed_fact_has_the_fields_serde_writes() {
+        fields_are_serdes::<storage::ConfigDisk>();
+        fields_are_serdes::<storage::MisspelledElement>();
+        fields_are_serdes::<storage::MisspelledDisk>();
+        fields_are_serdes::<storage::CacheDisk>();
+        fields_are_serdes::<storage::ConfigPolicy>();
+        fields_are_serdes::<storage::Volume>();
+        fields_are_serdes::<storage::ConfigCluster>();
+        fields_are_serdes::<storage::Replica>();
+        fields_are_serdes::<sections::NamedAt>();
+        fields_are_serdes::<sections::LogSection>();
+        fields_are_serdes::<sections::LogUnknownElement>();
+        fields_are_serdes::<sections::PlaintextCredential>();
+        fields_are_serdes::<sections::OpenSslClient>();
+        fields_are_serdes::<sections::Logger>();
+        fields_are_serdes::<users::ConfigProfile>();
+        fields_are_serdes::<users::ConfigUser>();
+        fields_are_serdes::<users::Networks>();
+        fields_are_serdes::<users::WrittenSetting>();
+        fields_are_serdes::<crate::facts::config::RootElement>();
+    }
+
+    /// Each fact of the bundled example is to the rules what its JSON would be: same
+    /// fields, numbers, nulls and lists.
+    #[test]
+    fn a_typed_fact_is_the_value_its_json_would_be() {
+        let main = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/production/config.xml");
+        let options = crate::config::LoadOptions {
+            default_include_from: crate::config::DefaultInclude::None,
+            env: Default::default(),
+        };
+        let loaded = crate::config::load(&main, &options).unwrap();
+        let facts = crate::facts::config::facts(&loaded, "example".into(), None);
+        let config = facts.config.unwrap();
+        assert!(config.len() > 30, "every fact is built");
+        for (name, fact) in config.fields() {
+            let json = config.get(name).unwrap().to_json();
+            let typed = to_value(fact.cel().as_ref()).unwrap();
+            assert_eq!(typed, to_value(cel_value(&json).as_ref()).unwrap(), "config.{name}");
+        }
+        let replica = storage::Replica { host: "h".into(), port: Some(9000) };
+        assert_eq!(
+            to_value(replica.cel().as_ref()).unwrap(),
+            to_value(cel_value(&serde_json::to_value(&replica).unwrap()).as_ref()).unwrap()
+        );
+    }
+}
