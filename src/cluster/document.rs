@@ -31,6 +31,33 @@ pub struct ClusterDocument {
     pub query_log: QueryLogPresence,
 }
 
+impl ClusterDocument {
+    /// The document as the rules read it, each field a typed fact.
+    pub fn into_document(self) -> crate::facts::document::Document {
+        let mut document = crate::facts::document::Document::default();
+        document.insert("name", Box::new(self.name));
+        document.insert("path", Box::new(self.path));
+        document.insert("nodes", Box::new(self.nodes));
+        document.insert("unreachable", Box::new(self.unreachable));
+        document.insert("partial", Box::new(self.partial));
+        document.insert("versions", Box::new(self.versions));
+        document.insert("server_settings", Box::new(self.server_settings));
+        document.insert("session_settings", Box::new(self.session_settings));
+        document.insert("profile_settings", Box::new(self.profile_settings));
+        document.insert("storage", Box::new(self.storage));
+        document.insert("query_log", Box::new(self.query_log));
+        document
+    }
+}
+
+crate::fact_object!(NodeSummary { host, reachable, version, error });
+crate::fact_object!(Unreachable { host, error });
+crate::fact_object!(VersionHosts { version, hosts });
+crate::fact_object!(Divergence { name, shown, values });
+crate::fact_object!(HostValue { host, value });
+crate::fact_object!(StorageGap { kind, name, on, missing_on });
+crate::fact_object!(QueryLogPresence { present_on, missing_on });
+
 /// A replica, and whether it was read.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct NodeSummary {

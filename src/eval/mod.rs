@@ -203,13 +203,14 @@ impl<'f> Variables<'f> {
         for (name, value) in &facts.document {
             context.add_variable_as_val(name.clone(), value::cel_value(value));
         }
-        if let Some(config) = &facts.config {
-            context.add_variable_as_val("config", value::object(config.as_ref()));
+        for (source, typed) in &facts.typed {
+            context.add_variable_as_val(source.name(), value::object(typed.as_ref()));
         }
         // every source's document exists, empty when not collected: rules test `has(...)`
-        for source in ["config", "live", "log", "host", "cluster"] {
-            if !facts.document.contains_key(source) && (source != "config" || facts.config.is_none()) {
-                context.add_variable_as_val(source, Box::new(CelMap::from(HashMap::new())));
+        use crate::facts::Source::{Cluster, Config, Host, Live, Log};
+        for source in [Config, Live, Log, Host, Cluster] {
+            if !facts.document.contains_key(source.name()) && !facts.typed.contains_key(&source) {
+                context.add_variable_as_val(source.name(), Box::new(CelMap::from(HashMap::new())));
             }
         }
         context.add_variable_from_value("version", facts.version.map_or(String::new(), |v| v.to_string()));

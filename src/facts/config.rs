@@ -521,6 +521,6 @@ fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version:
         version,
         sources: [super::Source::Config].into(),
         document: Map::new(),
-        config: Some(Arc::new(facts.document())),
+        typed: [(super::Source::Config, Arc::new(facts.document()))].into(),
     }
 }

@@ -43,9 +43,16 @@ impl<T: ToCel + Serialize> Fact for Vec<T> {
     }
 }
 
-impl<T: ToCel + Serialize> Fact for BTreeMap<String, T> {
+/// A map by name, a typed fact's struct (the cluster's query_log presence).
+impl<T: FieldsOf + ToCel + Serialize> Fact for T {
     fn to_json(&self) -> Value {
         json_of(self)
+    }
+}
+
+impl Fact for String {
+    fn to_json(&self) -> Value {
+        Value::String(self.clone())
     }
 }
 
@@ -101,13 +108,6 @@ impl FieldsOf for Document {
     }
 }
 
-/// Its JSON facts by name (the reasons a fact is absent or unavailable are JSON).
-impl crate::facts::typed::Facts for Document {
-    fn fact(&self, name: &str) -> Option<&Value> {
-        self.get(name)?.as_json()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde::Serialize;
@@ -151,6 +151,18 @@ mod tests {
         fields_are_serdes::<users::Networks>();
         fields_are_serdes::<users::WrittenSetting>();
         fields_are_serdes::<crate::facts::config::RootElement>();
+        use crate::cluster::document as cluster;
+        fields_are_serdes::<cluster::NodeSummary>();
+        fields_are_serdes::<cluster::Unreachable>();
+        fields_are_serdes::<cluster::VersionHosts>();
+        fields_are_serdes::<cluster::Divergence>();
+        fields_are_serdes::<cluster::HostValue>();
+        fields_are_serdes::<cluster::StorageGap>();
+        fields_are_serdes::<cluster::QueryLogPresence>();
+        // the cluster document's facts are its fields
+        let whole = serde_json::to_value(cluster::ClusterDocument::default()).unwrap();
+        let facts = cluster::ClusterDocument::default().into_document().to_json();
+        assert_eq!(Value::Object(facts), whole);
     }
 
     /// Each fact of the bundled example is to the rules what its JSON would be: same
@@ -164,7 +176,7 @@ mod tests {
         };
         let loaded = crate::config::load(&main, &options).unwrap();
         let facts = crate::facts::config::facts(&loaded, "example".into(), None);
-        let config = facts.config.unwrap();
+        let config = &facts.typed[&crate::facts::Source::Config];
         assert!(config.len() > 30, "every fact is built");
         for (name, fact) in config.fields() {
             let json = config.get(name).unwrap().to_json();

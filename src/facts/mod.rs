@@ -117,13 +117,14 @@ pub struct Facts {
     /// The ClickHouse version, when known (from the server or `--clickhouse-version`).
     pub version: Option<Version>,
     pub sources: BTreeSet<Source>,
-    /// `live`, `log`, `host`, `cluster` (and a cluster snapshot's `nodes`) as JSON: with
-    /// `config`, the variables of rule expressions.
+    /// The collected sources (`live`, `log`, `host`) as JSON, their rows as the server wrote
+    /// them (a newer server's columns kept for the rules), and what a snapshot recorded: with
+    /// [`Facts::typed`], the variables of rule expressions.
     pub document: serde_json::Map<String, serde_json::Value>,
-    /// The config's facts, typed (built from the config files, never recorded in a
-    /// snapshot); shared by the replicas of a cluster audit.
+    /// The sources chaudit builds itself, typed: the config's facts and the comparison of a
+    /// cluster's replicas (shared by the replicas of a cluster audit; JSON only in a snapshot).
     #[serde(skip)]
-    pub config: Option<std::sync::Arc<document::Document>>,
+    pub typed: std::collections::BTreeMap<Source, std::sync::Arc<document::Document>>,
 }
 
 impl Facts {
@@ -152,13 +153,18 @@ impl Facts {
     /// Adds the comparison of a cluster's replicas.
     pub fn add_cluster(&mut self, cluster: crate::cluster::document::ClusterDocument) {
         self.sources.insert(Source::Cluster);
-        let cluster = serde_json::to_value(cluster).expect("the cluster document serializes");
-        self.document.insert("cluster".into(), cluster);
+        self.typed.insert(Source::Cluster, std::sync::Arc::new(cluster.into_document()));
     }
 
     /// Facts with nothing yet (a live-only audit).
     pub fn empty(target: String) -> Facts {
-        Facts { target, version: None, sources: BTreeSet::new(), document: serde_json::Map::new(), config: None }
+        Facts {
+            target,
+            version: None,
+            sources: BTreeSet::new(),
+            document: serde_json::Map::new(),
+            typed: Default::default(),
+        }
     }
 
     /// Takes another set of facts in (a snapshot re-checked with the config files).
@@ -166,14 +172,14 @@ impl Facts {
         self.version = other.version.or(self.version);
         self.sources.extend(other.sources);
         self.document.extend(other.document);
-        self.config = other.config.or(self.config.take());
+        self.typed.extend(other.typed);
     }
 
-    /// Every source's facts as JSON, the config's included (the catalog check).
+    /// Every source's facts as JSON, the typed ones included (a snapshot, the catalog check).
     pub fn json_document(&self) -> serde_json::Map<String, serde_json::Value> {
         let mut document = self.document.clone();
-        if let Some(config) = &self.config {
-            document.insert(Source::Config.name().into(), serde_json::Value::Object(config.to_json()));
+        for (source, typed) in &self.typed {
+            document.insert(source.name().into(), serde_json::Value::Object(typed.to_json()));
         }
         document
     }
@@ -183,10 +189,19 @@ impl Facts {
         #[derive(Serialize)]
         struct File<'a> {
             chaudit_snapshot: u64,
-            #[serde(flatten)]
-            facts: &'a Facts,
+            target: &'a str,
+            version: Option<Version>,
+            sources: &'a BTreeSet<Source>,
+            document: serde_json::Map<String, serde_json::Value>,
         }
-        serde_json::to_string_pretty(&File { chaudit_snapshot: SNAPSHOT_FORMAT, facts: self }).map(|t| t + "\n")
+        let file = File {
+            chaudit_snapshot: SNAPSHOT_FORMAT,
+            target: &self.target,
+            version: self.version,
+            sources: &self.sources,
+            document: self.json_document(),
+        };
+        serde_json::to_string_pretty(&file).map(|t| t + "\n")
     }
 
     /// Reads a snapshot file: its format must be this one and its facts of the
@@ -249,7 +264,7 @@ impl Facts {
 
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
-        if source == Source::Config {
+        if self.typed.contains_key(&source) {
             return self.reason(source, "unavailable", fact);
         }
         let document = self.document.get(source.name())?;
@@ -270,9 +285,16 @@ impl Facts {
     /// The reason a source's `absent`, `partial` or `unavailable` map gives for `fact`; a
     /// reason of another shape is said as its error (the fact is still not judged on it).
     fn reason(&self, source: Source, map: &str, fact: &str) -> Option<String> {
-        let read = match source {
-            Source::Config => typed::entry::<String>(self.config.as_deref()?, source.name(), map, fact),
-            _ => typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact),
+        let read = match self.typed.get(&source) {
+            Some(built) => {
+                // a reason map chaudit built typed is read through its JSON (a few entries)
+                let reasons = built.get(map)?;
+                let json = reasons
+                    .as_json()
+                    .map_or_else(|| std::borrow::Cow::Owned(reasons.to_json()), std::borrow::Cow::Borrowed);
+                typed::map_entry::<String>(Some(&json), source.name(), map, fact)
+            }
+            None => typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact),
         };
         read.unwrap_or_else(Some)
     }

@@ -184,7 +184,17 @@ pub fn entry<'a, T: Deserialize<'a>>(
     fact: &str,
     name: &str,
 ) -> Result<Option<T>, String> {
-    match document.fact(fact).and_then(|map| map.get(name)) {
+    map_entry(document.fact(fact), source, fact, name)
+}
+
+/// One entry of `map`, the fact `source.fact`, as `T`, if present.
+pub fn map_entry<'a, T: Deserialize<'a>>(
+    map: Option<&'a Value>,
+    source: &str,
+    fact: &str,
+    name: &str,
+) -> Result<Option<T>, String> {
+    match map.and_then(|map| map.get(name)) {
         None | Some(Value::Null) => Ok(None),
         Some(value) => T::deserialize(value)
             .map(Some)

@@ -3,10 +3,10 @@
 
 use serde::Deserialize;
 
-use crate::facts::Facts;
 use crate::facts::config_users::WrittenSetting;
 use crate::facts::rows::{MergeTreeSetting, SessionSetting, Table};
 use crate::facts::typed::{self, Location, Settings};
+use crate::facts::{Facts, Source};
 
 /// This server's facts as the review reads them; each is empty when it was not collected.
 #[derive(Default)]
@@ -52,7 +52,7 @@ struct Reader<'a, 'n> {
 impl<'a> Reader<'a, '_> {
     /// A fact of the config, typed as the review reads it (its JSON read again).
     fn config_fact<T: serde::de::DeserializeOwned + Default>(&mut self, fact: &str) -> T {
-        let Some(json) = self.facts.config.as_ref().and_then(|c| c.get(fact)).map(|f| f.to_json()) else {
+        let Some(json) = self.facts.typed.get(&Source::Config).and_then(|c| c.get(fact)).map(|f| f.to_json()) else {
             return T::default();
         };
         T::deserialize(json).unwrap_or_else(|e| {
