@@ -57,7 +57,8 @@ const SERVER_SECTIONS: &[&str] = &[
 ];
 
 /// The facts read from the users config.
-const USERS_FACTS: &[&str] = &["users", "profiles", "profile_settings", "users_file_sections"];
+const USERS_FACTS: &[&str] =
+    &["users", "profiles", "profile_settings", "profile_settings_by_name", "users_file_sections"];
 
 /// Root elements ClickHouse reads that are not in system.server_settings (ports, paths,
 /// access-control switches, sections): a name neither here, in SERVER_SECTIONS, among the
@@ -242,10 +243,7 @@ impl<'a> ConfigFacts<'a> {
     fn unavailable(&self) -> Map<String, Value> {
         let Some(error) = &self.loaded.users_error else { return Map::new() };
         let why = json!(format!("the users config cannot be processed: {error}"));
-        ["users", "profiles", "profile_settings", "users_file_sections"]
-            .iter()
-            .map(|f| (f.to_string(), why.clone()))
-            .collect()
+        USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
     /// Only the facts named: a tree with 16,000 disks costs nothing for them when no rule
@@ -343,6 +341,7 @@ impl<'a> ConfigFacts<'a> {
             ("disks", fact(move || storage::disks(self.model_disks(), &at))),
             ("profiles", fact(|| Arc::clone(&self.model_users().0))),
             ("profile_settings", fact(|| config_users::profile_settings(&self.model_users().0))),
+            ("profile_settings_by_name", fact(|| config_users::profile_settings_by_name(&self.model_users().0))),
             ("misspelled_disks", fact(move || storage::misspelled_disks(self.model_disks(), &at))),
             ("cache_disks", fact(move || storage::cache_disks(self.model_disks(), &at))),
             ("disk_policies", fact(|| storage::disk_policies(self.model_disks(), self.model_policies()))),

@@ -142,6 +142,17 @@ pub fn profile_settings(profiles: &[ConfigProfile]) -> Vec<WrittenSetting> {
     out
 }
 
+/// [`profile_settings`] by setting name: a rule about one setting reads its few items
+/// instead of scanning every profile's settings (eight rules scanned 8,000 items each on
+/// 2,000 profiles).
+pub fn profile_settings_by_name(profiles: &[ConfigProfile]) -> Settings<Vec<WrittenSetting>> {
+    let mut by_name: BTreeMap<String, Vec<WrittenSetting>> = BTreeMap::new();
+    for setting in profile_settings(profiles) {
+        by_name.entry(setting.name.clone()).or_default().push(setting);
+    }
+    Settings(by_name)
+}
+
 /// Profiles by name, with settings as written and as in effect after inheritance.
 fn profiles(users_root: &Element, at: &dyn Fn(Origin) -> Location) -> BTreeMap<String, ConfigProfile> {
     let profiles = model::profiles(users_root);

@@ -50,6 +50,12 @@ impl<T: FieldsOf + ToCel + Serialize> Fact for T {
     }
 }
 
+impl<T: ToCel + Serialize> Fact for crate::facts::typed::Settings<T> {
+    fn to_json(&self) -> Value {
+        json_of(self)
+    }
+}
+
 impl Fact for String {
     fn to_json(&self) -> Value {
         Value::String(self.clone())

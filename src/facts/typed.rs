@@ -284,6 +284,10 @@ pub fn facts() -> Vec<TypedFact> {
             "config.profile_settings",
             "every setting written in a profile, one item each",
         ),
+        typed::<Settings<Vec<config_users::WrittenSetting>>>(
+            "config.profile_settings_by_name",
+            "config.profile_settings by setting name: the items of one setting, without scanning every profile's",
+        ),
         typed::<Settings<rows::SessionSetting<'static>>>(
             "live.settings",
             "system.settings of the auditing user's session",
