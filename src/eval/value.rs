@@ -568,6 +568,7 @@ mod tests {
             ("f.users[0] == {'name': 'a', 'nets': ['::/0'], 'n': 2u}", true.into()),
             ("f.users + [1] == f.users + [1] && size(f.users + f.users) == 4", true.into()),
             ("size([] + f.users) == 2 && ([] + f.users)[1].name == 'b' && size(f.users + []) == 2", true.into()),
+            ("flatten([f.users, f.users])[3].name == 'b' && flatten([[1], [2, 3], 4]) == [1, 2, 3, 4]", true.into()),
             ("f.users.filter(u, true)[1].name", "b".into()),
             ("f.users.map(u, u.nets)[0][0]", "::/0".into()),
             ("f.users.map(u, u)[1].name + f.users.filter(u, u.n > 3u).map(u, u)[0].name", "bb".into()),

@@ -342,6 +342,11 @@ impl<'a> Checker<'a> {
             | "setting_obsolete" => Type::Bool,
             "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
             "limit_of" => Type::Int,
+            // a list of lists' items
+            "flatten" => match args.first().map(Type::strict) {
+                Some(Type::List(inner)) if matches!(inner.strict(), Type::List(_)) => (**inner).clone(),
+                _ => Type::Any,
+            },
             _ => Type::Any,
         }
     }

@@ -123,6 +123,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
         context.add_function("truthy", of_values(|args| args.first().is_some_and(|v| number_of(v) != 0.0))),
         context.add_function("limit_of", |query: Arc<String>| limit_of(&query)),
         context.add_function("join", of_values(join)),
+        context.add_function("flatten", of_values(flatten)),
     ];
     debug_assert!(registered.iter().all(Result::is_ok), "built-in functions register once");
     context
@@ -164,6 +165,23 @@ fn join(args: &[Value]) -> String {
         Some(other) => display(other),
         None => String::new(),
     }
+}
+
+/// `flatten(lists)`: the items of a list of lists, in order; an item that is no list is
+/// itself. A rule about a few names reads their items in a lookup fact
+/// (`config.profile_settings_by_name`) and flattens them, instead of scanning every item.
+fn flatten(args: &[Value]) -> Value {
+    let items = match args.first() {
+        Some(Value::List(lists)) => lists
+            .iter()
+            .flat_map(|list| match list {
+                Value::List(items) => items.to_vec(),
+                other => vec![other.clone()],
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Value::List(Arc::new(items))
 }
 
 /// A value as a number: strings as ClickHouse writes them (JSON output quotes 64-bit
