@@ -394,7 +394,7 @@ fn gather(
     if let Some(host) = &request.host {
         facts.add_host(host.clone());
     }
-    if loaded.is_none() && facts.document.is_empty() && live.is_none() {
+    if loaded.is_none() && facts.is_empty() && live.is_none() {
         return Err(AuditError::NothingToAudit);
     }
     Ok((loaded, facts, live))

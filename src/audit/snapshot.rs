@@ -11,10 +11,11 @@ use crate::facts::{Facts, Source};
 pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
     let mut recorded = Facts::read_snapshot(path).map_err(AuditError::Snapshot)?;
     let Some(nodes) = recorded.document.remove("nodes") else { return Ok((recorded, None)) };
+    // the comparison is made again from the nodes; its recorded name is the cluster's
     let name = recorded
-        .document
-        .remove("cluster")
-        .map(|cluster| crate::facts::typed::read::<String>(&cluster, "cluster", "name").unwrap_or_default())
+        .typed
+        .remove(&Source::Cluster)
+        .and_then(|cluster| cluster.get_as::<String>("name").cloned())
         .filter(|n| !n.is_empty());
     recorded.sources.remove(&Source::Cluster);
     let collected = Collected::from_json(nodes).map_err(|why| {

@@ -16,7 +16,7 @@ use crate::facts::rows::{ProfileSetting, ServerSetting, SessionSetting};
 use crate::facts::typed;
 
 /// The `cluster` document.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ClusterDocument {
     pub name: String,
     pub path: String,
@@ -59,7 +59,7 @@ crate::fact_object!(StorageGap { kind, name, on, missing_on });
 crate::fact_object!(QueryLogPresence { present_on, missing_on });
 
 /// A replica, and whether it was read.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct NodeSummary {
     pub host: String,
     pub reachable: bool,
@@ -68,21 +68,21 @@ pub struct NodeSummary {
 }
 
 /// A replica that could not be read.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Unreachable {
     pub host: String,
     pub error: String,
 }
 
 /// A version and the replicas running it.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct VersionHosts {
     pub version: String,
     pub hosts: Vec<String>,
 }
 
 /// A setting whose value is not the same on every replica.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Divergence {
     pub name: String,
     /// the values and their hosts, as a message shows them
@@ -91,14 +91,14 @@ pub struct Divergence {
 }
 
 /// A replica's value of a setting ("(not set)" where it has none).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct HostValue {
     pub host: String,
     pub value: String,
 }
 
 /// A disk or storage policy that exists on some replicas only.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct StorageGap {
     /// disk or storage policy
     pub kind: String,
@@ -109,7 +109,7 @@ pub struct StorageGap {
 
 /// Where system.query_log exists and where it does not (replicas whose tables could not be
 /// listed are in neither list).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 pub struct QueryLogPresence {
     pub present_on: Vec<String>,
     pub missing_on: Vec<String>,

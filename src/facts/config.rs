@@ -7,14 +7,14 @@ use std::sync::Arc;
 use rustc_hash::FxHashSet;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::Map;
 
 use super::catalog;
 use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
 use super::document::{Document, Fact};
-use super::typed::Location;
+use super::typed::{Location, Settings};
 use crate::config::model;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin};
 
@@ -149,6 +149,23 @@ pub struct RootElement {
 
 crate::fact_object!(RootElement { name, leaf, value, at, server_section, known });
 
+/// A problem ClickHouse starts with (`config.problems`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LoaderProblem {
+    /// substitution_left_empty, substitution_not_found, or root_attribute_ignored (replace/remove on a fragment's root)
+    pub kind: String,
+    /// what was substituted (the variable, the include), or the file
+    pub what: String,
+    /// the element
+    pub tag: String,
+    pub at: Location,
+}
+
+crate::fact_object!(LoaderProblem { kind, what, tag, at });
+
+/// Why facts are absent or unavailable, by fact name.
+type Reasons = BTreeMap<String, String>;
+
 /// [`SERVER_SECTIONS`] and [`OTHER_ROOT_ELEMENTS`] as a set: each of 100,000 root elements
 /// is looked up, not compared with every name.
 fn root_names() -> &'static FxHashSet<&'static str> {
@@ -228,21 +245,20 @@ impl<'a> ConfigFacts<'a> {
 
     /// The users facts when there is no users config: rules about users are not
     /// applicable (a CI lint of server XML alone), not passed.
-    fn absent(&self) -> Map<String, Value> {
+    fn absent(&self) -> Reasons {
         if self.loaded.users_root().is_some() || self.loaded.users_error.is_some() {
-            return Map::new();
+            return Reasons::new();
         }
-        let why = json!(
-            "user_directories names no users_xml: users live in the server's access storage, not in the config files"
-        );
-        USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
+        let why =
+            "user_directories names no users_xml: users live in the server's access storage, not in the config files";
+        USERS_FACTS.iter().map(|f| (f.to_string(), why.to_string())).collect()
     }
 
     /// The users facts when the users config cannot be processed (ClickHouse refuses it):
     /// rules that read them are inconclusive, not passed.
-    fn unavailable(&self) -> Map<String, Value> {
-        let Some(error) = &self.loaded.users_error else { return Map::new() };
-        let why = json!(format!("the users config cannot be processed: {error}"));
+    fn unavailable(&self) -> Reasons {
+        let Some(error) = &self.loaded.users_error else { return Reasons::new() };
+        let why = format!("the users config cannot be processed: {error}");
         USERS_FACTS.iter().map(|f| (f.to_string(), why.clone())).collect()
     }
 
@@ -269,10 +285,6 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// `file:line:column`: one string per item (a map per item would double the facts).
-    fn at(&self, origin: Origin) -> Value {
-        Value::String(self.location(origin).0)
-    }
-
     fn location(&self, origin: Origin) -> Location {
         Location(self.loaded.sources.file(origin.file).at(origin.offset))
     }
@@ -297,7 +309,7 @@ impl<'a> ConfigFacts<'a> {
         let Ok(()) = built;
         if let Some(error) = &self.loaded.server_error {
             // the server tree is empty: its facts say nothing, their rules cannot judge
-            let why = json!(format!("the server config cannot be processed: {error}"));
+            let why = format!("the server config cannot be processed: {error}");
             let server_facts: Vec<String> = document
                 .names()
                 .filter(|k| !USERS_FACTS.contains(k) && !matches!(*k, "unavailable" | "absent"))
@@ -305,7 +317,7 @@ impl<'a> ConfigFacts<'a> {
                 .collect();
             let mut unavailable = self.unavailable();
             unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
-            document.insert("unavailable", Box::new(Value::Object(unavailable)));
+            document.insert("unavailable", Box::new(unavailable));
         }
         document
     }
@@ -336,7 +348,7 @@ impl<'a> ConfigFacts<'a> {
         vec![
             ("users", fact(|| Arc::clone(&self.model_users().1))),
             ("root_elements", fact(|| self.root_elements())),
-            ("server", fact(|| leaf_values(root))),
+            ("server", fact(|| Settings(leaf_values(root)))),
             ("server_at", fact(|| self.leaf_locations(root))),
             ("disks", fact(move || storage::disks(self.model_disks(), &at))),
             ("profiles", fact(|| Arc::clone(&self.model_users().0))),
@@ -349,51 +361,42 @@ impl<'a> ConfigFacts<'a> {
             ("policy_names", fact(|| self.model_policies().iter().map(|p| p.name.clone()).collect::<Vec<_>>())),
             ("policies", fact(move || storage::policies(self.model_policies(), &at))),
             ("clusters", fact(move || storage::clusters(&model::clusters(root), &at))),
-            ("at", fact(|| self.at(root.origin))),
-            ("merge_tree", fact(move || merge_tree.map(leaf_values).unwrap_or_default())),
+            ("at", fact(|| self.location(root.origin))),
+            ("merge_tree", fact(move || Settings(merge_tree.map(leaf_values).unwrap_or_default()))),
             ("merge_tree_at", fact(move || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())),
-            (
-                "listen_hosts",
-                fact(|| Value::from(root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
-            ),
-            ("exposed", fact(|| Value::from(root.children_named("listen_host").any(every_interface)))),
-            ("default_profile", fact(|| Value::from(self.default_profile()))),
+            ("listen_hosts", fact(|| root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
+            ("exposed", fact(|| root.children_named("listen_host").any(every_interface))),
+            ("default_profile", fact(|| self.default_profile())),
             (
                 "custom_settings_prefixes",
                 fact(|| {
                     let prefixes = root.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
                     let prefixes = prefixes.split(',').map(str::trim).filter(|p| !p.is_empty());
-                    Value::from(prefixes.collect::<Vec<_>>())
+                    prefixes.map(str::to_string).collect::<Vec<_>>()
                 }),
             ),
             ("logs", fact(move || sections::logs(root, &at))),
             ("log_unknown_elements", fact(move || sections::log_unknown_elements(root, &at))),
-            ("interserver_exposed", fact(|| Value::from(interserver_exposed(root)))),
+            ("interserver_exposed", fact(|| interserver_exposed(root))),
             ("openssl_client", fact(move || sections::openssl_client(root, &at))),
             ("plaintext_credentials", fact(move || sections::plaintext_credentials(root, &at))),
-            ("problems", fact(|| Value::from(self.problems()))),
-            (
-                "start_problems",
-                fact(|| Value::from(super::startup::facts(self.loaded, self.model_disks(), |o| self.at(o)))),
-            ),
+            ("problems", fact(|| self.problems())),
+            ("start_problems", fact(|| super::startup::facts(self.loaded, self.model_disks(), |o| self.location(o)))),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
             ("backups_allowed_disks", fact(move || sections::backups_allowed_disks(root, &at))),
-            (
-                "unread_users_file",
-                fact(|| Value::from(self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
-            ),
-            ("absent", fact(|| Value::from(self.absent()))),
-            ("unavailable", fact(|| Value::from(self.unavailable()))),
+            ("unread_users_file", fact(|| self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
+            ("absent", fact(|| self.absent())),
+            ("unavailable", fact(|| self.unavailable())),
             ("users_file_sections", fact(|| self.users_file_sections())),
             // users come from config.xml itself (no separate users_config file)
-            ("users_in_main", fact(|| Value::from(self.loaded.users_in_main))),
+            ("users_in_main", fact(|| self.loaded.users_in_main)),
             ("logger", fact(move || sections::logger(root, &at))),
         ]
     }
 
     /// Where each of [`leaf_values`]'s leaves is written.
-    fn leaf_locations(&self, e: &Element) -> BTreeMap<String, Location> {
-        first_leaves(e, |leaf| self.location(leaf.origin))
+    fn leaf_locations(&self, e: &Element) -> Settings<Location> {
+        Settings(first_leaves(e, |leaf| self.location(leaf.origin)))
     }
 
     fn root_elements(&self) -> Vec<RootElement> {
@@ -422,20 +425,26 @@ impl<'a> ConfigFacts<'a> {
     }
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
-    fn problems(&self) -> Vec<Value> {
+    fn problems(&self) -> Vec<LoaderProblem> {
+        let problem = |kind: &str, what: &str, tag: &str, origin: &Origin| LoaderProblem {
+            kind: kind.to_string(),
+            what: what.to_string(),
+            tag: tag.to_string(),
+            at: self.location(*origin),
+        };
         self.loaded
             .problems
             .iter()
             .filter_map(|p| match p {
                 ConfigError::SubstitutionLeftEmpty { what, tag, origin, .. } => {
-                    Some(json!({"kind": "substitution_left_empty", "what": what, "tag": tag, "at": self.at(*origin)}))
+                    Some(problem("substitution_left_empty", what, tag, origin))
                 }
                 ConfigError::SubstitutionNotFound { what, tag, origin, .. } => {
-                    Some(json!({"kind": "substitution_not_found", "what": what, "tag": tag, "at": self.at(*origin)}))
+                    Some(problem("substitution_not_found", what, tag, origin))
                 }
                 ConfigError::RootAttributeIgnored { attribute, origin, .. } => {
-                    let file = self.loaded.sources.file(origin.file).display.clone();
-                    Some(json!({"kind": "root_attribute_ignored", "what": file, "tag": attribute, "at": self.at(*origin)}))
+                    let file = &self.loaded.sources.file(origin.file).display;
+                    Some(problem("root_attribute_ignored", file, attribute, origin))
                 }
                 _ => None,
             })

@@ -3,17 +3,26 @@
 //! out. Turning 2,000 users into JSON first, field by field, and then into expression values
 //! cost more than the rules that read them.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::eval::value::{FieldsOf, ToCel};
+use crate::facts::typed::{self, ReadFact};
 
-/// A fact of a document: an expression value to the rules, JSON to a writer.
-pub trait Fact: ToCel {
+/// A fact of a document: an expression value to the rules, JSON to a writer, its own type to
+/// Rust code (`Document::get_as`).
+pub trait Fact: ToCel + AsAny + 'static {
     /// The fact as JSON (the catalog check, the upgrade review).
     fn to_json(&self) -> Value;
+
+    /// The fact as its own type (what an `Arc` shares, not the `Arc`): a fact built and the
+    /// same fact read back from a snapshot are of one type.
+    fn as_type(&self) -> &dyn Any {
+        self.as_any()
+    }
 
     /// The fact itself, when it is JSON.
     fn as_json(&self) -> Option<&Value> {
@@ -37,20 +46,20 @@ fn json_of(fact: &impl Serialize) -> Value {
     serde_json::to_value(fact).expect("a typed fact serializes")
 }
 
-impl<T: ToCel + Serialize> Fact for Vec<T> {
+impl<T: ToCel + Serialize + 'static> Fact for Vec<T> {
     fn to_json(&self) -> Value {
         json_of(self)
     }
 }
 
 /// A map by name, a typed fact's struct (the cluster's query_log presence).
-impl<T: FieldsOf + ToCel + Serialize> Fact for T {
+impl<T: FieldsOf + ToCel + Serialize + 'static> Fact for T {
     fn to_json(&self) -> Value {
         json_of(self)
     }
 }
 
-impl<T: ToCel + Serialize> Fact for crate::facts::typed::Settings<T> {
+impl<T: ToCel + Serialize + 'static> Fact for crate::facts::typed::Settings<T> {
     fn to_json(&self) -> Value {
         json_of(self)
     }
@@ -62,7 +71,19 @@ impl Fact for String {
     }
 }
 
-impl<T: ToCel + Serialize> Fact for Option<T> {
+impl Fact for bool {
+    fn to_json(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl Fact for crate::facts::typed::Location {
+    fn to_json(&self) -> Value {
+        Value::String(self.0.clone())
+    }
+}
+
+impl<T: ToCel + Serialize + 'static> Fact for Option<T> {
     fn to_json(&self) -> Value {
         json_of(self)
     }
@@ -72,6 +93,21 @@ impl<T: ToCel + Serialize> Fact for Option<T> {
 impl<T: Fact> Fact for std::sync::Arc<T> {
     fn to_json(&self) -> Value {
         self.as_ref().to_json()
+    }
+
+    fn as_type(&self) -> &dyn Any {
+        self.as_ref().as_type()
+    }
+}
+
+/// A value as `Any`, for [`Fact::as_type`].
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
@@ -90,6 +126,11 @@ impl Document {
         self.facts.get(name).map(AsRef::as_ref)
     }
 
+    /// A fact as its type, if it is one of that type.
+    pub fn get_as<T: 'static>(&self, name: &str) -> Option<&T> {
+        self.get(name)?.as_type().downcast_ref()
+    }
+
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.facts.keys().map(String::as_str)
     }
@@ -97,6 +138,46 @@ impl Document {
     /// The document as JSON.
     pub fn to_json(&self) -> serde_json::Map<String, Value> {
         self.facts.iter().map(|(name, fact)| (name.clone(), fact.to_json())).collect()
+    }
+}
+
+/// A built fact of a snapshot that is not of its type: its path and why.
+#[derive(Debug)]
+pub struct Unreadable {
+    pub path: String,
+    pub why: String,
+}
+
+impl Document {
+    /// A source chaudit builds (`config`, `cluster`) read back from a snapshot's JSON, each
+    /// fact into its type.
+    pub fn read(source: &str, json: Value) -> Result<Document, Unreadable> {
+        let readers: BTreeMap<&str, ReadFact> =
+            typed::facts().into_iter().filter_map(|fact| Some((fact.path, fact.read?))).collect();
+        let Value::Object(facts) = json else {
+            return Err(Unreadable { path: source.to_string(), why: "not a map of facts".into() });
+        };
+        let mut document = Document::default();
+        for (name, value) in facts {
+            let path = format!("{source}.{name}");
+            let Some(read) = readers.get(path.as_str()) else {
+                return Err(Unreadable { path, why: "not a fact chaudit builds".into() });
+            };
+            match read(value) {
+                Ok(fact) => document.insert(name, fact),
+                Err(e) => {
+                    // the path of the value inside the fact: `[0].port`, `.name`, or `.` (itself)
+                    let inner = e.path().to_string();
+                    let path = match inner.as_str() {
+                        "." => path,
+                        _ if inner.starts_with('[') => path + &inner,
+                        _ => format!("{path}.{inner}"),
+                    };
+                    return Err(Unreadable { path, why: format!("not of its type: {}", e.inner()) });
+                }
+            }
+        }
+        Ok(document)
     }
 }
 
@@ -157,6 +238,8 @@ mod tests {
         fields_are_serdes::<users::Networks>();
         fields_are_serdes::<users::WrittenSetting>();
         fields_are_serdes::<crate::facts::config::RootElement>();
+        fields_are_serdes::<crate::facts::config::LoaderProblem>();
+        fields_are_serdes::<crate::facts::startup::StartProblemFact>();
         use crate::cluster::document as cluster;
         fields_are_serdes::<cluster::NodeSummary>();
         fields_are_serdes::<cluster::Unreachable>();
@@ -189,6 +272,15 @@ mod tests {
             let typed = to_value(fact.cel().as_ref()).unwrap();
             assert_eq!(typed, to_value(cel_value(&json).as_ref()).unwrap(), "config.{name}");
         }
+        // a snapshot of them reads back into the same facts, every one typed
+        let read = Document::read("config", Value::Object(config.to_json())).unwrap();
+        assert_eq!(read.to_json(), config.to_json());
+        for name in config.names() {
+            let (built, back) = (config.get(name).unwrap().as_type(), read.get(name).unwrap().as_type());
+            assert_eq!(built.type_id(), back.type_id(), "config.{name} is built as one type and read as another");
+        }
+        assert!(read.get_as::<Vec<users::ConfigUser>>("users").is_some_and(|u| !u.is_empty()));
+        assert_eq!(read.get_as::<bool>("exposed"), config.get_as::<bool>("exposed"));
         let replica = storage::Replica { host: "h".into(), port: Some(9000) };
         assert_eq!(
             to_value(replica.cel().as_ref()).unwrap(),

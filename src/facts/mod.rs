@@ -68,6 +68,14 @@ impl FactLines {
         let location = self.source.locate(node.origin());
         Some((location.line, location.column))
     }
+
+    /// `problem` said at the position of `path` in the snapshot `shown`.
+    fn at(&self, shown: &impl std::fmt::Display, path: &str, problem: impl std::fmt::Display) -> String {
+        match self.position(path) {
+            Some((line, column)) => format!("{shown}:{line}:{column}: {problem}"),
+            None => format!("{shown}: {problem}"),
+        }
+    }
 }
 
 /// Where facts come from; a rule declares the ones it needs.
@@ -118,11 +126,12 @@ pub struct Facts {
     pub version: Option<Version>,
     pub sources: BTreeSet<Source>,
     /// The collected sources (`live`, `log`, `host`) as JSON, their rows as the server wrote
-    /// them (a newer server's columns kept for the rules), and what a snapshot recorded: with
-    /// [`Facts::typed`], the variables of rule expressions.
+    /// them (a newer server's columns kept for the rules): with [`Facts::typed`], the
+    /// variables of rule expressions.
     pub document: serde_json::Map<String, serde_json::Value>,
     /// The sources chaudit builds itself, typed: the config's facts and the comparison of a
-    /// cluster's replicas (shared by the replicas of a cluster audit; JSON only in a snapshot).
+    /// cluster's replicas (shared by the replicas of a cluster audit; JSON only in a snapshot
+    /// file, read back into their types).
     #[serde(skip)]
     pub typed: std::collections::BTreeMap<Source, std::sync::Arc<document::Document>>,
 }
@@ -165,6 +174,11 @@ impl Facts {
             document: serde_json::Map::new(),
             typed: Default::default(),
         }
+    }
+
+    /// No source's facts at all.
+    pub fn is_empty(&self) -> bool {
+        self.document.is_empty() && self.typed.is_empty()
     }
 
     /// Takes another set of facts in (a snapshot re-checked with the config files).
@@ -236,15 +250,15 @@ impl Facts {
         facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
         if let Err(problems) = schema::check_document(&facts.document) {
             let lines = FactLines::new(&text);
-            let listed: Vec<String> = problems
-                .iter()
-                .take(10)
-                .map(|p| match lines.position(&p.path) {
-                    Some((line, column)) => format!("{shown}:{line}:{column}: {p}"),
-                    None => format!("{shown}: {p}"),
-                })
-                .collect();
+            let listed: Vec<String> = problems.iter().take(10).map(|p| lines.at(&shown, &p.path, p)).collect();
             return Err(format!("facts of the wrong shape:\n  {}", listed.join("\n  ")));
+        }
+        // the sources chaudit builds are read back into their types
+        for source in [Source::Config, Source::Cluster] {
+            let Some(json) = facts.document.remove(source.name()) else { continue };
+            let built = document::Document::read(source.name(), json)
+                .map_err(|e| FactLines::new(&text).at(&shown, &e.path, format!("`{}`: {}", e.path, e.why)))?;
+            facts.typed.insert(source, std::sync::Arc::new(built));
         }
         Ok(facts)
     }
@@ -285,18 +299,13 @@ impl Facts {
     /// The reason a source's `absent`, `partial` or `unavailable` map gives for `fact`; a
     /// reason of another shape is said as its error (the fact is still not judged on it).
     fn reason(&self, source: Source, map: &str, fact: &str) -> Option<String> {
-        let read = match self.typed.get(&source) {
-            Some(built) => {
-                // a reason map chaudit built typed is read through its JSON (a few entries)
-                let reasons = built.get(map)?;
-                let json = reasons
-                    .as_json()
-                    .map_or_else(|| std::borrow::Cow::Owned(reasons.to_json()), std::borrow::Cow::Borrowed);
-                typed::map_entry::<String>(Some(&json), source.name(), map, fact)
+        match self.typed.get(&source) {
+            // the reasons of a source chaudit builds are typed
+            Some(built) => built.get_as::<std::collections::BTreeMap<String, String>>(map)?.get(fact).cloned(),
+            None => {
+                typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact).unwrap_or_else(Some)
             }
-            None => typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact),
-        };
-        read.unwrap_or_else(Some)
+        }
     }
 }
 
@@ -318,5 +327,32 @@ mod tests {
         assert!(error_of(wrong_type).starts_with("s.json:5:"), "{}", error_of(wrong_type));
         let wrong_shape = "{\n \"chaudit_snapshot\": 1,\n \"target\": \"t\",\n \"version\": null,\n \"sources\": [\"live\"],\n \"document\": {\n  \"live\": {\n   \"metrics\": {\"Query\": 1},\n   \"settings\": [\n    1\n   ]\n  }\n }\n}\n";
         assert!(error_of(wrong_shape).contains("s.json:9:16: `live.settings`"), "{}", error_of(wrong_shape));
+    }
+
+    /// The config facts of a snapshot are read into their types: a value the catalog's
+    /// `uint` allows and the type does not (a port above 65535) names its line.
+    #[test]
+    fn a_snapshots_config_is_read_into_its_types() {
+        let snapshot = |port: u32| {
+            format!(
+                "{{\n \"chaudit_snapshot\": 1,\n \"target\": \"t\",\n \"version\": null,\n \"sources\": [\"config\"],\n \"document\": {{\n  \"config\": {{\n   \"exposed\": true,\n   \"clusters\": [{{\"name\": \"c\", \"at\": \"c.xml:1:1\", \"secret\": false, \"remote\": false,\n    \"shards\": [[{{\"host\": \"h\", \"port\": {port}}}]]}}]\n  }}\n }}\n}}\n"
+            )
+        };
+        let path = std::env::temp_dir().join(format!("chaudit-config-snapshot-{}.json", std::process::id()));
+        std::fs::write(&path, snapshot(9000)).unwrap();
+        let facts = Facts::read_snapshot(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        assert!(!facts.document.contains_key("config") && facts.sources.contains(&Source::Config));
+        let config = &facts.typed[&Source::Config];
+        assert_eq!(config.get_as::<bool>("exposed"), Some(&true));
+        let clusters = config.get_as::<Vec<config_storage::ConfigCluster>>("clusters").unwrap();
+        assert_eq!(clusters[0].shards[0][0].port, Some(9000));
+        let error = error_of(&snapshot(70000));
+        assert!(
+            error.starts_with(
+                "s.json:10:39: `config.clusters[0].shards[0][0].port`: not of its type: invalid value: integer `70000`"
+            ),
+            "{error}"
+        );
     }
 }

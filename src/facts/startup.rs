@@ -6,10 +6,12 @@
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::catalog;
 use super::config::is_true;
+use super::typed::Location;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin, model};
 
 /// One way the config stops the server: which check, what it is about, the server's
@@ -727,11 +729,34 @@ fn parses_as(kind: &str, value: &str) -> bool {
     true
 }
 
-/// The facts of the problems: one map per problem.
-pub fn facts(loaded: &LoadedConfig, disks: &[model::Disk], at: impl Fn(Origin) -> Value) -> Vec<Value> {
+/// A start-up problem as the rules read it (`config.start_problems`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StartProblemFact {
+    /// which check (the rule under rules/startup/ of that name)
+    pub check: String,
+    /// the user, profile, disk, setting or file it is about
+    pub subject: String,
+    /// which of the subject's elements, when several can each fail (an <ip>, a setting, a quota interval's limit, a replica); empty otherwise
+    pub part: String,
+    /// the server's error message and code
+    pub reason: String,
+    /// the element to fix
+    pub at: Location,
+}
+
+crate::fact_object!(StartProblemFact { check, subject, part, reason, at });
+
+/// The facts of the problems, each located by `at`.
+pub fn facts(loaded: &LoadedConfig, disks: &[model::Disk], at: impl Fn(Origin) -> Location) -> Vec<StartProblemFact> {
     problems(loaded, disks)
         .into_iter()
-        .map(|p| json!({"check": p.check, "subject": p.subject, "part": p.part, "reason": p.reason, "at": at(p.at)}))
+        .map(|p| StartProblemFact {
+            check: p.check.to_string(),
+            subject: p.subject,
+            part: p.part,
+            reason: p.reason,
+            at: at(p.at),
+        })
         .collect()
 }
 

@@ -11,10 +11,12 @@
 use std::collections::BTreeMap;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::de::DeserializeOwned;
 use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::document::Fact;
 use super::schema::Entry;
 use crate::eval::value::ToCel;
 use cel::common::value::Val;
@@ -184,17 +186,7 @@ pub fn entry<'a, T: Deserialize<'a>>(
     fact: &str,
     name: &str,
 ) -> Result<Option<T>, String> {
-    map_entry(document.fact(fact), source, fact, name)
-}
-
-/// One entry of `map`, the fact `source.fact`, as `T`, if present.
-pub fn map_entry<'a, T: Deserialize<'a>>(
-    map: Option<&'a Value>,
-    source: &str,
-    fact: &str,
-    name: &str,
-) -> Result<Option<T>, String> {
-    match map.and_then(|map| map.get(name)) {
+    match document.fact(fact).and_then(|map| map.get(name)) {
         None | Some(Value::Null) => Ok(None),
         Some(value) => T::deserialize(value)
             .map(Some)
@@ -202,22 +194,38 @@ pub fn map_entry<'a, T: Deserialize<'a>>(
     }
 }
 
-/// A typed fact: its path in the documents, what it is, and its type's schema.
+/// A typed fact: its path in the documents, what it is, its type's schema and, for a fact
+/// chaudit builds (the config's, the cluster comparison's), how a snapshot's JSON of it is read
+/// back into its type.
 pub struct TypedFact {
     pub path: &'static str,
     pub meaning: &'static str,
     pub schema: fn() -> Schema,
+    pub read: Option<ReadFact>,
 }
 
-/// A typed fact of type `T`.
+/// A built fact read from its JSON; an error names where in the fact (`[0].shards[0][0].port`).
+pub type ReadFact = fn(Value) -> Result<Box<dyn Fact>, serde_path_to_error::Error<serde_json::Error>>;
+
+/// A typed fact of type `T` (a collected one: its rows stay JSON, a newer server's columns kept).
 fn typed<T: JsonSchema>(path: &'static str, meaning: &'static str) -> TypedFact {
     fn schema_of<T: JsonSchema>() -> Schema {
         schemars::generate::SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<T>()
     }
-    TypedFact { path, meaning, schema: schema_of::<T> }
+    TypedFact { path, meaning, schema: schema_of::<T>, read: None }
 }
 
-/// Every typed fact, in catalog order.
+/// A fact chaudit builds, of type `T`: a snapshot's JSON of it is read back as `T`.
+fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &'static str) -> TypedFact {
+    fn read<T: DeserializeOwned + Fact>(
+        json: Value,
+    ) -> Result<Box<dyn Fact>, serde_path_to_error::Error<serde_json::Error>> {
+        serde_path_to_error::deserialize::<_, T>(json).map(|fact| Box::new(fact) as Box<dyn Fact>)
+    }
+    TypedFact { read: Some(read::<T>), ..typed::<T>(path, meaning) }
+}
+
+/// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
     use crate::cluster::document as cluster;
     use crate::collect::{scopes, user_settings};
@@ -225,66 +233,99 @@ pub fn facts() -> Vec<TypedFact> {
     use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
     vec![
-        typed::<Settings<String>>(
+        built::<Location>("config.at", "the root element of the main config"),
+        built::<BTreeMap<String, String>>(
+            "config.unavailable",
+            "config facts that could not be built, and why (the users facts of a users config ClickHouse refuses)",
+        ),
+        built::<BTreeMap<String, String>>(
+            "config.absent",
+            "config facts whose input is absent, and why (the users facts without a users config): their rules are not applicable",
+        ),
+        built::<Settings<String>>(
             "config.server",
             "each leaf element at the root of the server config, by name: its text as merged (first occurrence)",
         ),
-        typed::<Settings<Location>>("config.server_at", "where each leaf at the root of the server config is written"),
-        typed::<Settings<String>>("config.merge_tree", "the leaves of <merge_tree> by name"),
-        typed::<Settings<Location>>("config.merge_tree_at", "where each leaf of <merge_tree> is written"),
-        typed::<Vec<crate::facts::config::RootElement>>(
+        built::<Settings<Location>>("config.server_at", "where each leaf at the root of the server config is written"),
+        built::<Settings<String>>("config.merge_tree", "the leaves of <merge_tree> by name"),
+        built::<Settings<Location>>("config.merge_tree_at", "where each leaf of <merge_tree> is written"),
+        built::<Vec<crate::facts::config::RootElement>>(
             "config.root_elements",
             "every element at the root of the server config, in order",
         ),
-        typed::<BTreeMap<String, sections::LogSection>>(
+        built::<BTreeMap<String, sections::LogSection>>(
             "config.logs",
             "the system log sections (query_log, metric_log, ...) by name",
         ),
-        typed::<Vec<sections::LogUnknownElement>>(
+        built::<Vec<sections::LogUnknownElement>>(
             "config.log_unknown_elements",
             "elements of a system log section the server does not read (SystemLog.cpp)",
         ),
-        typed::<Option<sections::OpenSslClient>>(
+        built::<bool>(
+            "config.interserver_exposed",
+            "the interserver port is set and listens on every interface (interserver_listen_host, else listen_host)",
+        ),
+        built::<Option<sections::OpenSslClient>>(
             "config.openssl_client",
             "<openSSL><client>: how the server checks the certificates of what it connects to (null without one)",
         ),
-        typed::<Vec<sections::PlaintextCredential>>(
+        built::<Vec<sections::PlaintextCredential>>(
             "config.plaintext_credentials",
             "object-storage keys and message-broker passwords written in a config file rather than taken from the environment (values never shown)",
         ),
-        typed::<Vec<sections::NamedAt>>(
+        built::<Vec<crate::facts::config::LoaderProblem>>(
+            "config.problems",
+            "problems ClickHouse starts with (an unset from_env, a missing incl, a merge attribute on a root it ignores)",
+        ),
+        built::<Vec<sections::NamedAt>>(
             "config.users_file_sections",
             "elements of users.xml / users.d that belong in the server config (ClickHouse ignores them there)",
         ),
-        typed::<Vec<sections::NamedAt>>(
+        built::<bool>(
+            "config.users_in_main",
+            "users come from the main config itself (it names neither users_config nor user_directories)",
+        ),
+        built::<Option<String>>(
+            "config.unread_users_file",
+            "a users.xml beside the main config that the server does not read (users come from the main config)",
+        ),
+        built::<Vec<sections::NamedAt>>(
             "config.backups_allowed_disks",
             "<backups><allowed_disk>: the disks BACKUP may write to",
         ),
-        typed::<Option<sections::Logger>>("config.logger", "<logger> (null without one)"),
-        typed::<Vec<storage::ConfigDisk>>("config.disks", "<storage_configuration><disks>"),
-        typed::<Vec<storage::MisspelledDisk>>(
+        built::<Vec<crate::facts::startup::StartProblemFact>>(
+            "config.start_problems",
+            "what stops the server at start-up, each with the server's own reason (see docs/startup.md)",
+        ),
+        built::<Option<sections::Logger>>("config.logger", "<logger> (null without one)"),
+        built::<Vec<storage::ConfigDisk>>("config.disks", "<storage_configuration><disks>"),
+        built::<Vec<storage::MisspelledDisk>>(
             "config.misspelled_disks",
             "the disks with an element that is a typo of one of their type's (the items of config.disks with `misspelled`)",
         ),
-        typed::<Vec<storage::CacheDisk>>("config.cache_disks", "the disks of type cache (the items of config.disks)"),
-        typed::<BTreeMap<String, Vec<String>>>(
+        built::<Vec<storage::CacheDisk>>("config.cache_disks", "the disks of type cache (the items of config.disks)"),
+        built::<BTreeMap<String, Vec<String>>>(
             "config.disk_policies",
             "every declared disk (and every disk a policy names) -> the policies listing it, empty when none",
         ),
-        typed::<BTreeMap<String, String>>(
+        built::<BTreeMap<String, String>>(
             "config.declared_disks",
             "every disk of <storage_configuration><disks> -> its type (a lookup, not a scan of config.disks)",
         ),
-        typed::<Vec<String>>("config.policy_names", "the storage policies' names"),
-        typed::<Vec<storage::ConfigPolicy>>("config.policies", "<storage_configuration><policies>"),
-        typed::<Vec<storage::ConfigCluster>>("config.clusters", "<remote_servers>"),
-        typed::<Vec<config_users::ConfigUser>>("config.users", "the users of the users config (users.xml + users.d)"),
-        typed::<Vec<config_users::ConfigProfile>>("config.profiles", "the settings profiles of the users config"),
-        typed::<Vec<config_users::WrittenSetting>>(
+        built::<Vec<String>>("config.policy_names", "the storage policies' names"),
+        built::<Vec<storage::ConfigPolicy>>("config.policies", "<storage_configuration><policies>"),
+        built::<Vec<storage::ConfigCluster>>("config.clusters", "<remote_servers>"),
+        built::<Vec<String>>("config.listen_hosts", "the <listen_host> values"),
+        built::<bool>("config.exposed", "a listen_host is 0.0.0.0 or :: (every interface)"),
+        built::<String>("config.default_profile", "<default_profile> (default: `default`)"),
+        built::<Vec<String>>("config.custom_settings_prefixes", "<custom_settings_prefixes> split (default: custom_)"),
+        built::<Vec<config_users::ConfigUser>>("config.users", "the users of the users config (users.xml + users.d)"),
+        built::<Vec<config_users::ConfigProfile>>("config.profiles", "the settings profiles of the users config"),
+        built::<Vec<config_users::WrittenSetting>>(
             "config.profile_settings",
             "every setting written in a profile, one item each",
         ),
-        typed::<Settings<Vec<config_users::WrittenSetting>>>(
+        built::<Settings<Vec<config_users::WrittenSetting>>>(
             "config.profile_settings_by_name",
             "config.profile_settings by setting name: the items of one setting, without scanning every profile's",
         ),
@@ -333,26 +374,26 @@ pub fn facts() -> Vec<TypedFact> {
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
         ),
-        typed::<String>("cluster.name", "the cluster (empty for a list of nodes)"),
-        typed::<String>("cluster.path", "fan-out or direct"),
-        typed::<Vec<cluster::NodeSummary>>("cluster.nodes", ""),
-        typed::<Vec<cluster::Unreachable>>("cluster.unreachable", "replicas that could not be read"),
-        typed::<BTreeMap<String, String>>(
+        built::<String>("cluster.name", "the cluster (empty for a list of nodes)"),
+        built::<String>("cluster.path", "fan-out or direct"),
+        built::<Vec<cluster::NodeSummary>>("cluster.nodes", ""),
+        built::<Vec<cluster::Unreachable>>("cluster.unreachable", "replicas that could not be read"),
+        built::<BTreeMap<String, String>>(
             "cluster.partial",
             "comparisons that leave out replicas (not read, or a fact denied), and which",
         ),
-        typed::<Vec<cluster::VersionHosts>>("cluster.versions", "version -> replicas running it"),
-        typed::<Vec<cluster::Divergence>>(
+        built::<Vec<cluster::VersionHosts>>("cluster.versions", "version -> replicas running it"),
+        built::<Vec<cluster::Divergence>>(
             "cluster.server_settings",
             "server settings whose value differs between replicas",
         ),
-        typed::<Vec<cluster::Divergence>>(
+        built::<Vec<cluster::Divergence>>(
             "cluster.session_settings",
             "session settings that differ (direct connections only)",
         ),
-        typed::<Vec<cluster::Divergence>>("cluster.profile_settings", "profile settings that differ"),
-        typed::<Vec<cluster::StorageGap>>("cluster.storage", "disks and policies on some replicas only"),
-        typed::<cluster::QueryLogPresence>(
+        built::<Vec<cluster::Divergence>>("cluster.profile_settings", "profile settings that differ"),
+        built::<Vec<cluster::StorageGap>>("cluster.storage", "disks and policies on some replicas only"),
+        built::<cluster::QueryLogPresence>(
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
         ),
