@@ -263,11 +263,17 @@ pub fn run(
     let (mut loaded, mut facts, live) = gathered?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
-    // only the config facts the selected rules read are built, for the version that reads them
+    // only the config facts read by the selected rules that can apply are built (an offline
+    // audit builds none for the live rules), for the version that reads them; a cluster's
+    // replicas bring their own sources
+    let can_apply = |rule: &crate::rules::Rule| {
+        matches!(live, Some(Live::Cluster { .. }))
+            || rule.sources.iter().all(|s| *s == Source::Config || facts.sources.contains(s))
+    };
     let wanted: BTreeSet<String> = pack
         .rules
         .iter()
-        .filter(|r| selection.includes(r))
+        .filter(|r| selection.includes(r) && can_apply(r))
         .flat_map(|r| r.reads_of(Source::Config).map(str::to_string))
         .collect();
     let config_facts = |version: Option<Version>| {
