@@ -68,7 +68,7 @@ pub struct Request {
     /// A recorded snapshot (`chaudit collect`), audited as if collected now.
     pub snapshot: Option<PathBuf>,
     /// Facts of the machine chaudit runs on (`--host-facts`).
-    pub host: Option<serde_json::Value>,
+    pub host: Option<std::sync::Arc<crate::facts::document::Document>>,
     pub rules: RulesRequest,
     pub suppressions: ProjectSuppressions,
     pub baseline: Option<PathBuf>,
@@ -398,7 +398,7 @@ fn gather(
         None => {}
     }
     if let Some(host) = &request.host {
-        facts.add_host(host.clone());
+        facts.add_host(std::sync::Arc::clone(host));
     }
     if loaded.is_none() && facts.is_empty() && live.is_none() {
         return Err(AuditError::NothingToAudit);

@@ -57,7 +57,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         load: super::config_show::load_options(args.default_include_from.as_deref()),
         version,
         snapshot: snapshot.map(Path::to_path_buf),
-        host: args.host_facts.then(chaudit::collect::host::collect),
+        host: args.host_facts.then(|| std::sync::Arc::new(chaudit::collect::host::collect())),
         rules: RulesRequest {
             builtin: !args.rules.no_builtin_rules,
             dirs: args.rules.dirs.clone(),

@@ -2,48 +2,57 @@
 //! node): the TCP settings that decide whether an idle connection restarts slow, and the
 //! kernel settings ClickHouse's own start-up warnings check (memory, clock, limits).
 
-use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
-/// The `host` document: `tcp_slow_start_after_idle` (from /proc) and the routes with their
-/// `initcwnd` (from `ip route show`; a route without one uses the kernel default of 10).
-pub fn collect() -> Value {
-    let mut facts = std::collections::BTreeMap::new();
-    let mut unavailable = std::collections::BTreeMap::new();
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::facts::document::{Document, Fact};
+
+/// The `host` document, typed: `tcp_slow_start_after_idle` (from /proc), the routes with
+/// their `initcwnd` (from `ip route show`; a route without one uses the kernel default of
+/// 10) and the kernel facts; `unavailable` says why a fact that is not there could not be read.
+pub fn collect() -> Document {
+    let mut facts = Document::default();
+    let mut unavailable = BTreeMap::new();
     let slow_start = match std::fs::read_to_string("/proc/sys/net/ipv4/tcp_slow_start_after_idle") {
-        Ok(text) => json!(text.trim()),
+        Ok(text) => Some(text.trim().to_string()),
         Err(e) => {
-            unavailable.insert("tcp_slow_start_after_idle", e.to_string());
-            Value::Null
+            unavailable.insert("tcp_slow_start_after_idle".to_string(), e.to_string());
+            None
         }
     };
-    facts.insert("tcp_slow_start_after_idle", slow_start);
+    facts.insert("tcp_slow_start_after_idle", Box::new(slow_start));
     let routes = match std::process::Command::new("ip").args(["route", "show"]).output() {
-        Ok(out) if out.status.success() => json!(parse_routes(&String::from_utf8_lossy(&out.stdout))),
+        Ok(out) if out.status.success() => parse_routes(&String::from_utf8_lossy(&out.stdout)),
         Ok(out) => {
-            unavailable.insert("routes", String::from_utf8_lossy(&out.stderr).trim().to_string());
-            json!([])
+            unavailable.insert("routes".to_string(), String::from_utf8_lossy(&out.stderr).trim().to_string());
+            Vec::new()
         }
         Err(e) => {
-            unavailable.insert("routes", format!("cannot run `ip route show`: {e}"));
-            json!([])
+            unavailable.insert("routes".to_string(), format!("cannot run `ip route show`: {e}"));
+            Vec::new()
         }
     };
-    facts.insert("routes", routes);
+    facts.insert("routes", Box::new(routes));
     for (name, read) in KERNEL_FACTS {
         match read() {
-            Ok(value) => {
-                facts.insert(name, value);
-            }
+            Ok(value) => facts.insert(*name, value),
             Err(why) => {
-                unavailable.insert(name, why);
+                unavailable.insert(name.to_string(), why);
             }
         }
     }
-    facts.insert("unavailable", json!(unavailable));
-    json!(facts)
+    facts.insert("unavailable", Box::new(unavailable));
+    facts
 }
 
-type Reader = fn() -> Result<Value, String>;
+type Reader = fn() -> Result<Box<dyn Fact>, String>;
+
+/// A fact as read.
+fn fact(value: impl Fact) -> Box<dyn Fact> {
+    Box::new(value)
+}
 
 /// Kernel facts by name (the keys of the `host` document). Strings as the kernel writes
 /// them; for THP the selected `[mode]`; numbers where rules compare them.
@@ -52,22 +61,24 @@ const KERNEL_FACTS: &[(&str, Reader)] = &[
     ("thp_defrag", || selected(&read("/sys/kernel/mm/transparent_hugepage/defrag")?)),
     ("overcommit_memory", || number(&read("/proc/sys/vm/overcommit_memory")?)),
     ("zone_reclaim_mode", || number(&read("/proc/sys/vm/zone_reclaim_mode")?)),
-    ("clock_source", || Ok(json!(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
+    ("clock_source", || Ok(fact(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
     ("cpu_governor", cpu_governor),
     ("pid_max", || number(&read("/proc/sys/kernel/pid_max")?)),
     ("threads_max", || number(&read("/proc/sys/kernel/threads-max")?)),
     ("file_max", || number(&read("/proc/sys/fs/file-max")?)),
     ("task_delayacct", || number(&read("/proc/sys/kernel/task_delayacct")?)),
-    ("swap_total_kb", || swap_total_kb(&read("/proc/meminfo")?)),
-    ("data_path_filesystem", || Ok(json!(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
+    ("swap_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "SwapTotal:").map(fact)),
+    ("data_path_filesystem", || Ok(fact(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
     ("server_max_processes", server_max_processes),
-    ("mem_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:")),
-    ("kernel_release", || Ok(json!(read("/proc/sys/kernel/osrelease")?))),
-    ("kernel_version_number", || kernel_version_number(&read("/proc/sys/kernel/osrelease")?)),
-    ("block_devices", block_devices),
-    ("thermal_throttle_events", || Ok(sum_of_files("/sys/devices/system/cpu", "thermal_throttle/core_throttle_count"))),
-    ("ecc_corrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ce_count"))),
-    ("ecc_uncorrected_errors", || Ok(sum_of_files("/sys/devices/system/edac/mc", "ue_count"))),
+    ("mem_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:").map(fact)),
+    ("kernel_release", || Ok(fact(read("/proc/sys/kernel/osrelease")?))),
+    ("kernel_version_number", || kernel_version_number(&read("/proc/sys/kernel/osrelease")?).map(fact)),
+    ("block_devices", || block_devices().map(fact)),
+    ("thermal_throttle_events", || {
+        Ok(fact(sum_of_files("/sys/devices/system/cpu", "thermal_throttle/core_throttle_count")))
+    }),
+    ("ecc_corrected_errors", || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ce_count")))),
+    ("ecc_uncorrected_errors", || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ue_count")))),
 ];
 
 /// The data path of a packaged install; the filesystem of its nearest mount point counts.
@@ -77,39 +88,43 @@ fn read(path: &str) -> Result<String, String> {
     std::fs::read_to_string(path).map(|t| t.trim().to_string()).map_err(|e| format!("{path}: {e}"))
 }
 
-fn number(text: &str) -> Result<Value, String> {
-    text.parse::<u64>().map(|n| json!(n)).map_err(|e| format!("`{text}`: {e}"))
+fn number(text: &str) -> Result<Box<dyn Fact>, String> {
+    count(text).map(fact)
+}
+
+fn count(text: &str) -> Result<u64, String> {
+    text.parse::<u64>().map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// `always [madvise] never` -> `madvise`.
-fn selected(text: &str) -> Result<Value, String> {
+fn selected(text: &str) -> Result<Box<dyn Fact>, String> {
+    selected_mode(text).map(|mode| fact(mode.to_string()))
+}
+
+fn selected_mode(text: &str) -> Result<&str, String> {
     let start = text.find('[').ok_or_else(|| format!("no [selected] mode in `{text}`"))?;
     let end = text[start..].find(']').ok_or_else(|| format!("no [selected] mode in `{text}`"))?;
-    Ok(json!(&text[start + 1..start + end]))
+    Ok(&text[start + 1..start + end])
 }
 
-fn swap_total_kb(meminfo: &str) -> Result<Value, String> {
-    meminfo_kb(meminfo, "SwapTotal:")
-}
-
-fn meminfo_kb(meminfo: &str, key: &str) -> Result<Value, String> {
+fn meminfo_kb(meminfo: &str, key: &str) -> Result<u64, String> {
     let line = meminfo.lines().find(|l| l.starts_with(key)).ok_or_else(|| format!("no {key} in /proc/meminfo"))?;
-    number(line.split_whitespace().nth(1).unwrap_or_default())
+    count(line.split_whitespace().nth(1).unwrap_or_default())
 }
 
 /// `5.6.12-arch1` -> 5006012 (major * 1,000,000 + minor * 1,000 + patch), so rules compare ranges.
-fn kernel_version_number(release: &str) -> Result<Value, String> {
+fn kernel_version_number(release: &str) -> Result<u64, String> {
     let numeric: String = release.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
     let mut parts = numeric.split('.').map(|p| p.parse::<u64>().unwrap_or(0));
     let (major, minor, patch) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     if major == 0 {
         return Err(format!("no kernel version in `{release}`"));
     }
-    Ok(json!(major * 1_000_000 + minor * 1_000 + patch))
+    Ok(major * 1_000_000 + minor * 1_000 + patch)
 }
 
 /// A block device of /sys/block.
-#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[schemars(extend("x-fact" = "map"))]
 pub struct BlockDevice {
     pub name: String,
@@ -117,8 +132,23 @@ pub struct BlockDevice {
     pub read_ahead_kb: Option<u64>,
 }
 
+crate::fact_object!(BlockDevice { name, rotational, read_ahead_kb });
+
+/// A route of `ip route show`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Route {
+    /// the route as printed
+    pub route: String,
+    pub destination: String,
+    pub device: Option<String>,
+    /// its initcwnd (none: the kernel default, 10)
+    pub initcwnd: Option<u64>,
+}
+
+crate::fact_object!(Route { route, destination, device, initcwnd });
+
 /// Block devices (loop, ram and zram left out), by name.
-fn block_devices() -> Result<Value, String> {
+fn block_devices() -> Result<Vec<BlockDevice>, String> {
     let entries = std::fs::read_dir("/sys/block").map_err(|e| format!("/sys/block: {e}"))?;
     let mut devices: Vec<BlockDevice> = entries
         .flatten()
@@ -133,17 +163,17 @@ fn block_devices() -> Result<Value, String> {
         })
         .collect();
     devices.sort_by(|a, b| a.name.cmp(&b.name));
-    serde_json::to_value(devices).map_err(|e| e.to_string())
+    Ok(devices)
 }
 
 /// The sum of `<dir>/*/<file>` (per-CPU or per-controller counters); null where none exists.
-fn sum_of_files(dir: &str, file: &str) -> Value {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Value::Null };
+fn sum_of_files(dir: &str, file: &str) -> Option<u64> {
+    let entries = std::fs::read_dir(dir).ok()?;
     let counts: Vec<u64> = entries
         .flatten()
         .filter_map(|e| std::fs::read_to_string(e.path().join(file)).ok()?.trim().parse().ok())
         .collect();
-    if counts.is_empty() { Value::Null } else { json!(counts.iter().sum::<u64>()) }
+    (!counts.is_empty()).then(|| counts.iter().sum())
 }
 
 /// The filesystem type of the longest mount point `path` lies under (/proc/mounts lines:
@@ -161,17 +191,17 @@ fn filesystem_of(path: &str, mounts: &str) -> Option<String> {
 }
 
 /// cpu0's frequency governor; null where the kernel has no frequency scaling (most VMs).
-fn cpu_governor() -> Result<Value, String> {
+fn cpu_governor() -> Result<Box<dyn Fact>, String> {
     let path = "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor";
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(json!(text.trim())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+        Ok(text) => Ok(fact(Some(text.trim().to_string()))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(fact(None::<String>)),
         Err(e) => Err(format!("{path}: {e}")),
     }
 }
 
 /// RLIMIT_NPROC (soft) of the running clickhouse-server process, found by its name.
-fn server_max_processes() -> Result<Value, String> {
+fn server_max_processes() -> Result<Box<dyn Fact>, String> {
     let entries = std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?;
     let server = entries
         .flatten()
@@ -185,22 +215,22 @@ fn server_max_processes() -> Result<Value, String> {
         .and_then(|l| l.split_whitespace().nth(2))
         .ok_or("no Max processes in limits")?;
     // `unlimited` is no limit at all
-    Ok(soft.parse::<u64>().map_or(json!(u64::MAX), |n| json!(n)))
+    Ok(fact(soft.parse::<u64>().unwrap_or(u64::MAX)))
 }
 
 /// `default via 10.0.0.1 dev eth0 initcwnd 4` -> {destination, device, initcwnd}.
-pub fn parse_routes(text: &str) -> Vec<Value> {
+pub fn parse_routes(text: &str) -> Vec<Route> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|line| {
             let words: Vec<&str> = line.split_whitespace().collect();
             let after = |key: &str| words.iter().position(|w| *w == key).and_then(|i| words.get(i + 1)).copied();
-            json!({
-                "route": line.trim(),
-                "destination": words.first().copied().unwrap_or_default(),
-                "device": after("dev"),
-                "initcwnd": after("initcwnd").and_then(|n| n.parse::<u32>().ok()),
-            })
+            Route {
+                route: line.trim().to_string(),
+                destination: words.first().copied().unwrap_or_default().to_string(),
+                device: after("dev").map(str::to_string),
+                initcwnd: after("initcwnd").and_then(|n| n.parse::<u32>().ok()).map(u64::from),
+            }
         })
         .collect()
 }
@@ -213,16 +243,16 @@ mod tests {
     fn routes_keep_their_initcwnd() {
         let routes =
             parse_routes("default via 10.0.0.1 dev eth0 initcwnd 4\n10.0.0.0/24 dev eth0 proto kernel scope link\n");
-        assert_eq!(routes[0]["initcwnd"], 4);
-        assert_eq!(routes[0]["device"], "eth0");
-        assert!(routes[1]["initcwnd"].is_null());
+        assert_eq!(routes[0].initcwnd, Some(4));
+        assert_eq!(routes[0].device.as_deref(), Some("eth0"));
+        assert_eq!(routes[1].initcwnd, None);
     }
 
     #[test]
     fn kernel_values_parse_as_the_kernel_writes_them() {
-        assert_eq!(selected("always [madvise] never").unwrap(), "madvise");
-        assert!(selected("madvise").is_err());
-        assert_eq!(swap_total_kb("MemTotal: 1 kB\nSwapTotal:     2097148 kB\n").unwrap(), 2097148);
+        assert_eq!(selected_mode("always [madvise] never").unwrap(), "madvise");
+        assert!(selected_mode("madvise").is_err());
+        assert_eq!(meminfo_kb("MemTotal: 1 kB\nSwapTotal:     2097148 kB\n", "SwapTotal:").unwrap(), 2097148);
         let mounts =
             "overlay / overlay rw 0 0\n/dev/sda1 /var/lib/clickhouse ext4 rw 0 0\n/dev/sdb /var/lib/c xfs rw 0 0\n";
         assert_eq!(filesystem_of("/var/lib/clickhouse/", mounts).as_deref(), Some("ext4"));

@@ -71,6 +71,12 @@ impl Fact for String {
     }
 }
 
+impl Fact for u64 {
+    fn to_json(&self) -> Value {
+        Value::from(*self)
+    }
+}
+
 impl Fact for bool {
     fn to_json(&self) -> Value {
         Value::Bool(*self)
@@ -240,6 +246,8 @@ mod tests {
         fields_are_serdes::<crate::facts::config::RootElement>();
         fields_are_serdes::<crate::facts::config::LoaderProblem>();
         fields_are_serdes::<crate::facts::startup::StartProblemFact>();
+        fields_are_serdes::<crate::collect::host::Route>();
+        fields_are_serdes::<crate::collect::host::BlockDevice>();
         use crate::cluster::document as cluster;
         fields_are_serdes::<cluster::NodeSummary>();
         fields_are_serdes::<cluster::Unreachable>();
@@ -254,8 +262,24 @@ mod tests {
         assert_eq!(Value::Object(facts), whole);
     }
 
-    /// Each fact of the bundled example is to the rules what its JSON would be: same
-    /// fields, numbers, nulls and lists.
+    /// Each fact of `document` is to the rules what its JSON would be (same fields, numbers,
+    /// nulls and lists), and a snapshot of them reads back into the same facts, each of the
+    /// type it was built as.
+    fn typed_as_its_json(source: &str, document: &Document) -> Document {
+        for (name, fact) in document.fields() {
+            let json = document.get(name).unwrap().to_json();
+            let typed = to_value(fact.cel().as_ref()).unwrap();
+            assert_eq!(typed, to_value(cel_value(&json).as_ref()).unwrap(), "{source}.{name}");
+        }
+        let read = Document::read(source, Value::Object(document.to_json())).unwrap();
+        assert_eq!(read.to_json(), document.to_json());
+        for name in document.names() {
+            let (built, back) = (document.get(name).unwrap().as_type(), read.get(name).unwrap().as_type());
+            assert_eq!(built.type_id(), back.type_id(), "{source}.{name} is built as one type and read as another");
+        }
+        read
+    }
+
     #[test]
     fn a_typed_fact_is_the_value_its_json_would_be() {
         let main = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/production/config.xml");
@@ -267,20 +291,19 @@ mod tests {
         let facts = crate::facts::config::facts(&loaded, "example".into(), None);
         let config = &facts.typed[&crate::facts::Source::Config];
         assert!(config.len() > 30, "every fact is built");
-        for (name, fact) in config.fields() {
-            let json = config.get(name).unwrap().to_json();
-            let typed = to_value(fact.cel().as_ref()).unwrap();
-            assert_eq!(typed, to_value(cel_value(&json).as_ref()).unwrap(), "config.{name}");
-        }
-        // a snapshot of them reads back into the same facts, every one typed
-        let read = Document::read("config", Value::Object(config.to_json())).unwrap();
-        assert_eq!(read.to_json(), config.to_json());
-        for name in config.names() {
-            let (built, back) = (config.get(name).unwrap().as_type(), read.get(name).unwrap().as_type());
-            assert_eq!(built.type_id(), back.type_id(), "config.{name} is built as one type and read as another");
-        }
+        let read = typed_as_its_json("config", config);
         assert!(read.get_as::<Vec<users::ConfigUser>>("users").is_some_and(|u| !u.is_empty()));
         assert_eq!(read.get_as::<bool>("exposed"), config.get_as::<bool>("exposed"));
+        // this machine's facts, each read or said unavailable
+        let host = crate::collect::host::collect();
+        let read = typed_as_its_json("host", &host);
+        let unavailable = read.get_as::<BTreeMap<String, String>>("unavailable").unwrap();
+        for fact in typed::facts().iter().filter_map(|f| f.path.strip_prefix("host.")) {
+            assert!(
+                host.get(fact).is_some() || unavailable.contains_key(fact),
+                "host.{fact} is neither read nor unavailable"
+            );
+        }
         let replica = storage::Replica { host: "h".into(), port: Some(9000) };
         assert_eq!(
             to_value(replica.cel().as_ref()).unwrap(),

@@ -125,13 +125,13 @@ pub struct Facts {
     /// The ClickHouse version, when known (from the server or `--clickhouse-version`).
     pub version: Option<Version>,
     pub sources: BTreeSet<Source>,
-    /// The collected sources (`live`, `log`, `host`) as JSON, their rows as the server wrote
-    /// them (a newer server's columns kept for the rules): with [`Facts::typed`], the
-    /// variables of rule expressions.
+    /// The sources collected from a server (`live`, `log`) as JSON, their rows as the server
+    /// wrote them (a newer server's columns kept), checked against the catalog: with
+    /// [`Facts::typed`], the variables of rule expressions.
     pub document: serde_json::Map<String, serde_json::Value>,
-    /// The sources chaudit builds itself, typed: the config's facts and the comparison of a
-    /// cluster's replicas (shared by the replicas of a cluster audit; JSON only in a snapshot
-    /// file, read back into their types).
+    /// The sources chaudit builds itself, typed: the config's facts, the comparison of a
+    /// cluster's replicas and this machine's facts (shared by the replicas of a cluster audit;
+    /// JSON only in a snapshot file, read back into their types).
     #[serde(skip)]
     pub typed: std::collections::BTreeMap<Source, std::sync::Arc<document::Document>>,
 }
@@ -154,9 +154,9 @@ impl Facts {
     }
 
     /// Adds the facts of the machine chaudit runs on.
-    pub fn add_host(&mut self, host: serde_json::Value) {
+    pub fn add_host(&mut self, host: std::sync::Arc<document::Document>) {
         self.sources.insert(Source::Host);
-        self.document.insert("host".into(), host);
+        self.typed.insert(Source::Host, host);
     }
 
     /// Adds the comparison of a cluster's replicas.
@@ -253,8 +253,8 @@ impl Facts {
             let listed: Vec<String> = problems.iter().take(10).map(|p| lines.at(&shown, &p.path, p)).collect();
             return Err(format!("facts of the wrong shape:\n  {}", listed.join("\n  ")));
         }
-        // the sources chaudit builds are read back into their types
-        for source in [Source::Config, Source::Cluster] {
+        // the sources chaudit builds (or reads off this machine) are read back into their types
+        for source in [Source::Config, Source::Cluster, Source::Host] {
             let Some(json) = facts.document.remove(source.name()) else { continue };
             let built = document::Document::read(source.name(), json)
                 .map_err(|e| FactLines::new(&text).at(&shown, &e.path, format!("`{}`: {}", e.path, e.why)))?;
@@ -278,8 +278,12 @@ impl Facts {
 
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
-        if self.typed.contains_key(&source) {
-            return self.reason(source, "unavailable", fact);
+        if let Some(built) = self.typed.get(&source) {
+            let why = self.reason(source, "unavailable", fact);
+            // a host fact a collection should hold and does not (an old or trimmed snapshot)
+            return why.or_else(|| {
+                (source == Source::Host && built.get(fact).is_none()).then(|| "not in the collected facts".to_string())
+            });
         }
         let document = self.document.get(source.name())?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
@@ -292,7 +296,7 @@ impl Facts {
             return Some(why);
         }
         // a fact a collection should hold and does not (an old or trimmed snapshot)
-        (matches!(source, Source::Live | Source::Log | Source::Host) && typed::Facts::fact(document, fact).is_none())
+        (matches!(source, Source::Live | Source::Log) && typed::Facts::fact(document, fact).is_none())
             .then(|| "not in the collected facts".to_string())
     }
 

@@ -228,7 +228,7 @@ fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &
 /// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
     use crate::cluster::document as cluster;
-    use crate::collect::{scopes, user_settings};
+    use crate::collect::{host, scopes, user_settings};
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
@@ -397,10 +397,32 @@ pub fn facts() -> Vec<TypedFact> {
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
         ),
-        typed::<Vec<crate::collect::host::BlockDevice>>(
-            "host.block_devices",
-            "/sys/block (loop, ram and zram left out)",
+        built::<BTreeMap<String, String>>("host.unavailable", "host facts that could not be read, and why"),
+        built::<Option<String>>("host.tcp_slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle"),
+        built::<Vec<host::Route>>("host.routes", "`ip route show`"),
+        built::<String>("host.thp_enabled", "transparent huge pages: the selected mode (always, madvise, never)"),
+        built::<String>("host.thp_defrag", "transparent huge page defrag: the selected mode"),
+        built::<u64>("host.overcommit_memory", "vm.overcommit_memory"),
+        built::<u64>("host.zone_reclaim_mode", "vm.zone_reclaim_mode"),
+        built::<String>("host.clock_source", "the current clock source"),
+        built::<Option<String>>("host.cpu_governor", "cpu0's frequency governor (null: no frequency scaling)"),
+        built::<u64>("host.pid_max", "kernel.pid_max"),
+        built::<u64>("host.threads_max", "kernel.threads-max"),
+        built::<u64>("host.file_max", "fs.file-max"),
+        built::<u64>("host.task_delayacct", "kernel.task_delayacct"),
+        built::<u64>("host.swap_total_kb", "SwapTotal of /proc/meminfo"),
+        built::<Option<String>>("host.data_path_filesystem", "the filesystem type of /var/lib/clickhouse/'s mount"),
+        built::<u64>("host.server_max_processes", "RLIMIT_NPROC (soft) of the running clickhouse-server"),
+        built::<u64>("host.mem_total_kb", "MemTotal of /proc/meminfo"),
+        built::<String>("host.kernel_release", "kernel.osrelease"),
+        built::<u64>("host.kernel_version_number", "major * 1,000,000 + minor * 1,000 + patch"),
+        built::<Vec<host::BlockDevice>>("host.block_devices", "/sys/block (loop, ram and zram left out)"),
+        built::<Option<u64>>(
+            "host.thermal_throttle_events",
+            "core_throttle_count summed over the CPUs (null: no counters)",
         ),
+        built::<Option<u64>>("host.ecc_corrected_errors", "EDAC ce_count summed (null: no EDAC)"),
+        built::<Option<u64>>("host.ecc_uncorrected_errors", "EDAC ue_count summed (null: no EDAC)"),
     ]
 }
 
