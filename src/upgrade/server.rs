@@ -50,15 +50,18 @@ struct Reader<'a, 'n> {
 }
 
 impl<'a> Reader<'a, '_> {
-    /// A fact of the config, typed as the review reads it (its JSON read again).
-    fn config_fact<T: serde::de::DeserializeOwned + Default>(&mut self, fact: &str) -> T {
-        let Some(json) = self.facts.typed.get(&Source::Config).and_then(|c| c.get(fact)).map(|f| f.to_json()) else {
-            return T::default();
-        };
-        T::deserialize(json).unwrap_or_else(|e| {
-            self.notes.push(format!("left out of the review: config.{fact} is not of the catalog's shape: {e}"));
-            T::default()
-        })
+    /// A fact of the config, of the type it is built as.
+    fn config_fact<T: Clone + Default + 'static>(&mut self, fact: &str) -> T {
+        let Some(config) = self.facts.typed.get(&Source::Config) else { return T::default() };
+        match (config.get(fact), config.get_as::<T>(fact)) {
+            (None, _) => T::default(),
+            (Some(_), Some(value)) => value.clone(),
+            (Some(_), None) => {
+                self.notes
+                    .push(format!("left out of the review: config.{fact} is not a {}", std::any::type_name::<T>()));
+                T::default()
+            }
+        }
     }
 
     fn fact<T: Deserialize<'a> + Default>(&mut self, source: &str, fact: &str) -> T {
