@@ -40,15 +40,24 @@ pub struct ProjectionUse {
     pub key: String,
 }
 
-/// A candidate's plan (`log.plans`): its lines, or why the EXPLAIN failed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A candidate's plan (`log.plans`): its lines, or why the EXPLAIN failed. Its schema gives
+/// the catalog's `log.plans` entries (facts/typed.rs).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     pub shape: String,
+    /// lazy_at_limit (the Top-N text at the lazy limit) | projections (indexes = 1, projections = 1)
     pub check: &'static str,
+    /// the EXPLAIN sent
     pub sql: String,
+    /// projections: {table, projection, key} the shape filters on; else null
+    #[schemars(with = "Value", extend("x-fact" = "any"))]
     pub about: Option<ProjectionUse>,
+    /// the plan's lines
     pub plan: Vec<String>,
+    /// why this EXPLAIN failed (readonly=1: each sent alone)
+    // absent, never null, when it did not
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub error: Option<String>,
 }
 

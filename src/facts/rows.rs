@@ -284,3 +284,271 @@ pub struct WorkloadUsage {
     /// table engine -> queries, [[names], [counts]]
     pub storages: SummedMap,
 }
+
+/// A row of system.grants on every database (`*.*`), partial revokes left out.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Grant {
+    pub user_name: Option<String>,
+    pub role_name: Option<String>,
+    /// ALL, ACCESS MANAGEMENT, SELECT, ...
+    pub access_type: String,
+    pub grant_option: Flag,
+}
+
+/// A row of system.quotas, and whether it limits anything.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Quota {
+    pub name: String,
+    pub storage: String,
+    pub apply_to_all: Flag,
+    pub apply_to_list: Vec<String>,
+    pub apply_to_except: Vec<String>,
+    /// one of its intervals bounds queries, errors, rows, bytes or execution time
+    pub limited: Flag,
+}
+
+/// A row of system.row_policies.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct RowPolicy {
+    pub short_name: String,
+    pub database: String,
+    /// empty for a policy on a whole database (ON db.*)
+    pub table: String,
+    pub is_restrictive: Flag,
+    pub apply_to_all: Flag,
+    pub apply_to_list: Vec<String>,
+    pub apply_to_except: Vec<String>,
+}
+
+/// A row of system.disks (the columns chaudit's catalog names; the query reads them all).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Disk {
+    pub name: String,
+    pub path: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub object_storage_type: String,
+    pub metadata_type: String,
+    /// set on a cache disk
+    pub cache_path: String,
+    pub free_space: Count,
+    pub total_space: Count,
+    pub unreserved_space: Count,
+    pub keep_free_space: Count,
+    pub is_remote: Flag,
+    pub is_broken: Flag,
+    pub is_encrypted: Flag,
+    pub is_read_only: Flag,
+    pub is_write_once: Flag,
+}
+
+/// A row of system.storage_policies: one volume of a policy.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct StoragePolicyVolume {
+    pub policy_name: String,
+    pub volume_name: String,
+    pub volume_priority: Count,
+    pub volume_type: String,
+    pub disks: Vec<String>,
+    pub max_data_part_size: Count,
+    pub move_factor: Number,
+    pub prefer_not_to_merge: Flag,
+    pub perform_ttl_move_on_insert: Flag,
+    pub load_balancing: String,
+}
+
+/// A row of system.warnings.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Warning {
+    pub message: String,
+}
+
+/// A row of system.clusters: one replica of a cluster's shard.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct ClusterReplica {
+    pub cluster: String,
+    pub shard_num: Count,
+    pub replica_num: Count,
+    pub host_name: String,
+    pub port: Count,
+}
+
+/// A partition's active parts (system.parts summed per partition).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Partition {
+    pub database: String,
+    pub table: String,
+    pub partition_id: String,
+    /// active parts
+    pub parts: Count,
+    pub rows: Count,
+}
+
+/// system.detached_parts counted per table and reason.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct DetachedParts {
+    pub database: String,
+    pub table: String,
+    /// broken, unexpected, ignored, ... (empty: detached by a user)
+    pub reason: String,
+    pub parts: Count,
+}
+
+/// A row of system.mutations that is not done.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Mutation {
+    pub database: String,
+    pub table: String,
+    pub mutation_id: String,
+    /// its first 300 characters
+    pub command: String,
+    /// create_time
+    pub created: String,
+    /// since create_time
+    pub age_seconds: Number,
+    pub parts_to_do: Number,
+    /// empty unless its last attempt failed
+    pub latest_fail_reason: String,
+}
+
+/// A row of system.replicas: a replicated table.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Replica {
+    pub database: String,
+    pub table: String,
+    pub is_readonly: Flag,
+    pub is_session_expired: Flag,
+    /// seconds behind the newest part of another replica
+    pub absolute_delay: Count,
+    pub queue_size: Count,
+    pub inserts_in_queue: Count,
+    pub merges_in_queue: Count,
+    pub active_replicas: Count,
+    pub total_replicas: Count,
+}
+
+/// system.replication_queue counted per table and entry type.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct ReplicationQueueEntries {
+    pub database: String,
+    pub table: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub entries: Count,
+    /// entries whose last attempt threw
+    pub failing: Count,
+    pub max_tries: Count,
+    /// one failing entry's last exception
+    pub exception: String,
+}
+
+/// A row of system.databases.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Database {
+    pub name: String,
+    pub engine: String,
+}
+
+/// A row of system.distribution_queue: a Distributed table's files waiting to be sent.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct DistributionQueue {
+    pub database: String,
+    pub table: String,
+    pub data_files: Count,
+    pub data_compressed_bytes: Count,
+    pub error_count: Count,
+    pub last_exception: String,
+    pub is_blocked: Flag,
+}
+
+/// The running release's age, one row.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Release {
+    /// days since the first day of the month its version (YY.M) names
+    pub age_days: Number,
+}
+
+/// metric_log's Context lock rate over the window, per host.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct LockRate {
+    pub host: String,
+    pub peak_locks_per_second: Count,
+    pub avg_locks_per_second: Number,
+    pub peak_lock_wait_us_per_second: Count,
+    pub peak_lock_waiters: Number,
+    pub intervals: Count,
+}
+
+/// query_log's synchronous INSERTs into one target.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct InsertTarget {
+    /// the tables written (table functions left out)
+    pub target: String,
+    pub inserts: Count,
+    pub rows: Count,
+    /// rows per INSERT
+    pub avg_rows: Number,
+}
+
+/// query_log's failed queries of one error code.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct QueryError {
+    pub code: Number,
+    pub name: String,
+    pub errors: Count,
+    /// failures in the busiest hour
+    pub peak_per_hour: Count,
+    pub example: String,
+}
+
+/// part_log's events of one type and error code on one table.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct PartEvents {
+    pub database: String,
+    pub table: String,
+    /// NewPart, MergeParts, MutatePart, DownloadPart or MovePart
+    pub event_type: String,
+    /// the error code (0: succeeded)
+    pub error: Count,
+    pub events: Count,
+    /// events in the busiest hour
+    pub peak_per_hour: Count,
+}

@@ -228,7 +228,7 @@ fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &
 /// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
     use crate::cluster::document as cluster;
-    use crate::collect::{host, scopes, user_settings};
+    use crate::collect::{explain, host, scopes, user_settings};
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::{config_users, rows};
@@ -329,6 +329,15 @@ pub fn facts() -> Vec<TypedFact> {
             "config.profile_settings_by_name",
             "config.profile_settings by setting name: the items of one setting, without scanning every profile's",
         ),
+        typed::<String>("live.endpoint", "the server as user@url (no password)"),
+        typed::<String>("live.version", "version()"),
+        typed::<u64>("live.readonly", "the auditing user's readonly level"),
+        typed::<String>("live.query_id_prefix", "the audit's own query ids start with it"),
+        typed::<BTreeMap<String, String>>("live.unavailable", "facts that could not be read, and why"),
+        typed::<BTreeMap<String, String>>(
+            "live.absent",
+            "facts the server's version does not have, and why: their rules are not applicable",
+        ),
         typed::<Settings<rows::SessionSetting<'static>>>(
             "live.settings",
             "system.settings of the auditing user's session",
@@ -338,8 +347,6 @@ pub fn facts() -> Vec<TypedFact> {
             "live.merge_tree_settings",
             "system.merge_tree_settings changed in <merge_tree>",
         ),
-        typed::<Vec<rows::LogTable<'static>>>("live.log_tables", "the system *_log tables that exist"),
-        typed::<Vec<rows::Table>>("live.tables", "user tables (system.tables outside the system databases)"),
         typed::<Vec<rows::ProfileSetting>>("live.profile_settings", "system.settings_profile_elements with a setting"),
         typed::<Vec<rows::UserProfile>>(
             "live.user_profiles",
@@ -359,20 +366,71 @@ pub fn facts() -> Vec<TypedFact> {
             "derived: where each changed setting comes from (profile, user, workload or the auditor's session; src/collect/scopes.rs)",
         ),
         typed::<Vec<rows::User>>("live.users", "system.users: every user, from the config files or SQL"),
+        typed::<Vec<rows::Grant>>("live.grants", "system.grants on every database (*.*), partial revokes left out"),
         typed::<Vec<rows::RoleGrant>>("live.role_grants", "system.role_grants"),
+        typed::<Vec<rows::Quota>>("live.quotas", "system.quotas and whom each applies to"),
+        typed::<Vec<rows::RowPolicy>>("live.row_policies", "system.row_policies and whom each applies to"),
+        typed::<Vec<rows::LogTable<'static>>>("live.log_tables", "the system *_log tables that exist"),
+        typed::<Vec<rows::Disk>>("live.disks", "system.disks"),
+        typed::<Vec<rows::StoragePolicyVolume>>("live.storage_policies", "system.storage_policies, one row per volume"),
+        typed::<BTreeMap<String, Number>>("live.errors", "system.errors counters above 0, by error name"),
+        typed::<Vec<rows::Warning>>("live.warnings", "system.warnings"),
+        typed::<Vec<rows::ClusterReplica>>("live.clusters", "system.clusters"),
+        typed::<Vec<rows::Table>>("live.tables", "user tables (system.tables outside the system databases)"),
         typed::<Vec<rows::TableParts>>("live.parts", "active parts per table (system.parts)"),
         typed::<Vec<rows::Projection>>("live.projections", "projections of user tables (system.projections, 25.1+)"),
+        typed::<Vec<rows::Partition>>(
+            "live.partitions",
+            "the 100 partitions with the most active parts (system.parts)",
+        ),
+        typed::<Vec<rows::DetachedParts>>("live.detached_parts", "system.detached_parts per table and reason"),
+        typed::<Vec<rows::Mutation>>("live.mutations", "system.mutations not done, oldest first (1,000 at most)"),
+        typed::<Vec<rows::Replica>>("live.replicas", "system.replicas"),
+        typed::<Vec<rows::ReplicationQueueEntries>>(
+            "live.replication_queue",
+            "system.replication_queue per table and entry type",
+        ),
+        typed::<Vec<rows::Database>>("live.databases", "system.databases"),
+        typed::<Vec<rows::DistributionQueue>>(
+            "live.distribution_queue",
+            "system.distribution_queue with files waiting",
+        ),
+        typed::<BTreeMap<String, Number>>(
+            "live.metrics",
+            "system.metrics by name: Attached*, Background*Pool*, PartsActive, Query (chaudit's own queries left out), *Connection, ZooKeeperSession, MemoryTracking",
+        ),
+        typed::<BTreeMap<String, Number>>(
+            "live.events",
+            "system.events since start by name: fault counters (DelayedInserts, RejectedInserts, ReplicatedDataLoss, ...), ZooKeeperInit",
+        ),
+        typed::<Vec<rows::Release>>("live.release", "one row: the running release's age"),
+        typed::<u64>("log.window_seconds", "the window"),
+        typed::<BTreeMap<String, String>>("log.unavailable", "log evidence that could not be read, and why"),
         typed::<Vec<rows::QueryShape>>(
             "log.shapes",
             "query_log per normalized query shape, top 50 by total time (the audit's own queries left out)",
         ),
-        typed::<Vec<rows::WorkloadUsage>>(
-            "log.usage",
-            "`chaudit upgrade` only: the workload by protocol, INSERTs, JOINs, formats, table functions, storages",
-        ),
         typed::<Vec<rows::WorkloadSetting>>(
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
+        ),
+        typed::<Vec<explain::Plan>>(
+            "log.plans",
+            "the server's EXPLAIN of up to 10 candidate shapes (src/collect/explain.rs)",
+        ),
+        typed::<Vec<rows::LockRate>>("log.lock_rate", "metric_log: Context lock rate per interval, per host"),
+        typed::<Vec<rows::InsertTarget>>(
+            "log.inserts",
+            "query_log: synchronous INSERTs per target table, top 50 by count",
+        ),
+        typed::<Vec<rows::QueryError>>("log.query_errors", "query_log: failed queries per error code, top 50"),
+        typed::<Vec<rows::PartEvents>>(
+            "log.part_events",
+            "part_log: new parts, merges, mutations, fetches, moves per table and error code",
+        ),
+        typed::<Vec<rows::WorkloadUsage>>(
+            "log.usage",
+            "`chaudit upgrade` only: the workload by protocol, INSERTs, JOINs, formats, table functions, storages",
         ),
         built::<String>("cluster.name", "the cluster (empty for a list of nodes)"),
         built::<String>("cluster.path", "fan-out or direct"),
