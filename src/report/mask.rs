@@ -281,6 +281,14 @@ pub fn show(text: &mut String) {
     *text = bounded.into_owned();
 }
 
+/// `text` with its control characters written out (see [`without_controls`]), replaced only
+/// when it holds one: a name a report prints (a replica's host, the target, a fix's element).
+pub fn make_visible(text: &mut String) {
+    if let Cow::Owned(visible) = without_controls(text) {
+        *text = visible;
+    }
+}
+
 /// Control characters other than line breaks and tabs written out (`\u{1b}`): text from a
 /// server or a file never moves the terminal's cursor or colours, and stays well-formed XML.
 pub fn without_controls(text: &str) -> Cow<'_, str> {

@@ -92,11 +92,14 @@ impl Summary {
 impl Report {
     /// The report of an evaluation; every value it shows has its secrets masked and is bounded
     /// (see [`mask`]), whatever the format.
-    pub fn new(target: String, mut evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
+    pub fn new(mut target: String, mut evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
+        // a cluster's name, an endpoint and replicas' hosts come from the server or a snapshot
+        mask::make_visible(&mut target);
         evaluation.findings.iter_mut().for_each(present_finding);
         for o in &mut evaluation.outcomes {
             o.reason = o.reason.as_deref().map(mask::shown);
             for h in &mut o.hosts {
+                mask::make_visible(&mut h.host);
                 h.reason = h.reason.as_deref().map(mask::shown);
             }
         }
@@ -205,6 +208,7 @@ fn present_finding(f: &mut Finding) {
     mask::show(&mut f.message);
     mask_evidence(&mut f.evidence);
     for h in &mut f.hosts {
+        mask::make_visible(&mut h.host);
         mask_evidence(&mut h.evidence);
         if let Some(message) = &mut h.message {
             mask::show(message);
@@ -215,6 +219,8 @@ fn present_finding(f: &mut Finding) {
         if let Cow::Owned(masked) = mask::mask_text(text) {
             *text = masked;
         }
+        // an element named with a control character in the user's file
+        mask::make_visible(text);
     }
 }
 
