@@ -72,7 +72,15 @@ impl SourceFile {
     /// file's name first: a config fact holds one per setting of 2,000 profiles).
     pub fn at(&self, offset: u32) -> String {
         let (line, column) = self.line_col(offset);
-        format!("{}:{line}:{column}", self.display)
+        // written piece by piece: `format!` cost four times as much, and the users facts of
+        // 2,000 profiles format 24,000 locations
+        let (mut line_digits, mut column_digits) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let (line, column) = (line_digits.format(line), column_digits.format(column));
+        let mut at = String::with_capacity(self.display.len() + line.len() + column.len() + 2);
+        for part in [self.display.as_str(), ":", line, ":", column] {
+            at.push_str(part);
+        }
+        at
     }
 
     /// A miette source for diagnostics that point into this file.

@@ -115,10 +115,11 @@ pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProble
     let root = &loaded.server.root;
     users_source(loaded, &mut out);
     if let Some(users_root) = loaded.users_root() {
-        users(root, users_root, &mut out);
-        profiles(root, users_root, &mut out);
+        let profiles = model::profiles(users_root);
+        users(root, users_root, &profiles, &mut out);
+        profile_problems(root, &profiles, &mut out);
         quotas(users_root, &mut out);
-        default_profile(loaded, root, users_root, &mut out);
+        default_profile(loaded, root, users_root, &profiles, &mut out);
     }
     server(root, &mut out);
     disk_problems(disks, &mut out);
@@ -163,16 +164,26 @@ fn users_source(loaded: &LoadedConfig, out: &mut Vec<StartProblem>) {
     }
 }
 
+/// Where the server was when it threw: `while parsing user 'u' in users configuration file`,
+/// written only into a problem's reason (2,000 users need none).
+struct Parsing<'a>(&'static str, &'a str);
+
+impl std::fmt::Display for Parsing<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "while parsing {} '{}' in users configuration file", self.0, self.1)
+    }
+}
+
 /// The users of the users tree: profile, networks, authentication, grants.
-fn users(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
+fn users(server: &Element, users_root: &Element, profiles: &[model::Profile], out: &mut Vec<StartProblem>) {
     let Some(users) = users_root.child("users") else { return };
-    let profile_names: HashSet<String> = model::profiles(users_root).into_iter().map(|p| p.name).collect();
+    let profile_names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     let allows = |name: &str| server.child(name).is_none_or(|e| is_true(&e.value()));
     for user in users.elements() {
         let name = user.name.as_str();
-        let parsing = format!("while parsing user '{name}' in users configuration file");
+        let parsing = Parsing("user", name);
         if let Some(profile) = user.child("profile")
-            && !profile_names.contains(&profile.value())
+            && !profile_names.contains(profile.value().as_str())
         {
             let reason =
                 format!("Profile {} was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)", profile.value());
@@ -225,7 +236,13 @@ fn users(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
 }
 
 /// One authentication element: its hash readable, its type allowed by the server.
-fn auth_element(user: &str, auth: &Element, parsing: &str, allows: &dyn Fn(&str) -> bool, out: &mut Vec<StartProblem>) {
+fn auth_element(
+    user: &str,
+    auth: &Element,
+    parsing: &Parsing,
+    allows: &dyn Fn(&str) -> bool,
+    out: &mut Vec<StartProblem>,
+) {
     let hex_len = match auth.name.as_str() {
         "password_sha256_hex" => Some(64),
         "password_double_sha1_hex" => Some(40),
@@ -265,14 +282,13 @@ fn auth_element(user: &str, auth: &Element, parsing: &str, allows: &dyn Fn(&str)
 
 /// Settings profiles: parents that exist, settings and constraints the server knows, values
 /// it can parse (UsersConfigAccessStorage's parseSettingsProfile).
-fn profiles(server: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
-    let profiles = model::profiles(users_root);
+fn profile_problems(server: &Element, profiles: &[model::Profile], out: &mut Vec<StartProblem>) {
     let prefixes = server.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
     let custom = |name: &str| prefixes.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p));
     let names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
     let catalog = catalog::builtin();
-    for p in &profiles {
-        let parsing = format!("while parsing profile '{}' in users configuration file", p.name);
+    for p in profiles {
+        let parsing = Parsing("profile", &p.name);
         for parent in p.element.children_named("profile") {
             if !names.contains(parent.value().as_str()) {
                 let reason = format!(
@@ -368,10 +384,16 @@ fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
 /// The default profile (`<default_profile>`, else `default`) must exist in the users tree the
 /// server reads (SettingsProfilesCache::setDefaultProfileName). Users read from the main
 /// config while a users.xml lies beside it is its own check: the cause is elsewhere.
-fn default_profile(loaded: &LoadedConfig, root: &Element, users_root: &Element, out: &mut Vec<StartProblem>) {
+fn default_profile(
+    loaded: &LoadedConfig,
+    root: &Element,
+    users_root: &Element,
+    profiles: &[model::Profile],
+    out: &mut Vec<StartProblem>,
+) {
     let written = root.child("default_profile");
     let name = written.map_or("default".to_string(), Element::value);
-    if model::profiles(users_root).iter().any(|p| p.name == name) {
+    if profiles.iter().any(|p| p.name == name) {
         return;
     }
     let reason = format!("Settings profile `{name}` not found (THERE_IS_NO_PROFILE, code 180)");
