@@ -171,7 +171,13 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
 
     // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
     c.stop();
+    let failed = || a.query("SELECT sum(value) FROM system.events WHERE event = 'DistributedConnectionFailAtAll'");
+    let failed_before = failed();
     let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    // the fan-out's own connections to the stopped replica count in the seed's failures...
+    assert_ne!(failed(), failed_before, "clusterAllReplicas counts a connection that failed on every try");
+    // ...and are not reported as the server's Distributed tables failing
+    assert!(support::findings_of(&report, "distributed-send-errors").is_empty(), "{report}");
     assert!(
         message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", node(c)))
     );
@@ -198,6 +204,9 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         assert!(settings.contains_key("max_threads") && !settings.contains_key("interactive_delay"));
     }
     let offline = audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
+    // audited again: the seed's failure count now holds the first audit's fan-out, as the
+    // snapshot's does (before its own: each run leaves out only its own connections)
+    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
     let rules = |r: &Value| {
         r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>()
     };

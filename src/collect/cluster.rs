@@ -80,6 +80,29 @@ impl Member {
     }
 }
 
+/// The seed's connection-failure counters before its fan-out, by event ([`plan::FAN_OUT_FAILURES`]);
+/// none when they could not be read (the facts then keep what the server says).
+async fn failures_before(seed: &Session) -> Option<serde_json::Map<String, Value>> {
+    let (purpose, sql) = plan::FAN_OUT_FAILURES;
+    let rows: Vec<super::CounterRow> = seed.typed_rows(purpose, sql, &[]).await.ok()?;
+    Some(rows.into_iter().map(|row| (row.name, row.value)).collect())
+}
+
+/// A seed's `live.events` with its connection failures as they were before its fan-out: the
+/// failures of the audit's own connections are not the server's Distributed tables failing.
+fn without_own_failures(live: &mut Document, interner: &mut Interner, before: &serde_json::Map<String, Value>) {
+    let Some(Value::Object(events)) = live.get("events") else { return };
+    let mut events = events.clone();
+    for event in plan::FAN_OUT_FAILURE_EVENTS {
+        // system.events lists only the events that happened
+        match before.get(event) {
+            Some(count) => events.insert(event.to_string(), count.clone()),
+            None => events.remove(event),
+        };
+    }
+    live.set(interner, "events", Value::Object(events));
+}
+
 /// Told when a node or fact is done: (done, total).
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
@@ -100,6 +123,7 @@ pub async fn fan_out(
     progress: Progress<'_>,
 ) -> Result<Collected, CollectError> {
     let logs = log_window.map(plan::log_queries).unwrap_or_default();
+    let failures_before = failures_before(seed).await;
     // first, one round trip: the facts the seed's version has, the log queries and each
     // replica's version, from every replica at once
     let seed_asked = plan::for_fan_out(facts_for(seed.version.parse().ok()).0);
@@ -174,6 +198,10 @@ pub async fn fan_out(
                         seed.query_id_prefix(),
                         live_answers.remove(&node).unwrap_or_default(),
                     );
+                    // the seed itself (every replica, when one server answers for them all)
+                    if let (true, Some(before)) = (member.is_local, &failures_before) {
+                        without_own_failures(&mut live, &mut interner, before);
+                    }
                     let mut answers = log_answers.remove(&node).unwrap_or_default();
                     // skip_unavailable_shards also skips a replica that lacks the table: its
                     // empty answer is no evidence

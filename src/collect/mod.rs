@@ -311,10 +311,10 @@ impl Named for SettingRow {
 /// A row of system.errors, system.metrics or system.events: its name and value (a number, or
 /// text when the server quotes 64-bit integers, kept as the server wrote it).
 #[derive(Deserialize)]
-struct CounterRow {
+pub(crate) struct CounterRow {
     #[serde(alias = "metric", alias = "event")]
-    name: String,
-    value: Value,
+    pub(crate) name: String,
+    pub(crate) value: Value,
 }
 
 impl Named for CounterRow {

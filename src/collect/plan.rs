@@ -433,6 +433,8 @@ fn describe_parts(out: &mut String, facts: &[&FactQuery], logs: &[(&str, &str, S
 pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let mut out = describe_connect();
     out.push_str(&format!("-- cluster members (system.clusters)\n{};\n", members_sql(cluster)));
+    let (purpose, sql) = FAN_OUT_FAILURES;
+    out.push_str(&format!("-- {purpose}\n{sql};\n"));
     let logs = log_window.map(log_queries).unwrap_or_default();
     let all = for_fan_out(FACTS.iter().collect());
     describe_parts(&mut out, &all, &logs);
@@ -526,6 +528,18 @@ pub fn members_sql(cluster: &str) -> String {
         quoted(cluster)
     )
 }
+
+/// The `--dsn` node's connection-failure counters before the fan-out: clusterAllReplicas
+/// counts its own connections to an unreachable replica in them (a stopped replica raised
+/// DistributedConnectionFailAtAll on a 26.9 seed), and a host name that does not resolve in
+/// DNSError; read alone, so that the facts keep the server's own failures only.
+pub const FAN_OUT_FAILURES: (&str, &str) = (
+    "the --dsn node's connection failures before the fan-out (its own connections to a down replica count in them)",
+    "SELECT event, value FROM system.events WHERE event IN ('DistributedConnectionFailAtAll', 'DNSError')",
+);
+
+/// The events [`FAN_OUT_FAILURES`] reads.
+pub const FAN_OUT_FAILURE_EVENTS: [&str; 2] = ["DistributedConnectionFailAtAll", "DNSError"];
 
 /// Each replica's version, through the fan-out (which replicas answer, too).
 pub const VERSION_PROBE: &str = "SELECT version() AS version FROM system.one";
