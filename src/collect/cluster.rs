@@ -198,7 +198,8 @@ pub async fn fan_out(
                         seed.query_id_prefix(),
                         live_answers.remove(&node).unwrap_or_default(),
                     );
-                    // the seed itself (every replica, when one server answers for them all)
+                    // the seed's own replica (system.clusters' is_local): the others' counters
+                    // hold nothing of its fan-out
                     if let (true, Some(before)) = (member.is_local, &failures_before) {
                         without_own_failures(&mut live, &mut interner, before);
                     }
@@ -588,6 +589,21 @@ mod tests {
 
     fn member(host: &str, port: u64, is_local: bool) -> Member {
         Member { host_name: host.into(), port, is_local }
+    }
+
+    #[test]
+    fn the_seeds_events_keep_its_failures_from_before_the_fan_out() {
+        let mut interner = Interner::default();
+        let events = json!({"DistributedConnectionFailAtAll": 7, "DNSError": 2, "DelayedInserts": 3});
+        let mut live = interner.document(json!({ "events": events }));
+        let before = json!({"DistributedConnectionFailAtAll": "4"}).as_object().cloned().unwrap();
+        without_own_failures(&mut live, &mut interner, &before);
+        // a count kept as the server wrote it; an event it had not counted before is gone
+        assert_eq!(live["events"], json!({"DistributedConnectionFailAtAll": "4", "DelayedInserts": 3}));
+        // without events (denied) there is nothing to amend
+        let mut denied = interner.document(json!({"unavailable": {"events": "ACCESS_DENIED"}}));
+        without_own_failures(&mut denied, &mut interner, &before);
+        assert!(denied.get("events").is_none());
     }
 
     #[test]
