@@ -64,8 +64,8 @@ impl Baseline {
     pub fn read(path: &Path) -> Result<Baseline, String> {
         let text = crate::regular_file::read_to_string(path)
             .map_err(|e| format!("cannot read baseline {}: {e}", path.display()))?;
-        let mut baseline: Baseline = serde_json::from_str(&text)
-            .map_err(|e| format!("{}:{}:{}: not a chaudit baseline: {e}", path.display(), e.line(), e.column()))?;
+        let mut baseline: Baseline =
+            serde_json::from_str(&text).map_err(|e| crate::regular_file::json_error(path, "a chaudit baseline", &e))?;
         match baseline.chaudit_baseline {
             FORMAT => {}
             FORMAT_BY_MESSAGE => {

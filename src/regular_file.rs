@@ -9,6 +9,15 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+/// A JSON file that does not parse or is not of its shape, said at its place:
+/// `path:line:column: not WHAT: why` (serde_json's own " at line L column C" left off, the
+/// place being said first).
+pub fn json_error(path: &Path, what: &str, e: &serde_json::Error) -> String {
+    let why = e.to_string();
+    let why = why.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&why);
+    format!("{}:{}:{}: not {what}: {why}", path.display(), e.line(), e.column())
+}
+
 /// What a path is, when it is not a regular file.
 fn kind(meta: &Metadata) -> Option<&'static str> {
     let t = meta.file_type();
@@ -108,6 +117,13 @@ pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_error_says_its_place_once() {
+        let e = serde_json::from_str::<Vec<String>>("[\n 1]").unwrap_err();
+        let said = json_error(Path::new("b.json"), "a list of names", &e);
+        assert_eq!(said, "b.json:2:2: not a list of names: invalid type: integer `1`, expected a string");
+    }
 
     fn fifo(dir: &Path) -> PathBuf {
         let path = dir.join("pipe");

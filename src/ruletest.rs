@@ -143,9 +143,8 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
         .collect();
     let path = fixture.join(EXPECTED);
     let mut expected: serde_json::Map<String, serde_json::Value> = match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            format!("{}:{}:{}: not an expected-findings file: {e}", path.display(), e.line(), e.column())
-        })?,
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| crate::regular_file::json_error(&path, "an expected-findings file", &e))?,
         Err(_) => serde_json::Map::new(),
     };
     let got = serde_json::Value::Array(shown);

@@ -224,8 +224,8 @@ impl Facts {
         let shown = path.display();
         let text =
             crate::regular_file::read_to_string(path).map_err(|e| format!("cannot read snapshot {shown}: {e}"))?;
-        let mut value: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|e| format!("{shown}:{}:{}: not a chaudit snapshot: {e}", e.line(), e.column()))?;
+        let mut value: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| crate::regular_file::json_error(path, "a chaudit snapshot", &e))?;
         match value.get("chaudit_snapshot").and_then(serde_json::Value::as_u64) {
             Some(SNAPSHOT_FORMAT) => {}
             Some(other) => {
@@ -242,7 +242,7 @@ impl Facts {
         let mut facts: Facts = match serde_json::from_value(value) {
             Ok(facts) => facts,
             Err(_) => match serde_json::from_str::<Facts>(&text) {
-                Err(e) => return Err(format!("{shown}:{}:{}: not a chaudit snapshot: {e}", e.line(), e.column())),
+                Err(e) => return Err(crate::regular_file::json_error(path, "a chaudit snapshot", &e)),
                 Ok(facts) => facts,
             },
         };
