@@ -80,11 +80,11 @@ impl Member {
     }
 }
 
-/// The seed's connection-failure counters before its fan-out, by event ([`plan::FAN_OUT_FAILURES`]);
+/// The seed's connection-failure counters before its fan-out, by event ([`plan::fan_out_failures`]);
 /// none when they could not be read (the facts then keep what the server says).
 async fn failures_before(seed: &Session) -> Option<serde_json::Map<String, Value>> {
-    let (purpose, sql) = plan::FAN_OUT_FAILURES;
-    let rows: Vec<super::CounterRow> = seed.typed_rows(purpose, sql, &[]).await.ok()?;
+    let (purpose, sql) = plan::fan_out_failures();
+    let rows: Vec<super::CounterRow> = seed.typed_rows(purpose, &sql, &[]).await.ok()?;
     Some(rows.into_iter().map(|row| (row.name, row.value)).collect())
 }
 

@@ -433,7 +433,7 @@ fn describe_parts(out: &mut String, facts: &[&FactQuery], logs: &[(&str, &str, S
 pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let mut out = describe_connect();
     out.push_str(&format!("-- cluster members (system.clusters)\n{};\n", members_sql(cluster)));
-    let (purpose, sql) = FAN_OUT_FAILURES;
+    let (purpose, sql) = fan_out_failures();
     out.push_str(&format!("-- {purpose}\n{sql};\n"));
     let logs = log_window.map(log_queries).unwrap_or_default();
     let all = for_fan_out(FACTS.iter().collect());
@@ -529,17 +529,21 @@ pub fn members_sql(cluster: &str) -> String {
     )
 }
 
-/// The `--dsn` node's connection-failure counters before the fan-out: clusterAllReplicas
+/// The `--dsn` node's connection-failure counters that its fan-out raises: clusterAllReplicas
 /// counts its own connections to an unreachable replica in them (a stopped replica raised
 /// DistributedConnectionFailAtAll on a 26.9 seed), and a host name that does not resolve in
-/// DNSError; read alone, so that the facts keep the server's own failures only.
-pub const FAN_OUT_FAILURES: (&str, &str) = (
-    "the --dsn node's connection failures before the fan-out (its own connections to a down replica count in them)",
-    "SELECT event, value FROM system.events WHERE event IN ('DistributedConnectionFailAtAll', 'DNSError')",
-);
-
-/// The events [`FAN_OUT_FAILURES`] reads.
+/// DNSError.
 pub const FAN_OUT_FAILURE_EVENTS: [&str; 2] = ["DistributedConnectionFailAtAll", "DNSError"];
+
+/// The query of [`FAN_OUT_FAILURE_EVENTS`], read alone before the fan-out so that the facts
+/// keep the server's own failures only: (purpose, SQL).
+pub fn fan_out_failures() -> (&'static str, String) {
+    let events: Vec<String> = FAN_OUT_FAILURE_EVENTS.iter().map(|e| format!("'{e}'")).collect();
+    (
+        "the --dsn node's connection failures before the fan-out (its own connections to a down replica count in them)",
+        format!("SELECT event, value FROM system.events WHERE event IN ({})", events.join(", ")),
+    )
+}
 
 /// Each replica's version, through the fan-out (which replicas answer, too).
 pub const VERSION_PROBE: &str = "SELECT version() AS version FROM system.one";

@@ -246,6 +246,10 @@ impl Facts {
                 Ok(facts) => facts,
             },
         };
+        if facts.document.is_empty() {
+            let why = "the snapshot holds no facts (no config, live, log or host document, no cluster nodes)";
+            return Err(format!("{shown}: {why}"));
+        }
         // the sources are what the snapshot holds, whatever its `sources` list says
         facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
         if let Err(problems) = schema::check_document(&facts.document) {
