@@ -1,5 +1,6 @@
-//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary, and
-//! indexes the lines of data/config-keys.txt.
+//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary,
+//! indexes the lines of data/config-keys.txt, and writes the setting catalogs
+//! (data/catalogs/*.json) as static tables.
 
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,70 @@ fn main() {
     std::fs::write(out, format!("pub const BUILTIN_RULES: &[(&str, &str)] = &[\n{entries}];\n"))
         .expect("write builtin_rules.rs");
     index_config_keys(&root);
+    write_catalogs(&root);
+}
+
+/// The catalogs as static tables sorted by name (`facts::catalog` looks names up in them):
+/// parsing the JSON at start cost each audit 10 M instructions, on the path every rule
+/// check waits for.
+fn write_catalogs(root: &Path) {
+    println!("cargo:rerun-if-changed=data/catalogs");
+    let dir = root.join("data/catalogs");
+    let mut versions: Vec<(u32, u32, PathBuf)> = std::fs::read_dir(&dir)
+        .expect("read data/catalogs")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .map(|p| {
+            let stem = p.file_stem().and_then(|s| s.to_str()).expect("a catalog is named <major>.<minor>.json");
+            let (major, minor) = stem.split_once('.').expect("a catalog is named <major>.<minor>.json");
+            (major.parse().expect("a major version"), minor.parse().expect("a minor version"), p)
+        })
+        .collect();
+    versions.sort();
+    let mut out = format!("static CATALOGS: [((u32, u32), Catalog); {}] = [\n", versions.len());
+    for (major, minor, path) in &versions {
+        let text = std::fs::read_to_string(path).expect("read a catalog");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("a catalog is JSON");
+        let version = json["version"].as_str().expect("a catalog names its version");
+        out.push_str(&format!("    (({major}, {minor}), Catalog {{\n        version: {version:?},\n"));
+        for section in ["session", "server", "merge_tree"] {
+            let settings = json[section].as_object().expect("a catalog section is an object");
+            let mut names: Vec<&String> = settings.keys().collect();
+            names.sort();
+            out.push_str(&format!("        {section}: SettingMap(&[\n"));
+            for name in names {
+                out.push_str(&format!("            ({name:?}, {}),\n", setting(&settings[name.as_str()])));
+            }
+            out.push_str("        ]),\n");
+        }
+        out.push_str("        session_names: OnceLock::new(),\n    }),\n");
+    }
+    out.push_str("];\n");
+    let target = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalogs.rs");
+    std::fs::write(target, out).expect("write catalogs.rs");
+}
+
+/// One setting as a `Setting` literal; a field the catalog does not know stops the build.
+fn setting(value: &serde_json::Value) -> String {
+    let fields = value.as_object().expect("a setting is an object");
+    let text = |key: &str| match fields.get(key) {
+        None | Some(serde_json::Value::Null) => "None".to_string(),
+        Some(v) => format!("Some({:?})", v.as_str().expect("a setting's field is text")),
+    };
+    for key in fields.keys() {
+        let known = ["default", "type", "is_obsolete", "tier", "alias_for", "changeable_without_restart"];
+        assert!(known.contains(&key.as_str()), "data/catalogs: unknown setting field `{key}`");
+    }
+    let obsolete = fields.get("is_obsolete").and_then(serde_json::Value::as_u64).unwrap_or(0) != 0;
+    format!(
+        "Setting {{ default: {}, kind: {}, is_obsolete: {obsolete}, tier: {}, alias_for: {}, changeable_without_restart: {} }}",
+        text("default"),
+        text("type"),
+        text("tier"),
+        text("alias_for"),
+        text("changeable_without_restart"),
+    )
 }
 
 /// Where each name's line starts in data/config-keys.txt after its comment line, as

@@ -177,7 +177,7 @@ mod tests {
     #[test]
     fn the_index_finds_what_comparing_every_name_finds() {
         let catalog = crate::facts::catalog::builtin();
-        let names: Vec<&str> = catalog.session.keys().map(String::as_str).collect();
+        let names: Vec<&str> = catalog.session.keys().collect();
         let index = Index::new(names.iter().copied(), 0.85);
         for word in ["max_threadz", "max_memry_usage", "send_timout", "log_queries_min_typ", "use_uncompressed_cach"] {
             assert_eq!(index.closest(word), closest_above(word, names.iter().copied(), 0.85), "{word}");
@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn the_typo_index_finds_what_checking_every_name_finds() {
         let catalog = crate::facts::catalog::builtin();
-        let names: Vec<&str> = catalog.server.keys().map(String::as_str).collect();
+        let names: Vec<&str> = catalog.server.keys().collect();
         let index = Index::of_typos(names.iter().copied());
         let words = ["max_thred_pool_size", "max_conection", "keep_alive_timout", "mark_cache_sise", "pth", "tcp_prt"];
         let unrelated = (0..200).map(|n| format!("app_metric_{n}_threshold"));

@@ -363,8 +363,10 @@ pub fn run(
     report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
     report.artifact_base =
         request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
-    // the process is about to end: freeing a big config's facts node by node only delays it
+    // the process is about to end: freeing a big config's facts, or the rules' syntax trees,
+    // node by node only delays it
     std::mem::forget(facts);
+    std::mem::forget(pack);
     Ok(Verdict { report, loaded, broken, fragments })
 }
 

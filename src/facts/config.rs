@@ -186,7 +186,7 @@ pub fn root_element_suggestion(name: &str) -> Option<&'static str> {
     NAMES
         .get_or_init(|| {
             let sections = SERVER_SECTIONS.iter().chain(OTHER_ROOT_ELEMENTS).copied();
-            let settings = catalog::builtin().server.keys().map(String::as_str);
+            let settings = catalog::builtin().server.keys();
             crate::suggest::Index::of_typos(settings.chain(sections))
         })
         .closest(name)

@@ -2,7 +2,7 @@
 //! expressions are checked against it when the pack loads, snapshots when they are read,
 //! and `chaudit facts` prints it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -111,52 +111,72 @@ fn parse(text: &str) -> Result<Catalog, String> {
         let meaning = words.collect::<Vec<_>>().join(" ");
         entries.push(Entry { path: path.into(), kind: kind.into(), meaning });
     }
+    let tree = Tree::of(&entries);
     let mut roots = BTreeMap::new();
     for e in &entries {
         if !e.path.contains(['.', '[', '{']) {
-            let t = build(&entries, &e.path)?;
+            let t = tree.build(&e.path)?;
             roots.insert(e.path.clone(), t);
         }
     }
     Ok(Catalog { entries, roots })
 }
 
-/// The type at `path`, with its children from the entries below it.
-fn build(entries: &[Entry], path: &str) -> Result<Type, String> {
-    let entry =
-        entries.iter().find(|e| e.path == path).ok_or_else(|| format!("schema.txt: `{path}` is not declared"))?;
-    let (kind, nullable) = match entry.kind.strip_suffix('?') {
-        Some(k) => (k, true),
-        None => (entry.kind.as_str(), false),
-    };
-    let t = match kind {
-        "map" | "row" => {
-            let mut fields = BTreeMap::new();
-            let prefix = format!("{path}.");
-            for child in entries
-                .iter()
-                .filter(|e| e.path.strip_prefix(&prefix).is_some_and(|rest| !rest.contains(['.', '[', '{'])))
+/// The entries by path, and each path's fields, indexed in one pass: looking each type's
+/// fields up by scanning every entry cost every run 5 M instructions.
+struct Tree<'a> {
+    by_path: HashMap<&'a str, &'a Entry>,
+    fields: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
+}
+
+impl<'a> Tree<'a> {
+    fn of(entries: &'a [Entry]) -> Tree<'a> {
+        let mut by_path = HashMap::new();
+        let mut fields: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
+        for e in entries {
+            by_path.entry(e.path.as_str()).or_insert(e);
+            // `parent.name`: a field (`parent[]` and `parent{}` are a list's and a dict's items)
+            if let Some((parent, name)) = e.path.rsplit_once('.')
+                && !name.contains(['[', '{'])
             {
-                fields.insert(child.path[prefix.len()..].to_string(), build(entries, &child.path)?);
+                fields.entry(parent).or_default().push((name, e.path.as_str()));
             }
-            Type::Map { fields: Arc::new(fields), open: kind == "row" }
         }
-        "list" => Type::List(Arc::new(build(entries, &format!("{path}[]"))?)),
-        "dict" | "dict:setting" => {
-            Type::Dict { value: Arc::new(build(entries, &format!("{path}{{}}"))?), settings: kind == "dict:setting" }
-        }
-        "string" => Type::String,
-        "location" => Type::Location,
-        "bool" => Type::Bool,
-        "flag" => Type::Flag,
-        "uint" => Type::UInt,
-        "int" => Type::Int,
-        "float" => Type::Float,
-        "number" => Type::Number,
-        "any" => Type::Any,
-        other => return Err(format!("schema.txt: `{path}` has an unknown type `{other}`")),
-    };
-    Ok(if nullable { Type::Nullable(Arc::new(t)) } else { t })
+        Tree { by_path, fields }
+    }
+
+    /// The type at `path`, with its children from the entries below it.
+    fn build(&self, path: &str) -> Result<Type, String> {
+        let entry = self.by_path.get(path).ok_or_else(|| format!("schema.txt: `{path}` is not declared"))?;
+        let (kind, nullable) = match entry.kind.strip_suffix('?') {
+            Some(k) => (k, true),
+            None => (entry.kind.as_str(), false),
+        };
+        let t = match kind {
+            "map" | "row" => {
+                let mut fields = BTreeMap::new();
+                for (name, child) in self.fields.get(path).into_iter().flatten() {
+                    fields.entry(name.to_string()).or_insert(self.build(child)?);
+                }
+                Type::Map { fields: Arc::new(fields), open: kind == "row" }
+            }
+            "list" => Type::List(Arc::new(self.build(&format!("{path}[]"))?)),
+            "dict" | "dict:setting" => {
+                Type::Dict { value: Arc::new(self.build(&format!("{path}{{}}"))?), settings: kind == "dict:setting" }
+            }
+            "string" => Type::String,
+            "location" => Type::Location,
+            "bool" => Type::Bool,
+            "flag" => Type::Flag,
+            "uint" => Type::UInt,
+            "int" => Type::Int,
+            "float" => Type::Float,
+            "number" => Type::Number,
+            "any" => Type::Any,
+            other => return Err(format!("schema.txt: `{path}` has an unknown type `{other}`")),
+        };
+        Ok(if nullable { Type::Nullable(Arc::new(t)) } else { t })
+    }
 }
 
 /// Where a document differs from the catalog.

@@ -299,7 +299,7 @@ fn profile_problems(server: &Element, profiles: &[model::Profile], out: &mut Vec
             }
         }
         for s in &p.settings {
-            let kind = catalog.session.get(s.name.as_str()).and_then(|setting| setting.kind.as_deref());
+            let kind = catalog.session.get(s.name.as_str()).and_then(|setting| setting.kind);
             if let Some(kind) = kind
                 && !parses_as(kind, &s.value())
             {
@@ -415,7 +415,7 @@ fn default_profile(
 fn server(root: &Element, out: &mut Vec<StartProblem>) {
     let catalog = catalog::builtin();
     for e in root.elements().filter(|e| !e.has_element_children()) {
-        if let Some(kind) = catalog.server.get(e.name.as_str()).and_then(|s| s.kind.as_deref())
+        if let Some(kind) = catalog.server.get(e.name.as_str()).and_then(|s| s.kind)
             && !PORTS.contains(&e.name.as_str())
             && !parses_as(kind, &e.value())
         {
@@ -437,7 +437,7 @@ fn server(root: &Element, out: &mut Vec<StartProblem>) {
                     problem(out, "merge-tree-unknown-setting", s.name.as_str(), reason, s.origin);
                 }
                 Some(setting) => {
-                    let kind = setting.kind.as_deref().unwrap_or_default();
+                    let kind = setting.kind.unwrap_or_default();
                     if !parses_as(kind, &s.value()) {
                         let reason = format!(
                             "Cannot parse input: value '{}' of MergeTree setting '{}' ({kind}) \

@@ -19,8 +19,9 @@ pub struct Expr {
     pub origin: Origin,
     /// The syntax tree, as written (its calls are checked against the facts catalog).
     tree: Arc<cel::IdedExpr>,
-    /// The syntax tree with a budget check in every loop (see [`budget::guard`]).
-    guarded: Arc<cel::IdedExpr>,
+    /// The syntax tree with a budget check in every loop (see [`budget::guard`]), written on
+    /// the first evaluation: an audit evaluates only the rules that apply to what it read.
+    guarded: Arc<OnceLock<cel::IdedExpr>>,
 }
 
 impl std::fmt::Debug for Expr {
@@ -52,8 +53,7 @@ impl Expr {
             Ok(tree) => tree,
             Err(_) => env().parser().parse(source).map_err(compile_error)?,
         };
-        let guarded = Arc::new(crate::eval::budget::guard(&tree));
-        Ok(Expr { source: source.to_string(), origin, tree: Arc::new(tree), guarded })
+        Ok(Expr { source: source.to_string(), origin, tree: Arc::new(tree), guarded: Arc::default() })
     }
 
     /// The syntax tree, as written.
@@ -68,8 +68,12 @@ impl Expr {
         (tree == *self.tree).then_some(info)
     }
 
+    fn guarded(&self) -> &cel::IdedExpr {
+        self.guarded.get_or_init(|| crate::eval::budget::guard(&self.tree))
+    }
+
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        Value::resolve_val(&self.guarded, context)
+        Value::resolve_val(self.guarded(), context)
             .and_then(|v| to_value(v.as_ref()))
             .map_err(|e| format!("`{}`: {e}", self.source))
     }
@@ -77,7 +81,7 @@ impl Expr {
     /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
     /// (shared, see `eval::value`) instead of being copied whole.
     pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
-        Value::resolve_val(&self.guarded, context).map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve_val(self.guarded(), context).map_err(|e| format!("`{}`: {e}", self.source))
     }
 }
 
@@ -101,7 +105,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
             .get(name.as_str())
             .or_else(|| c.server.get(name.as_str()))
             .or_else(|| c.merge_tree.get(name.as_str()));
-        setting.and_then(|s| s.default.clone()).unwrap_or_default()
+        setting.and_then(|s| s.default).unwrap_or_default().to_string()
     };
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [

@@ -67,11 +67,11 @@ impl<'a> FromNames<'a> {
     }
 
     fn obsolete(&self, kind: SettingKind, name: &str) -> bool {
-        self.catalog.and_then(|c| c.of_kind(kind).get(name)).is_some_and(|s| s.is_obsolete != 0)
+        self.catalog.and_then(|c| c.of_kind(kind).get(name)).is_some_and(|s| s.is_obsolete)
     }
 
     fn alias_for(&self, kind: SettingKind, name: &str) -> Option<String> {
-        self.catalog.and_then(|c| c.of_kind(kind).get(name)).and_then(|s| s.alias_for.clone())
+        self.catalog.and_then(|c| c.of_kind(kind).get(name)).and_then(|s| s.alias_for.map(str::to_string))
     }
 }
 
@@ -109,7 +109,7 @@ pub(super) fn breaking(
                 };
                 out.push(found(Problem::Unknown, detail));
             }
-            Some(Some(setting)) if setting.is_obsolete != 0 && !from_names.obsolete(kind, name) => {
+            Some(Some(setting)) if setting.is_obsolete && !from_names.obsolete(kind, name) => {
                 let why = obsoleted.unwrap_or_else(|| "marked obsolete in the target's system.settings".into());
                 out.push(found(Problem::Obsolete, format!("obsolete in {}: {why}", version_name(to))));
             }

@@ -20,11 +20,11 @@ impl Defaults<'_> {
             // the live fact lists changed MergeTree settings only
             SettingKind::MergeTree => None,
         };
-        live.map(str::to_string).or_else(|| self.from?.of_kind(kind).get(name)?.default.clone())
+        live.map(str::to_string).or_else(|| self.from?.of_kind(kind).get(name)?.default.map(str::to_string))
     }
 
     pub(super) fn after(&self, kind: SettingKind, name: &str) -> Option<String> {
-        self.to?.of_kind(kind).get(name)?.default.clone()
+        self.to?.of_kind(kind).get(name)?.default.map(str::to_string)
     }
 
     /// Defaults that differ between the two servers although the history does not list them
@@ -33,23 +33,23 @@ impl Defaults<'_> {
         let Some(target) = self.to else { return Vec::new() };
         let mut out = Vec::new();
         for kind in [SettingKind::Session, SettingKind::MergeTree] {
-            for (name, setting) in target.of_kind(kind) {
-                if setting.alias_for.is_some() || setting.is_obsolete != 0 {
+            for (name, setting) in target.of_kind(kind).iter() {
+                if setting.alias_for.is_some() || setting.is_obsolete {
                     continue;
                 }
-                let (Some(old), Some(new)) = (self.before(kind, name), setting.default.clone()) else { continue };
-                if same_value(&old, &new) || listed.iter().any(|c| c.kind == kind && &c.name == name) {
+                let (Some(old), Some(new)) = (self.before(kind, name), setting.default) else { continue };
+                if same_value(&old, new) || listed.iter().any(|c| c.kind == kind && c.name == name) {
                     continue;
                 }
                 out.push(DefaultChange {
                     kind,
-                    name: name.clone(),
+                    name: name.to_string(),
                     from_default: old.clone(),
-                    to_default: new.clone(),
+                    to_default: new.to_string(),
                     steps: vec![history::Step {
                         version: format!("{}.{}", to.major, to.minor),
                         previous_value: old,
-                        new_value: new,
+                        new_value: new.to_string(),
                         reason: "the two versions' defaults differ (system.settings); system.settings_changes does not list it".into(),
                     }],
                     // `compatibility` follows the history, which does not know this one
