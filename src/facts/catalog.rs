@@ -120,9 +120,7 @@ impl Catalog {
 
     /// The closest session setting name, for "did you mean ...?".
     pub fn suggest(&self, name: &str) -> Option<&str> {
-        self.session_names
-            .get_or_init(|| Index::new(self.session.keys(), SETTING_SCORE))
-            .closest(name)
+        self.session_names.get_or_init(|| Index::new(self.session.keys(), SETTING_SCORE)).closest(name)
     }
 }
 

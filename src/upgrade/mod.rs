@@ -234,8 +234,9 @@ pub fn review(inputs: &Inputs) -> Review {
             } else {
                 Exposure::Default
             };
-            let tier =
-                target_catalog.and_then(|c| c.of_kind(change.kind).get(&change.name)).and_then(|s| s.tier.map(str::to_string));
+            let tier = target_catalog
+                .and_then(|c| c.of_kind(change.kind).get(&change.name))
+                .and_then(|s| s.tier.map(str::to_string));
             let new_setting = from_names.knows(change.kind, &change.name) == Some(false);
             AffectedChange { rank: 0, keep_old: keep_old(&change), new_setting, change, exposure, tier }
         })
