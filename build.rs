@@ -1,25 +1,50 @@
-//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary,
-//! indexes the lines of data/config-keys.txt, and writes the setting catalogs
+//! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary with
+//! its YAML events recorded (see src/spanned_yaml/events.rs), indexes the lines of data/config-keys.txt, and writes the setting catalogs
 //! (data/catalogs/*.json) as static tables.
 
 use std::path::{Path, PathBuf};
 
+#[path = "src/spanned_yaml/events.rs"]
+#[allow(dead_code)] // the build records events; the binary replays them
+mod events;
+
 fn main() {
     println!("cargo:rerun-if-changed=rules");
+    println!("cargo:rerun-if-changed=src/spanned_yaml/events.rs");
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let mut files = Vec::new();
     collect(&root.join("rules"), &mut files);
     files.sort();
+    // each file's text, and the span of its recorded YAML events in one blob
+    let mut recorded = Vec::new();
     let entries: String = files
         .iter()
         .map(|f| {
             let relative = f.strip_prefix(&root).expect("under the manifest dir").display().to_string();
-            format!("    ({relative:?}, include_str!({:?})),\n", f.display().to_string())
+            let text = std::fs::read_to_string(f).expect("read a rule file");
+            let span = match events::record(&text) {
+                Some(events) => {
+                    let start = recorded.len();
+                    recorded.extend_from_slice(&events);
+                    format!("Some({start}..{})", recorded.len())
+                }
+                None => "None".to_string(),
+            };
+            format!("    ({relative:?}, include_str!({:?}), {span}),\n", f.display().to_string())
         })
         .collect();
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("builtin_rules.rs");
-    std::fs::write(out, format!("pub const BUILTIN_RULES: &[(&str, &str)] = &[\n{entries}];\n"))
-        .expect("write builtin_rules.rs");
+    std::fs::write(out.join("builtin_rules.events"), &recorded).expect("write builtin_rules.events");
+    let blob = out.join("builtin_rules.events").display().to_string();
+    std::fs::write(
+        out.join("builtin_rules.rs"),
+        format!(
+            "/// Each rule file: its path, its text and where its recorded YAML events are in [`EVENTS`].\n\
+             pub const BUILTIN_RULES: &[(&str, &str, Option<std::ops::Range<usize>>)] = &[\n{entries}];\n\
+             pub static EVENTS: &[u8] = include_bytes!({blob:?});\n"
+        ),
+    )
+    .expect("write builtin_rules.rs");
     index_config_keys(&root);
     write_catalogs(&root);
 }

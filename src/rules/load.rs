@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::config::error::FileProblem;
 use crate::config::{ConfigFs, Origin, SourceMap};
 use crate::facts::Source;
-use crate::spanned_yaml::{Yaml, read_document};
+use crate::spanned_yaml::{Yaml, read_document, read_recorded};
 
 use super::check::{self, Checker};
 use super::error::RuleError;
@@ -44,10 +44,19 @@ const KEYS: &[&str] = &[
 ];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
-pub fn parse_rule(sources: &SourceMap, id: crate::config::FileId, base: &Path) -> Result<Rule, Vec<RuleError>> {
+/// A built-in rule's YAML events were recorded when chaudit was built (`events`).
+pub fn parse_rule(
+    sources: &SourceMap,
+    id: crate::config::FileId,
+    base: &Path,
+    events: Option<&[u8]>,
+) -> Result<Rule, Vec<RuleError>> {
     let file = sources.file(id);
-    let doc = read_document(&file.text, id)
-        .map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
+    let doc = match events {
+        Some(events) => read_recorded(events, id),
+        None => read_document(&file.text, id),
+    }
+    .map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
     let mut p = Parser { sources, errors: Vec::new(), doc: &doc };
     let rule = p.rule(base, file.display.clone());
     match rule {

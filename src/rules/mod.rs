@@ -34,12 +34,13 @@ impl RulePack {
     /// As [`RulePack::load`], reading the rule files from `fs` (a fuzz input held in memory).
     pub fn load_with(fs: &impl ConfigFs, include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
         let mut sources = SourceMap::new(PathBuf::new());
-        // (file, the directory its fixtures are relative to)
-        let mut listed: Vec<(crate::config::FileId, PathBuf)> = Vec::new();
+        // (file, the directory its fixtures are relative to, its recorded YAML events)
+        let mut listed: Vec<(crate::config::FileId, PathBuf, Option<&[u8]>)> = Vec::new();
         let base = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         if include_builtin {
-            for (path, text) in builtin::BUILTIN_RULES {
-                listed.push((sources.add(PathBuf::from(path), (*text).to_string()), base(Path::new(path))));
+            for (path, text, events) in builtin::BUILTIN_RULES {
+                let id = sources.add(PathBuf::from(path), (*text).to_string());
+                listed.push((id, base(Path::new(path)), events.clone().and_then(|span| builtin::EVENTS.get(span))));
             }
         }
         let mut read_errors = Vec::new();
@@ -53,7 +54,7 @@ impl RulePack {
                 Ok(paths) => {
                     for path in paths {
                         match files::read(fs, &mut sources, &path) {
-                            Ok(id) => listed.push((id, base(&path))),
+                            Ok(id) => listed.push((id, base(&path), None)),
                             Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
                         }
                     }
@@ -62,7 +63,9 @@ impl RulePack {
             }
         }
         // every start compiles every rule's expressions: on every core
-        let parsed = crate::parallel::on_every_core(&listed, |(id, base)| load::parse_rule(&sources, *id, base));
+        let parsed = crate::parallel::on_every_core(&listed, |(id, base, events)| {
+            load::parse_rule(&sources, *id, base, *events)
+        });
         let mut rules = Vec::new();
         let mut errors = Vec::new();
         for rule in parsed {
@@ -88,5 +91,21 @@ impl RulePack {
 
     pub fn get(&self, id: &str) -> Option<&Rule> {
         self.rules.iter().find(|r| r.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::builtin::{BUILTIN_RULES, EVENTS};
+    use crate::config::FileId;
+    use crate::spanned_yaml::{read_document, read_recorded};
+
+    #[test]
+    fn every_builtin_rule_file_is_recorded_as_its_text_parses() {
+        for (path, text, events) in BUILTIN_RULES {
+            let events = events.clone().and_then(|span| EVENTS.get(span));
+            let events = events.unwrap_or_else(|| panic!("{path}: not recorded"));
+            assert_eq!(read_recorded(events, FileId(0)), read_document(text, FileId(0)), "{path}");
+        }
     }
 }

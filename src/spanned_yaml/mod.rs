@@ -1,13 +1,14 @@
 //! YAML read into a tree that keeps every node's position, for config files and rule files
 //! alike (diagnostics point at the line and column of the offending node).
 
+pub mod events;
+
 use std::collections::HashMap;
 
-use saphyr_parser::{Event, Parser, ScalarStyle, Span};
-
 use crate::config::source::{FileId, Origin};
+use events::Step;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Yaml {
     Null(Origin),
     Scalar(String, Origin),
@@ -65,37 +66,47 @@ fn weight(node: &Yaml) -> (u64, u64) {
 
 /// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
 pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
-    Ok(read_documents(text, file, 1)?.pop().unwrap_or(Yaml::Null(Origin { file, offset: 0 })))
+    first(build(events::of_text(text), file, 1)?, file)
+}
+
+/// The first document of a file whose events were recorded (see [`events::record`]).
+pub fn read_recorded(recording: &[u8], file: FileId) -> Result<Yaml, Failure> {
+    first(build(events::replay(recording), file, 1)?, file)
+}
+
+fn first(mut documents: Vec<Yaml>, file: FileId) -> Result<Yaml, Failure> {
+    Ok(documents.pop().unwrap_or(Yaml::Null(Origin { file, offset: 0 })))
 }
 
 /// Up to `limit` documents of the stream (a Kubernetes manifest holds several), with anchors
 /// resolved; the alias budget is the stream's.
 pub fn read_documents(text: &str, file: FileId, limit: usize) -> Result<Vec<Yaml>, Failure> {
+    build(events::of_text(text), file, limit)
+}
+
+fn build<'a>(steps: impl Iterator<Item = events::Item<'a>>, file: FileId, limit: usize) -> Result<Vec<Yaml>, Failure> {
     enum Open {
         Sequence(Vec<Yaml>, usize, Origin),
         Mapping(Vec<(Yaml, Yaml)>, Option<Yaml>, usize, Origin),
     }
-    let lines = LineIndex::new(text);
-    let origin_of = |line: usize, col: usize| Origin { file, offset: lines.offset(text, line, col) };
-    let at = |span: &Span| origin_of(span.start.line(), span.start.col());
+    let at = |offset: u32| Origin { file, offset };
     let mut stack: Vec<Open> = Vec::new();
     let mut anchors: HashMap<usize, (Yaml, (u64, u64))> = HashMap::new();
     let (mut alias_nodes, mut alias_bytes) = (0u64, 0u64);
     let mut document: Option<Yaml> = None;
     let mut documents = Vec::new();
 
-    for item in Parser::new_from_str(text) {
-        let (event, span) = item.map_err(|e| (origin_of(e.marker().line(), e.marker().col()), e.info().to_string()))?;
-        let (value, anchor) = match event {
-            Event::Scalar(value, style, anchor, _) => {
-                let is_null =
-                    style == ScalarStyle::Plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
-                let node = if is_null { Yaml::Null(at(&span)) } else { Yaml::Scalar(value.into_owned(), at(&span)) };
+    for item in steps {
+        let (step, offset) = item.map_err(|(offset, message)| (at(offset), message))?;
+        let (value, anchor) = match step {
+            Step::Scalar { value, plain, anchor } => {
+                let is_null = plain && matches!(value.as_ref(), "" | "~" | "null" | "Null" | "NULL");
+                let node = if is_null { Yaml::Null(at(offset)) } else { Yaml::Scalar(value.into_owned(), at(offset)) };
                 (node, anchor)
             }
-            Event::Alias(id) => {
+            Step::Alias(id) => {
                 let (node, (nodes, bytes)) =
-                    anchors.get(&id).ok_or_else(|| (at(&span), "unknown alias".to_string()))?;
+                    anchors.get(&id).ok_or_else(|| (at(offset), "unknown alias".to_string()))?;
                 alias_nodes += nodes;
                 alias_bytes += bytes;
                 if alias_nodes > MAX_ALIAS_NODES || alias_bytes > MAX_ALIAS_BYTES {
@@ -104,24 +115,24 @@ pub fn read_documents(text: &str, file: FileId, limit: usize) -> Result<Vec<Yaml
                          this alias is refused",
                         MAX_ALIAS_BYTES >> 20
                     );
-                    return Err((at(&span), message));
+                    return Err((at(offset), message));
                 }
                 (node.clone(), 0)
             }
-            Event::SequenceStart(anchor, _) => {
-                stack.push(Open::Sequence(Vec::new(), anchor, at(&span)));
+            Step::SequenceStart { anchor } => {
+                stack.push(Open::Sequence(Vec::new(), anchor, at(offset)));
                 continue;
             }
-            Event::MappingStart(anchor, _) => {
-                stack.push(Open::Mapping(Vec::new(), None, anchor, at(&span)));
+            Step::MappingStart { anchor } => {
+                stack.push(Open::Mapping(Vec::new(), None, anchor, at(offset)));
                 continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
+            Step::End => match stack.pop() {
                 Some(Open::Sequence(items, anchor, origin)) => (Yaml::Sequence(items, origin), anchor),
                 Some(Open::Mapping(pairs, _, anchor, origin)) => (Yaml::Mapping(pairs, origin), anchor),
                 None => continue,
             },
-            Event::DocumentEnd => {
+            Step::DocumentEnd => {
                 if let Some(done) = document.take() {
                     documents.push(done);
                     anchors.clear();
@@ -131,7 +142,6 @@ pub fn read_documents(text: &str, file: FileId, limit: usize) -> Result<Vec<Yaml
                 }
                 continue;
             }
-            _ => continue,
         };
         if anchor > 0 {
             let size = weight(&value);
@@ -148,7 +158,7 @@ pub fn read_documents(text: &str, file: FileId, limit: usize) -> Result<Vec<Yaml
     }
     documents.extend(document);
     if documents.is_empty() {
-        documents.push(Yaml::Null(origin_of(1, 0)));
+        documents.push(Yaml::Null(at(0)));
     }
     Ok(documents)
 }
@@ -159,23 +169,6 @@ pub fn item_origin(node: &Yaml) -> Option<Origin> {
         Yaml::Null(o) | Yaml::Scalar(_, o) => Some(*o),
         Yaml::Sequence(items, _) => items.iter().find_map(item_origin),
         Yaml::Mapping(pairs, _) => pairs.first().and_then(|(k, _)| item_origin(k)),
-    }
-}
-
-/// Byte offsets of line starts, to turn the parser's (line, character column) into bytes.
-struct LineIndex(Vec<usize>);
-
-impl LineIndex {
-    fn new(text: &str) -> Self {
-        let mut starts = vec![0];
-        starts.extend(text.bytes().enumerate().filter(|(_, b)| *b == b'\n').map(|(i, _)| i + 1));
-        LineIndex(starts)
-    }
-
-    fn offset(&self, text: &str, line: usize, col: usize) -> u32 {
-        let start = self.0.get(line.saturating_sub(1)).copied().unwrap_or(text.len());
-        let within = text[start..].char_indices().nth(col).map_or(text.len() - start, |(i, _)| i);
-        (start + within) as u32
     }
 }
 
@@ -222,5 +215,20 @@ mod tests {
     fn ordinary_aliases_still_resolve() {
         let doc = read("base: &base {a: 1, b: [x, y]}\none: *base\ntwo: *base\n").unwrap();
         assert_eq!(doc.get("two").and_then(|t| t.get("a")).and_then(Yaml::as_str), Some("1"));
+    }
+
+    #[test]
+    fn recorded_events_build_the_tree_the_text_does() {
+        let text = "a: &x {b: ~, c: 'null', d: [1, \"two\"]}\ne: *x\nf: |\n  block\n  text\n---\nsecond: doc\n";
+        let recorded = events::record(text).unwrap();
+        assert_eq!(read_recorded(&recorded, FileId(3)), read_document(text, FileId(3)));
+        assert!(events::record("a: [unclosed").is_none(), "a text that does not parse is not recorded");
+    }
+
+    #[test]
+    fn a_recording_cut_short_is_an_error() {
+        let recorded = events::record("a: b\n").unwrap();
+        let (_, message) = read_recorded(&recorded[..recorded.len() - 1], FileId(0)).unwrap_err();
+        assert!(message.contains("malformed"), "{message}");
     }
 }
