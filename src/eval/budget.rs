@@ -80,8 +80,9 @@ pub fn check() -> crate::rules::expr::Function {
 /// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter
 /// needs that condition literal (`map`, `filter`), around the filter's test or the mapped
 /// value: the shapes it runs in place stay those shapes. The same walk moves a literal
-/// compared to a fact to the right of `==` (see `eval::value::facts_answer_equality`): the
-/// expression evaluated is this one.
+/// compared to a fact to the right of `==` (see `eval::value::facts_answer_equality`) and
+/// reads a name's field as an index (`u.name` as `u["name"]`): the expression evaluated is
+/// this one.
 pub fn guard(expr: &IdedExpr) -> IdedExpr {
     let mut expr = expr.clone();
     guard_in_place(&mut expr);
@@ -139,6 +140,20 @@ fn guard_in_place(expr: &mut IdedExpr) {
                     cel::common::ast::EntryExpr::StructField(f) => guard_in_place(&mut f.value),
                 }
             }
+        }
+        // `u.name`: the interpreter looks a qualified name up as a whole first (`u.name` joined,
+        // then sought in every scope, then `u`); `u["name"]` is the same field of the same
+        // value, looked up at once (a fifth of an evaluation over 2,000 users went to that
+        // search). `has(u.name)` is left as it is; `u.a.b` selects `b` from `u["a"]`
+        Expr::Select(select) if !select.test && matches!(select.operand.expr, Expr::Ident(_)) => {
+            let name = cel::common::ast::LiteralValue::String(std::mem::take(&mut select.field).into());
+            let field = IdedExpr { id: expr.id, expr: Expr::Literal(name) };
+            let operand = std::mem::take(&mut *select.operand);
+            expr.expr = Expr::Call(CallExpr {
+                func_name: operators::INDEX.to_string(),
+                target: None,
+                args: vec![operand, field],
+            });
         }
         Expr::Select(select) => guard_in_place(&mut select.operand),
         Expr::Struct(s) => {
@@ -257,5 +272,21 @@ mod tests {
             "[1, 2, 3].map(x, x * 2).filter(y, y > 2).exists_one(z, z == 4) && [[1]].all(l, l.exists(v, v == 1))",
         );
         assert_eq!(within_limit(Duration::from_millis(300), || plain.eval(&context)), Ok(cel::Value::Bool(true)));
+    }
+
+    #[test]
+    fn a_names_field_read_as_an_index_is_the_same_field() {
+        let mut context = context_with_items();
+        let user = serde_json::json!({"name": "u", "settings": {"max_threads": 8}, "none": null});
+        context.add_variable_from_value("user", cel::to_value(&user).unwrap());
+        let eval = |source: &str| within(|| compile(source).eval(&context));
+        assert_eq!(eval("user.settings.max_threads == 8 && user.name == 'u'"), Ok(cel::Value::Bool(true)));
+        assert_eq!(
+            eval("has(user.settings.max_threads) && !has(user.settings.min_threads)"),
+            Ok(cel::Value::Bool(true))
+        );
+        assert_eq!(eval("[user].exists(u, u.name == 'u')"), Ok(cel::Value::Bool(true)));
+        let missing = eval("user.nothing == 1").unwrap_err();
+        assert!(missing.contains("No such key: nothing"), "{missing}");
     }
 }
