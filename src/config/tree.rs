@@ -189,7 +189,12 @@ impl Element {
 
     /// The element's value as a setting: its inner text without surrounding whitespace.
     pub fn value(&self) -> String {
-        self.inner_text().trim().to_string()
+        // most values are one text node: copied once, not gathered and then trimmed
+        match self.children.as_slice() {
+            [] => String::new(),
+            [Node::Text(t)] => t.value().trim().to_string(),
+            _ => self.inner_text().trim().to_string(),
+        }
     }
 
     /// Where this element's value was set: the first non-whitespace text node, or the element.
