@@ -165,10 +165,17 @@ macro_rules! fact_object {
     ($type:ty { $($field:ident $(= $name:literal)?),* $(,)? }) => {
         impl $crate::eval::value::FieldsOf for $type {
             fn fields(&self) -> Vec<(&str, &dyn $crate::eval::value::ToCel)> {
-                let mut fields: Vec<(&str, &dyn $crate::eval::value::ToCel)> =
-                    vec![$(($crate::fact_object!(@name $field $($name)?), &self.$field)),*];
-                fields.sort_unstable_by_key(|(name, _)| *name);
-                fields
+                // the fields' name order, found once per type (sorting them for each of
+                // 2,000 users was a fifth of a rule's evaluation)
+                static ORDER: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+                let names = [$($crate::fact_object!(@name $field $($name)?)),*];
+                let order = ORDER.get_or_init(|| {
+                    let mut order: Vec<usize> = (0..names.len()).collect();
+                    order.sort_unstable_by_key(|&i| names[i]);
+                    order
+                });
+                let values: [&dyn $crate::eval::value::ToCel; { [$(stringify!($field)),*].len() }] = [$(&self.$field),*];
+                order.iter().map(|&i| (names[i], values[i])).collect()
             }
 
             fn len(&self) -> usize {
