@@ -1,6 +1,7 @@
 //! Embeds the built-in rule pack (rules/**/*.yaml, fixtures excluded) into the binary with
-//! its YAML events recorded (see src/spanned_yaml/events.rs), indexes the lines of data/config-keys.txt, and writes the setting catalogs
-//! (data/catalogs/*.json) as static tables.
+//! its YAML events recorded (see src/spanned_yaml/events.rs), indexes the lines of
+//! data/config-keys.txt, and writes the setting catalogs (data/catalogs/*.json) as static
+//! tables.
 
 use std::path::{Path, PathBuf};
 
@@ -9,19 +10,31 @@ use std::path::{Path, PathBuf};
 mod events;
 
 fn main() {
+    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    embed_rules(&root);
+    index_config_keys(&root);
+    write_catalogs(&root);
+}
+
+/// Where the build writes what the crate includes.
+fn out_dir() -> PathBuf {
+    PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
+}
+
+/// The rule files, each with its text and the span of its recorded YAML events in one blob
+/// (`BUILTIN_RULES` and `EVENTS`, see src/rules/mod.rs).
+fn embed_rules(root: &Path) {
     println!("cargo:rerun-if-changed=rules");
     println!("cargo:rerun-if-changed=src/spanned_yaml/events.rs");
-    let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let out = out_dir();
     let mut files = Vec::new();
     collect(&root.join("rules"), &mut files);
     files.sort();
-    // each file's text, and the span of its recorded YAML events in one blob
     let mut recorded = Vec::new();
     let entries: String = files
         .iter()
         .map(|f| {
-            let relative = f.strip_prefix(&root).expect("under the manifest dir").display().to_string();
+            let relative = f.strip_prefix(root).expect("under the manifest dir").display().to_string();
             let text = std::fs::read_to_string(f).expect("read a rule file");
             let span = match events::record(&text) {
                 Some(events) => {
@@ -34,19 +47,18 @@ fn main() {
             format!("    ({relative:?}, include_str!({:?}), {span}),\n", f.display().to_string())
         })
         .collect();
-    std::fs::write(out.join("builtin_rules.events"), &recorded).expect("write builtin_rules.events");
-    let blob = out.join("builtin_rules.events").display().to_string();
+    let blob = out.join("builtin_rules.events");
+    std::fs::write(&blob, &recorded).expect("write builtin_rules.events");
     std::fs::write(
         out.join("builtin_rules.rs"),
         format!(
             "/// Each rule file: its path, its text and where its recorded YAML events are in [`EVENTS`].\n\
              pub const BUILTIN_RULES: &[(&str, &str, Option<std::ops::Range<usize>>)] = &[\n{entries}];\n\
-             pub static EVENTS: &[u8] = include_bytes!({blob:?});\n"
+             pub static EVENTS: &[u8] = include_bytes!({:?});\n",
+            blob.display().to_string()
         ),
     )
     .expect("write builtin_rules.rs");
-    index_config_keys(&root);
-    write_catalogs(&root);
 }
 
 /// The catalogs as static tables sorted by name (`facts::catalog` looks names up in them):
@@ -86,7 +98,7 @@ fn write_catalogs(root: &Path) {
         out.push_str("        session_names: OnceLock::new(),\n    }),\n");
     }
     out.push_str("];\n");
-    let target = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("catalogs.rs");
+    let target = out_dir().join("catalogs.rs");
     std::fs::write(target, out).expect("write catalogs.rs");
 }
 
@@ -124,7 +136,7 @@ fn index_config_keys(root: &Path) {
         starts.extend_from_slice(&u32::try_from(at).expect("the file is under 4 GiB").to_le_bytes());
         at += line.len();
     }
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("config_key_lines.bin");
+    let out = out_dir().join("config_key_lines.bin");
     std::fs::write(out, starts).expect("write config_key_lines.bin");
 }
 

@@ -174,7 +174,7 @@ macro_rules! fact_object {
                     order.sort_unstable_by_key(|&i| names[i]);
                     order
                 });
-                let values: [&dyn $crate::eval::value::ToCel; { [$(stringify!($field)),*].len() }] = [$(&self.$field),*];
+                let values = [$(&self.$field as &dyn $crate::eval::value::ToCel),*];
                 order.iter().map(|&i| (names[i], values[i])).collect()
             }
 

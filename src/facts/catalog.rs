@@ -64,12 +64,12 @@ include!(concat!(env!("OUT_DIR"), "/catalogs.rs"));
 
 /// The catalog of the newest engine chaudit knows.
 pub fn builtin() -> &'static Catalog {
-    catalog_at(CATALOGS.len() - 1)
+    &CATALOGS[CATALOGS.len() - 1].1
 }
 
 /// The catalog of exactly this major.minor release, when chaudit has one.
 pub fn for_version(version: Version) -> Option<&'static Catalog> {
-    CATALOGS.iter().position(|(v, _)| *v == (version.major, version.minor)).map(catalog_at)
+    CATALOGS.iter().find(|(v, _)| *v == (version.major, version.minor)).map(|(_, catalog)| catalog)
 }
 
 /// The catalog to judge `version` by: its own release's, else the nearest older release
@@ -78,17 +78,13 @@ pub fn for_version(version: Version) -> Option<&'static Catalog> {
 pub fn of(version: Option<Version>) -> &'static Catalog {
     let Some(v) = version else { return builtin() };
     let index = CATALOGS.iter().rposition(|(release, _)| *release <= (v.major, v.minor)).unwrap_or(0);
-    catalog_at(index)
+    &CATALOGS[index].1
 }
 
 /// Whether `name` is an obsolete session setting in some catalog (ClickHouse skips obsolete
 /// names where it checks for query settings in the server config).
 pub fn obsolete_somewhere(name: &str) -> bool {
-    (0..CATALOGS.len()).map(catalog_at).any(|c| c.is_obsolete(name))
-}
-
-fn catalog_at(index: usize) -> &'static Catalog {
-    &CATALOGS[index].1
+    CATALOGS.iter().any(|(_, catalog)| catalog.is_obsolete(name))
 }
 
 impl Catalog {
@@ -138,6 +134,15 @@ pub enum SettingKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_table_is_sorted_for_its_binary_search() {
+        for (_, catalog) in &CATALOGS {
+            for table in [&catalog.session, &catalog.server, &catalog.merge_tree] {
+                assert!(table.0.is_sorted_by_key(|(name, _)| *name), "{}", catalog.version);
+            }
+        }
+    }
 
     #[test]
     fn catalog_knows_26_9() {

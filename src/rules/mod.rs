@@ -38,9 +38,9 @@ impl RulePack {
         let mut listed: Vec<(crate::config::FileId, PathBuf, Option<&[u8]>)> = Vec::new();
         let base = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         if include_builtin {
-            for (path, text, events) in builtin::BUILTIN_RULES {
-                let id = sources.add(PathBuf::from(path), (*text).to_string());
-                listed.push((id, base(Path::new(path)), events.clone().and_then(|span| builtin::EVENTS.get(span))));
+            for (path, text, events) in builtin_files() {
+                let id = sources.add(PathBuf::from(path), text.to_string());
+                listed.push((id, base(Path::new(path)), events));
             }
         }
         let mut read_errors = Vec::new();
@@ -94,16 +94,21 @@ impl RulePack {
     }
 }
 
+/// The built-in rule files: path, text and the YAML events build.rs recorded of it.
+fn builtin_files() -> impl Iterator<Item = (&'static str, &'static str, Option<&'static [u8]>)> {
+    builtin::BUILTIN_RULES
+        .iter()
+        .map(|(path, text, events)| (*path, *text, events.clone().and_then(|span| builtin::EVENTS.get(span))))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::builtin::{BUILTIN_RULES, EVENTS};
     use crate::config::FileId;
     use crate::spanned_yaml::{read_document, read_recorded};
 
     #[test]
     fn every_builtin_rule_file_is_recorded_as_its_text_parses() {
-        for (path, text, events) in BUILTIN_RULES {
-            let events = events.clone().and_then(|span| EVENTS.get(span));
+        for (path, text, events) in super::builtin_files() {
             let events = events.unwrap_or_else(|| panic!("{path}: not recorded"));
             assert_eq!(read_recorded(events, FileId(0)), read_document(text, FileId(0)), "{path}");
         }

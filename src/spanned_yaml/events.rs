@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use saphyr_parser::{Event, Parser, ScalarStyle};
 
 /// One event, as the tree builder needs it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub enum Step<'a> {
     /// `plain`: written without quotes or block style (so `~` and `null` are null).
     Scalar {
@@ -56,6 +56,16 @@ pub fn of_text(text: &str) -> impl Iterator<Item = Item<'_>> {
     })
 }
 
+// A recorded event: its kind (one byte), its offset and its anchor (or an alias's anchor)
+// as little-endian u32s, then a scalar's length and text.
+const PLAIN_SCALAR: u8 = 0;
+const OTHER_SCALAR: u8 = 1;
+const ALIAS: u8 = 2;
+const SEQUENCE_START: u8 = 3;
+const MAPPING_START: u8 = 4;
+const END: u8 = 5;
+const DOCUMENT_END: u8 = 6;
+
 /// The events of `text`, recorded for [`replay`]; none when the text does not parse (it is
 /// then parsed where it is read, and fails there with its message).
 pub fn record(text: &str) -> Option<Vec<u8>> {
@@ -63,13 +73,13 @@ pub fn record(text: &str) -> Option<Vec<u8>> {
     for item in of_text(text) {
         let (step, offset) = item.ok()?;
         let (kind, anchor) = match &step {
-            Step::Scalar { plain: true, anchor, .. } => (0, *anchor),
-            Step::Scalar { plain: false, anchor, .. } => (1, *anchor),
-            Step::Alias(id) => (2, *id),
-            Step::SequenceStart { anchor } => (3, *anchor),
-            Step::MappingStart { anchor } => (4, *anchor),
-            Step::End => (5, 0),
-            Step::DocumentEnd => (6, 0),
+            Step::Scalar { plain: true, anchor, .. } => (PLAIN_SCALAR, *anchor),
+            Step::Scalar { plain: false, anchor, .. } => (OTHER_SCALAR, *anchor),
+            Step::Alias(id) => (ALIAS, *id),
+            Step::SequenceStart { anchor } => (SEQUENCE_START, *anchor),
+            Step::MappingStart { anchor } => (MAPPING_START, *anchor),
+            Step::End => (END, 0),
+            Step::DocumentEnd => (DOCUMENT_END, 0),
         };
         out.push(kind);
         let mut number = |n: usize| u32::try_from(n).ok().map(|n| out.extend_from_slice(&n.to_le_bytes()));
@@ -114,16 +124,16 @@ impl<'a> Reader<'a> {
         let offset = self.number()?;
         let anchor = self.number()? as usize;
         let step = match kind {
-            0 | 1 => {
+            PLAIN_SCALAR | OTHER_SCALAR => {
                 let len = self.number()? as usize;
                 let value = std::str::from_utf8(self.take(len)?).ok()?;
-                Step::Scalar { value: Cow::Borrowed(value), plain: kind == 0, anchor }
+                Step::Scalar { value: Cow::Borrowed(value), plain: kind == PLAIN_SCALAR, anchor }
             }
-            2 => Step::Alias(anchor),
-            3 => Step::SequenceStart { anchor },
-            4 => Step::MappingStart { anchor },
-            5 => Step::End,
-            6 => Step::DocumentEnd,
+            ALIAS => Step::Alias(anchor),
+            SEQUENCE_START => Step::SequenceStart { anchor },
+            MAPPING_START => Step::MappingStart { anchor },
+            END => Step::End,
+            DOCUMENT_END => Step::DocumentEnd,
             _ => return None,
         };
         Some((step, offset))

@@ -66,16 +66,16 @@ fn weight(node: &Yaml) -> (u64, u64) {
 
 /// The first document of the stream, with anchors resolved (yaml-cpp reads only the first).
 pub fn read_document(text: &str, file: FileId) -> Result<Yaml, Failure> {
-    first(build(events::of_text(text), file, 1)?, file)
+    Ok(first(build(events::of_text(text), file, 1)?, file))
 }
 
 /// The first document of a file whose events were recorded (see [`events::record`]).
 pub fn read_recorded(recording: &[u8], file: FileId) -> Result<Yaml, Failure> {
-    first(build(events::replay(recording), file, 1)?, file)
+    Ok(first(build(events::replay(recording), file, 1)?, file))
 }
 
-fn first(mut documents: Vec<Yaml>, file: FileId) -> Result<Yaml, Failure> {
-    Ok(documents.pop().unwrap_or(Yaml::Null(Origin { file, offset: 0 })))
+fn first(mut documents: Vec<Yaml>, file: FileId) -> Yaml {
+    documents.pop().unwrap_or(Yaml::Null(Origin { file, offset: 0 }))
 }
 
 /// Up to `limit` documents of the stream (a Kubernetes manifest holds several), with anchors
