@@ -120,7 +120,13 @@ pub fn docs(dir: &Path, args: &RuleArgs) -> ExitCode {
         let mut text = page(r);
         let fix = &r.remediation;
         if !fix.config.is_empty() || fix.manual.is_some() || fix.sql.is_some() {
-            let restart = if fix.restart { "needs a restart" } else { "no restart needed" };
+            // each finding's advice is judged again (src/eval/restart.rs): what the audited
+            // version reloads, or a removal of an element no server code reads, needs none
+            let restart = if fix.restart {
+                "needs a restart unless a finding's fix only changes what the server reloads"
+            } else {
+                "no restart needed"
+            };
             let _ = writeln!(text, "\nFix ({restart}; `{{{{ }}}}` holes are filled in from the finding):");
             for (tree, template) in &fix.config {
                 let file = format!("{}/zz-chaudit-fix.xml", tree.fragment_dir());

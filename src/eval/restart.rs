@@ -3,7 +3,8 @@
 //! system.server_settings says `changeable_without_restart = Yes` (the bundled catalog of the
 //! audited version, else the newest: 24.8 needs a restart for settings 26.9 reloads). Only
 //! for a section the catalog does not describe (a system log, storage) does the rule's own
-//! `restart:` stand.
+//! `restart:` stand. Removing an element that no server code reads changes nothing the server
+//! does, so it never needs one (the reload that drops it is proven in tests/reload_engine.rs).
 
 use crate::facts::catalog::Catalog;
 use crate::rules::ConfigTree;
@@ -15,9 +16,18 @@ pub fn needs_restart(fragments: &[Fragment], rule_says: bool, catalog: &Catalog)
         return rule_says;
     }
     fragments.iter().filter(|f| f.tree == ConfigTree::Server).any(|f| match crate::fix::document::parse(&f.xml) {
-        Ok(root) => root.children.iter().any(|e| catalog.needs_restart(&e.name).unwrap_or(rule_says)),
+        Ok(root) => root
+            .children
+            .iter()
+            .filter(|e| !removes_unread(e))
+            .any(|e| catalog.needs_restart(&e.name).unwrap_or(rule_says)),
         Err(_) => rule_says,
     })
+}
+
+fn removes_unread(element: &crate::fix::document::Node) -> bool {
+    // the engine removes on the attribute's presence, whatever its value
+    element.attributes.iter().any(|(k, _)| k == "remove") && !crate::facts::config_keys::is_read(&element.name)
 }
 
 #[cfg(test)]
@@ -41,6 +51,17 @@ mod tests {
         assert!(needs_restart(&server("<clickhouse><listen_host>::</listen_host></clickhouse>"), true, catalog));
         let users = vec![Fragment { tree: ConfigTree::Users, xml: "<clickhouse><profiles/></clickhouse>".into() }];
         assert!(!needs_restart(&users, true, catalog));
+    }
+
+    #[test]
+    fn removing_what_no_code_reads_needs_no_restart() {
+        let catalog = crate::facts::catalog::builtin();
+        assert!(!needs_restart(&server("<clickhouse><app_threshold remove=\"1\"/></clickhouse>"), true, catalog));
+        // the suggested rename still asks the catalog, and a removal of a key the server reads
+        // keeps the rule's word
+        let rename = "<clickhouse><max_thred_pool_size remove=\"1\"/><max_thread_pool_size>9</max_thread_pool_size></clickhouse>";
+        assert!(needs_restart(&server(rename), false, catalog));
+        assert!(needs_restart(&server("<clickhouse><listen_host remove=\"1\"/></clickhouse>"), true, catalog));
     }
 
     #[test]
