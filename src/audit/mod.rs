@@ -15,7 +15,7 @@ use crate::baseline::Baseline;
 use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
 use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
-use crate::eval::{OutcomeKind, Selection, SelectionError, evaluate};
+use crate::eval::{OutcomeKind, Selection, SelectionError, Variables, evaluate_with};
 use crate::facts::{self, Facts, Source};
 use crate::report::{Report, RuleInfo};
 use crate::rules::{Rule, RuleError, RulePack, Severity};
@@ -290,7 +290,11 @@ pub fn run(
                 config.merge(std::mem::replace(&mut facts, Facts::empty(String::new())));
                 facts = config;
             }
-            evaluate(&pack, &facts, &selection)
+            let variables = Variables::of(&facts);
+            let evaluation = evaluate_with(&pack, &facts, &variables, &selection);
+            // as the facts and the pack below: the process is about to end
+            std::mem::forget(variables);
+            evaluation
         }
     };
     let mut warnings = match &loaded {

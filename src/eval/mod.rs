@@ -153,11 +153,17 @@ pub struct Evaluation {
 pub type RuleResult = (Outcome, Vec<Finding>);
 
 pub fn evaluate(pack: &RulePack, facts: &Facts, selection: &Selection) -> Evaluation {
-    let variables = Variables::of(facts);
+    evaluate_with(pack, facts, &Variables::of(facts), selection)
+}
+
+/// [`evaluate`] with the facts converted by the caller, who may keep them (or, at the end of
+/// a run, not free them: the values the rules read of 2,000 users take 3% of that audit to
+/// free).
+pub fn evaluate_with(pack: &RulePack, facts: &Facts, variables: &Variables, selection: &Selection) -> Evaluation {
     let rules: Vec<&Rule> = pack.rules.iter().filter(|r| selection.includes(r)).collect();
     // rules are independent: they share the converted facts and run on every core
     let results = crate::parallel::on_every_core(&rules, |rule| {
-        evaluate_rule_with(rule, facts, &variables, selection.overrides(rule))
+        evaluate_rule_with(rule, facts, variables, selection.overrides(rule))
     });
     assemble(results)
 }

@@ -3,7 +3,9 @@
 //! effect through `<profile>` inheritance, a user's through its profile over the default
 //! profile. The catalog's entries of these facts are generated from the types (typed.rs).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
+
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -263,7 +265,7 @@ fn mark_profiles_in_use(profiles: &mut BTreeMap<String, ConfigProfile>, default_
 /// Whether a profile, or one it inherits, has `<constraints>` with anything in them
 /// (ClickHouse merges constraints through inheritance as it does settings).
 fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     let mut pending = vec![profile];
     while let Some(p) = pending.pop() {
         for child in p.elements() {
@@ -294,10 +296,10 @@ fn effective_settings<'a>(
     profile: &'a Element,
 ) -> BTreeMap<&'a str, &'a Element> {
     let mut winners = BTreeMap::new();
-    let mut substituted: HashSet<String> = HashSet::new();
+    let mut substituted: HashSet<String> = HashSet::default();
     // each frame: a profile's remaining children and the setting names it has set so far
     // (a profile's first element of a name is the one ClickHouse reads)
-    let mut stack = vec![(profile.elements(), HashSet::new())];
+    let mut stack = vec![(profile.elements(), HashSet::default())];
     while let Some((children, seen)) = stack.last_mut() {
         let Some(child) = children.next() else {
             stack.pop();
@@ -310,7 +312,7 @@ fn effective_settings<'a>(
                 if let Some(element) = by_name.get(parent.as_str())
                     && substituted.insert(parent)
                 {
-                    stack.push((element.elements(), HashSet::new()));
+                    stack.push((element.elements(), HashSet::default()));
                 }
             }
             name => {
