@@ -254,8 +254,19 @@ pub fn run(
 ) -> Result<Verdict, AuditError> {
     // the rule pack compiles while the config loads and the server answers
     let (pack, gathered) = std::thread::scope(|scope| {
-        let pack =
-            scope.spawn(|| RulePack::load(request.rules.builtin, &request.rules.dirs).map_err(AuditError::Rules));
+        let pack = scope.spawn(|| {
+            let pack =
+                RulePack::load_for_audit(request.rules.builtin, &request.rules.dirs).map_err(AuditError::Rules)?;
+            // the built-in rules that read only the config are checked (their expressions
+            // parsed) while the config still loads: they run whenever there is a config
+            if request.config.is_some() {
+                let config_only = pack.rules.iter().filter(|r| r.sources.iter().all(|s| *s == Source::Config));
+                config_only.for_each(|r| {
+                    r.reads();
+                });
+            }
+            Ok::<RulePack, AuditError>(pack)
+        });
         let gathered = gather(request, collect);
         (pack.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)), gathered)
     });

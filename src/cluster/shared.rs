@@ -134,7 +134,7 @@ impl<'a> Replica<'a> {
             if !present {
                 continue;
             }
-            if rule.reads.contains(&(source, WHOLE.to_string())) {
+            if rule.reads().fields.contains(&(source, WHOLE.to_string())) {
                 self.whole.get(&source).hash(&mut h);
                 continue;
             }
@@ -200,9 +200,8 @@ mod tests {
     }
 
     fn rule_reading(reads: &[(Source, &str)]) -> Rule {
-        let mut rule = crate::rules::RulePack::load(true, &[]).map_err(|_| "built-in rules").unwrap().rules[0].clone();
-        rule.reads = reads.iter().map(|(s, f)| (*s, f.to_string())).collect();
-        rule
+        let rule = crate::rules::RulePack::load(true, &[]).map_err(|_| "built-in rules").unwrap().rules[0].clone();
+        rule.reading(reads.iter().map(|(s, f)| (*s, f.to_string())).collect())
     }
 
     #[test]

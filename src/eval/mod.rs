@@ -241,13 +241,13 @@ pub fn evaluate_rule_with(
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
     if let Some((source, fact, why)) =
-        rule.facts.iter().find_map(|(source, f)| facts.absent(*source, f).map(|why| (source, f, why)))
+        rule.facts().iter().find_map(|(source, f)| facts.absent(*source, f).map(|why| (source, f, why)))
     {
         let reason = format!("needs `{}.{fact}`: {why}", source.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
     if let Some((source, fact, why)) =
-        rule.facts.iter().find_map(|(source, f)| facts.unavailable(*source, f).map(|why| (source, f, why)))
+        rule.facts().iter().find_map(|(source, f)| facts.unavailable(*source, f).map(|why| (source, f, why)))
     {
         let reason = format!("fact `{}.{fact}` could not be read: {why}", source.name());
         return (outcome(rule, OutcomeKind::Inconclusive, Some(reason)), Vec::new());
@@ -268,7 +268,7 @@ pub fn evaluate_rule_with(
         }
     }
     // a fact that leaves part of its inputs out: what it shows is true, its silence is not
-    let partial = rule.facts.iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
+    let partial = rule.facts().iter().find_map(|(source, f)| facts.partial(*source, f).map(|why| (source, f, why)));
     // restart advice from the audited version's catalog (else the newest)
     let catalog = crate::facts::catalog::of(facts.version);
     match budget::within(|| findings_of(rule, variables, overrides, catalog)) {

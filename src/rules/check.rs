@@ -8,8 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cel::common::ast::{Expr as Ast, IdedExpr, LiteralValue, operators};
 
-use super::expr::Expr;
-use super::schema::{Param, ParamType};
+use super::expr::{Expr, Template};
+use super::schema::{FactRef, Param, ParamType};
+use crate::config::Origin;
 use crate::facts::Source;
 use crate::facts::catalog as settings;
 use crate::facts::schema::{self, Type};
@@ -26,6 +27,101 @@ pub struct Problem {
     pub offset: usize,
     pub message: String,
     pub help: Option<String>,
+}
+
+/// What a rule's expressions read of the facts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reads {
+    /// The facts it cannot run without: one that could not be read makes it inconclusive.
+    pub needed: Vec<FactRef>,
+    /// Every top-level field it reads (`config.disks`, `live.endpoint`, [`WHOLE`] for a source
+    /// read whole): what an audit builds for it, and what its result depends on.
+    pub fields: BTreeSet<FactRef>,
+}
+
+/// A rule's expressions and what they are read with.
+pub struct Expressions<'r> {
+    pub sources: &'r [Source],
+    pub optional: &'r [Source],
+    pub params: &'r [Param],
+    pub item: &'r str,
+    pub for_each: Option<&'r Expr>,
+    pub when: Option<&'r Expr>,
+    pub location: Option<&'r Expr>,
+    pub impact: Option<&'r Expr>,
+    pub object: Option<&'r Expr>,
+    pub evidence: &'r [(String, Expr)],
+    pub templates: Vec<&'r Template>,
+}
+
+/// A problem where it is written, with its message and help.
+pub type Located = (Origin, String, Option<String>);
+
+/// A rule's expressions checked together (the item `for_each` gives is typed in the others):
+/// what they read, and the problems found.
+pub fn rule(e: Expressions) -> (Reads, Vec<Located>) {
+    let mut problems = Vec::new();
+    let mut checker = Checker::new(e.sources, e.optional, e.params);
+    if let Some(for_each) = e.for_each {
+        let t = check_one(&mut checker, for_each, None, &mut problems);
+        if !matches!(t.strict(), Type::List(_) | Type::Dict { .. } | Type::Any) {
+            problems.push((for_each.origin, format!("`for_each` gives a {}, not a list", t.name()), None));
+        }
+        let item_type = item_type(&t);
+        if e.object.is_none() && !names_itself(&item_type) {
+            let fields = match item_type.strict() {
+                Type::Map { fields, .. } => {
+                    let text = fields.iter().filter(|(_, t)| matches!(t.strict(), Type::String));
+                    text.map(|(f, _)| format!("{}.{f}", e.item)).collect::<Vec<_>>().join(", ")
+                }
+                _ => format!("{}[0]", e.item),
+            };
+            problems.push((
+                for_each.origin,
+                format!(
+                    "`for_each` gives {} items with no `name`: `object:` says what each finding is about",
+                    item_type.name()
+                ),
+                Some(format!(
+                    "an expression naming the item from {fields}; the rule, the object and the file are a finding's fingerprint"
+                )),
+            ));
+        }
+        checker.bind(e.item, item_type);
+    } else {
+        checker.bind(e.item, Type::Any);
+    }
+    if let Some(when) = e.when {
+        check_one(&mut checker, when, Some(Type::Bool), &mut problems);
+    }
+    if let Some(object) = e.object {
+        check_one(&mut checker, object, Some(Type::String), &mut problems);
+    }
+    for expr in [e.location, e.impact].into_iter().flatten().chain(e.evidence.iter().map(|(_, x)| x)) {
+        check_one(&mut checker, expr, None, &mut problems);
+    }
+    for hole in e.templates.iter().flat_map(|t| t.holes()) {
+        check_one(&mut checker, hole, None, &mut problems);
+    }
+    (Reads { needed: checker.needed(), fields: checker.read() }, problems)
+}
+
+/// One expression's type, its problems added to `out` where they are written.
+fn check_one(checker: &mut Checker, e: &Expr, want: Option<Type>, out: &mut Vec<Located>) -> Type {
+    let (t, problems) = checker.check(e);
+    let one_line = !e.source.contains('\n');
+    for p in problems {
+        let at =
+            if one_line { Origin { file: e.origin.file, offset: e.origin.offset + p.offset as u32 } } else { e.origin };
+        out.push((at, p.message, p.help));
+    }
+    if let Some(want) = want
+        && !matches!(t.strict(), Type::Any)
+        && t.strict() != &want
+    {
+        out.push((e.origin, format!("gives a {}, not a {}", t.name(), want.name()), None));
+    }
+    t
 }
 
 /// What the walk learned of a rule.

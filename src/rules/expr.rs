@@ -17,8 +17,9 @@ use crate::facts::catalog;
 pub struct Expr {
     pub source: String,
     pub origin: Origin,
-    /// The syntax tree, as written (its calls are checked against the facts catalog).
-    tree: Arc<cel::IdedExpr>,
+    /// The syntax tree, as written (its calls are checked against the facts catalog); a
+    /// [deferred](Expr::deferred) expression's is parsed when first asked for.
+    tree: Arc<OnceLock<cel::IdedExpr>>,
     /// The syntax tree with a budget check in every loop (see [`budget::guard`]), written on
     /// the first evaluation: an audit evaluates only the rules that apply to what it read.
     guarded: Arc<OnceLock<cel::IdedExpr>>,
@@ -43,33 +44,43 @@ fn env() -> &'static Arc<Env> {
 }
 
 impl Expr {
-    /// Every start compiles every rule's expressions, so they are parsed by the `cel` crate's
+    /// Every start compiles the expressions of the rules it runs, so they are parsed by the `cel` crate's
     /// Pratt parser, about 4 times faster than its ANTLR one and giving the same tree, node ids
     /// and all (a test compares them on every built-in expression). The ANTLR parser, which
     /// keeps where each node is written, is asked only for a diagnostic: its error message,
     /// and the offsets of [`Expr::offsets`].
     pub fn compile(source: &str, origin: Origin) -> Result<Expr, CompileError> {
-        let tree = match cel::parser::PrattParser::default().parse(source) {
-            Ok(tree) => tree,
-            Err(_) => env().parser().parse(source).map_err(compile_error)?,
-        };
-        Ok(Expr { source: source.to_string(), origin, tree: Arc::new(tree), guarded: Arc::default() })
+        let tree = parse(source)?;
+        Ok(Expr { source: source.to_string(), origin, tree: Arc::new(OnceLock::from(tree)), guarded: Arc::default() })
+    }
+
+    /// An expression parsed when first read: a built-in rule's, which the test suite compiles
+    /// and checks whole (`chaudit rules test` too), so that an audit parses only the rules that
+    /// apply to what it read. Should one not parse, it is an expression naming an undeclared
+    /// variable, which errs when evaluated: the rule is errored, never silently passed.
+    pub fn deferred(source: &str, origin: Origin) -> Expr {
+        Expr { source: source.to_string(), origin, tree: Arc::default(), guarded: Arc::default() }
     }
 
     /// The syntax tree, as written.
     pub fn tree(&self) -> &cel::IdedExpr {
-        &self.tree
+        self.tree.get_or_init(|| {
+            parse(&self.source).unwrap_or_else(|_| cel::IdedExpr {
+                id: 1,
+                expr: cel::common::ast::Expr::Ident("__expression_that_does_not_compile".into()),
+            })
+        })
     }
 
     /// Where each node of [`Expr::tree`] is written (by its id), for a diagnostic: the ANTLR
     /// parser's offsets, if it gives the same tree.
     pub fn offsets(&self) -> Option<cel::common::ast::SourceInfo> {
         let (tree, info) = env().parser().parse_with_source_info(&self.source).ok()?;
-        (tree == *self.tree).then_some(info)
+        (tree == *self.tree()).then_some(info)
     }
 
     fn guarded(&self) -> &cel::IdedExpr {
-        self.guarded.get_or_init(|| crate::eval::budget::guard(&self.tree))
+        self.guarded.get_or_init(|| crate::eval::budget::guard(self.tree()))
     }
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
@@ -82,6 +93,13 @@ impl Expr {
     /// (shared, see `eval::value`) instead of being copied whole.
     pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
         Value::resolve_val(self.guarded(), context).map_err(|e| format!("`{}`: {e}", self.source))
+    }
+}
+
+fn parse(source: &str) -> Result<cel::IdedExpr, CompileError> {
+    match cel::parser::PrattParser::default().parse(source) {
+        Ok(tree) => Ok(tree),
+        Err(_) => env().parser().parse(source).map_err(compile_error),
     }
 }
 
@@ -260,6 +278,19 @@ impl Template {
 
     /// Compiles the holes; an error gives the byte offset of the hole in `text`.
     pub fn compile(text: &str, origin: Origin) -> Result<Template, (usize, CompileError)> {
+        Template::split(text, origin, Expr::compile)
+    }
+
+    /// The template with [deferred](Expr::deferred) holes; an error is a hole not closed.
+    pub fn deferred(text: &str, origin: Origin) -> Result<Template, (usize, CompileError)> {
+        Template::split(text, origin, |source, origin| Ok(Expr::deferred(source, origin)))
+    }
+
+    fn split(
+        text: &str,
+        origin: Origin,
+        hole: impl Fn(&str, Origin) -> Result<Expr, CompileError>,
+    ) -> Result<Template, (usize, CompileError)> {
         let mut parts = Vec::new();
         let mut rest = text;
         let mut consumed = 0;
@@ -273,7 +304,7 @@ impl Template {
             }
             let source = rest[start + 2..start + len].trim();
             let hole_origin = Origin { file: origin.file, offset: origin.offset + (consumed + start) as u32 };
-            parts.push(Part::Hole(Expr::compile(source, hole_origin).map_err(|e| (consumed + start, e))?));
+            parts.push(Part::Hole(hole(source, hole_origin).map_err(|e| (consumed + start, e))?));
             consumed += start + len + 2;
             rest = &rest[start + len + 2..];
         }

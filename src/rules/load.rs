@@ -1,7 +1,7 @@
 //! Rule files: parse (spanned YAML) → validate → compile. Every problem in every file is
 //! collected, each pointing at its file, line and column.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::config::error::FileProblem;
@@ -9,14 +9,13 @@ use crate::config::{ConfigFs, Origin, SourceMap};
 use crate::facts::Source;
 use crate::spanned_yaml::{Yaml, read_document, read_recorded};
 
-use super::check::{self, Checker};
+use super::check;
 use super::error::RuleError;
 use super::expr::{CompileError, Expr, Template};
 use super::schema::{
-    Confidence, ConfigTree, Effect, Expectation, FactRef, Param, ParamType, Remediation, Rule, RuleTest, Severity,
+    Confidence, ConfigTree, Effect, Expectation, Param, ParamType, Remediation, Rule, RuleTest, Severity,
 };
 use crate::eval::OutcomeKind;
-use crate::facts::schema::Type;
 
 const KEYS: &[&str] = &[
     "id",
@@ -45,11 +44,14 @@ const KEYS: &[&str] = &[
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
 /// A built-in rule's YAML events were recorded when chaudit was built (`events`).
+/// With `defer`, its expressions are parsed and checked when first read (see
+/// [`Expr::deferred`]): for the built-in rules of an audit.
 pub fn parse_rule(
     sources: &SourceMap,
     id: crate::config::FileId,
     base: &Path,
     events: Option<&[u8]>,
+    defer: bool,
 ) -> Result<Rule, Vec<RuleError>> {
     let file = sources.file(id);
     let doc = match events {
@@ -57,7 +59,7 @@ pub fn parse_rule(
         None => read_document(&file.text, id),
     }
     .map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
-    let mut p = Parser { sources, errors: Vec::new(), doc: &doc };
+    let mut p = Parser { sources, errors: Vec::new(), doc: &doc, defer };
     let rule = p.rule(base, file.display.clone());
     match rule {
         Some(rule) if p.errors.is_empty() => Ok(rule),
@@ -69,6 +71,7 @@ struct Parser<'a> {
     sources: &'a SourceMap,
     errors: Vec<RuleError>,
     doc: &'a Yaml,
+    defer: bool,
 }
 
 fn invalid(
@@ -155,21 +158,24 @@ impl Parser<'_> {
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
         let params = self.params();
-        let (facts, reads) = self.check_facts(
-            &sources,
-            &optional_sources,
-            &params,
-            &item,
-            [&for_each, &when, &location, &impact, &object],
-            &evidence,
-            [
-                message.as_ref().and_then(Option::as_ref),
-                remediation.as_ref().and_then(|r| r.manual.as_ref()),
-                remediation.as_ref().and_then(|r| r.sql.as_ref()),
-            ]
-            .into_iter()
-            .chain(remediation.iter().flat_map(|r| r.config.iter().map(|(_, t)| Some(t)))),
-        );
+        let remediation_templates = remediation.iter().flat_map(|r| {
+            [r.manual.as_ref(), r.sql.as_ref()].into_iter().flatten().chain(r.config.iter().map(|(_, t)| t))
+        });
+        let reads = (!self.defer).then(|| {
+            self.check_facts(check::Expressions {
+                sources: &sources,
+                optional: &optional_sources,
+                params: &params,
+                item: &item,
+                for_each: for_each.as_ref(),
+                when: when.as_ref(),
+                location: location.as_ref(),
+                impact: impact.as_ref(),
+                object: object.as_ref(),
+                evidence: &evidence,
+                templates: message.as_ref().and_then(Option::as_ref).into_iter().chain(remediation_templates).collect(),
+            })
+        });
         let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
             None | Some((Some("false"), _)) => false,
             Some((Some("true"), _)) => true,
@@ -188,8 +194,7 @@ impl Parser<'_> {
             description: description?,
             sources,
             optional_sources,
-            facts,
-            reads,
+            checked: reads.map(std::sync::OnceLock::from).unwrap_or_default(),
             versions,
             for_each,
             item,
@@ -267,6 +272,9 @@ impl Parser<'_> {
     }
 
     fn compile(&mut self, source: &str, origin: Origin) -> Option<Expr> {
+        if self.defer {
+            return Some(Expr::deferred(source, origin));
+        }
         Expr::compile(source, origin).map_err(|e| self.compile_error(origin, 0, e)).ok()
     }
 
@@ -298,13 +306,15 @@ impl Parser<'_> {
     /// `Some(None)` when absent and not required, `None` after an error.
     fn template(&mut self, node: &Yaml, key: &str, required: bool, origin: Origin) -> Option<Option<Template>> {
         match node.get(key) {
-            Some(Yaml::Scalar(s, o)) => match Template::compile(s, *o) {
-                Ok(t) => Some(Some(t)),
-                Err((offset, e)) => {
-                    self.compile_error(*o, offset, e);
-                    None
+            Some(Yaml::Scalar(s, o)) => {
+                match if self.defer { Template::deferred(s, *o) } else { Template::compile(s, *o) } {
+                    Ok(t) => Some(Some(t)),
+                    Err((offset, e)) => {
+                        self.compile_error(*o, offset, e);
+                        None
+                    }
                 }
-            },
+            }
             None if !required => Some(None),
             None => {
                 self.error(origin, format!("missing `{key}`"), None);
@@ -317,86 +327,13 @@ impl Parser<'_> {
         }
     }
 
-    /// The rule's expressions against the facts catalog; returns the facts they read.
-    #[allow(clippy::too_many_arguments)]
-    fn check_facts<'t>(
-        &mut self,
-        sources: &[Source],
-        optional: &[Source],
-        params: &[Param],
-        item: &str,
-        [for_each, when, location, impact, object]: [&Option<Expr>; 5],
-        evidence: &[(String, Expr)],
-        templates: impl Iterator<Item = Option<&'t Template>>,
-    ) -> (Vec<FactRef>, BTreeSet<FactRef>) {
-        let mut checker = Checker::new(sources, optional, params);
-        if let Some(e) = for_each {
-            let t = self.check_one(&mut checker, e, None);
-            if !matches!(t.strict(), Type::List(_) | Type::Dict { .. } | Type::Any) {
-                self.error(e.origin, format!("`for_each` gives a {}, not a list", t.name()), None);
-            }
-            let item_type = check::item_type(&t);
-            if object.is_none() && !check::names_itself(&item_type) {
-                let fields = match item_type.strict() {
-                    Type::Map { fields, .. } => {
-                        let text = fields.iter().filter(|(_, t)| matches!(t.strict(), Type::String));
-                        text.map(|(f, _)| format!("{item}.{f}")).collect::<Vec<_>>().join(", ")
-                    }
-                    _ => format!("{item}[0]"),
-                };
-                self.error(
-                    e.origin,
-                    format!(
-                        "`for_each` gives {} items with no `name`: `object:` says what each finding is about",
-                        item_type.name()
-                    ),
-                    Some(format!(
-                        "an expression naming the item from {fields}; the rule, the object and the file are a finding's fingerprint"
-                    )),
-                );
-            }
-            checker.bind(item, item_type);
-        } else {
-            checker.bind(item, Type::Any);
+    /// The rule's expressions against the facts catalog; returns what they read.
+    fn check_facts(&mut self, expressions: check::Expressions) -> check::Reads {
+        let (reads, problems) = check::rule(expressions);
+        for (at, message, help) in problems {
+            self.error(at, message, help);
         }
-        if let Some(e) = when {
-            self.check_one(&mut checker, e, Some(Type::Bool));
-        }
-        if let Some(e) = object {
-            self.check_one(&mut checker, e, Some(Type::String));
-        }
-        for e in [location, impact].into_iter().flatten() {
-            self.check_one(&mut checker, e, None);
-        }
-        for (_, e) in evidence {
-            self.check_one(&mut checker, e, None);
-        }
-        for t in templates.flatten() {
-            for e in t.holes() {
-                self.check_one(&mut checker, e, None);
-            }
-        }
-        (checker.needed(), checker.read())
-    }
-
-    fn check_one(&mut self, checker: &mut Checker, e: &Expr, want: Option<Type>) -> Type {
-        let (t, problems) = checker.check(e);
-        let one_line = !e.source.contains('\n');
-        for p in problems {
-            let at = if one_line {
-                Origin { file: e.origin.file, offset: e.origin.offset + p.offset as u32 }
-            } else {
-                e.origin
-            };
-            self.error(at, p.message, p.help);
-        }
-        if let Some(want) = want
-            && !matches!(t.strict(), Type::Any)
-            && t.strict() != &want
-        {
-            self.error(e.origin, format!("gives a {}, not a {}", t.name(), want.name()), None);
-        }
-        t
+        reads
     }
 
     fn applies(&mut self, origin: Origin) -> (Vec<Source>, Vec<Source>, Option<crate::version::VersionRange>) {

@@ -33,14 +33,32 @@ impl RulePack {
 
     /// As [`RulePack::load`], reading the rule files from `fs` (a fuzz input held in memory).
     pub fn load_with(fs: &impl ConfigFs, include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
+        RulePack::load_from(fs, include_builtin, dirs, false)
+    }
+
+    /// As [`RulePack::load`] for an audit: the built-in rules' expressions are parsed and
+    /// checked when first read ([`Expr::deferred`](expr::Expr::deferred)), so an offline audit
+    /// does not compile the half of the pack that needs a server; the user's rules are
+    /// compiled and checked now, their problems reported before anything runs.
+    pub fn load_for_audit(include_builtin: bool, dirs: &[PathBuf]) -> Result<RulePack, Vec<RuleError>> {
+        RulePack::load_from(&RealFs, include_builtin, dirs, true)
+    }
+
+    fn load_from(
+        fs: &impl ConfigFs,
+        include_builtin: bool,
+        dirs: &[PathBuf],
+        defer_builtin: bool,
+    ) -> Result<RulePack, Vec<RuleError>> {
         let mut sources = SourceMap::new(PathBuf::new());
-        // (file, the directory its fixtures are relative to, its recorded YAML events)
-        let mut listed: Vec<(crate::config::FileId, PathBuf, Option<&[u8]>)> = Vec::new();
+        // (file, the directory its fixtures are relative to, its recorded YAML events, whether
+        // its expressions are deferred)
+        let mut listed: Vec<(crate::config::FileId, PathBuf, Option<&[u8]>, bool)> = Vec::new();
         let base = |path: &Path| path.parent().map(Path::to_path_buf).unwrap_or_default();
         if include_builtin {
             for (path, text, events) in builtin_files() {
                 let id = sources.add(PathBuf::from(path), text.to_string());
-                listed.push((id, base(Path::new(path)), events));
+                listed.push((id, base(Path::new(path)), events, defer_builtin));
             }
         }
         let mut read_errors = Vec::new();
@@ -54,7 +72,7 @@ impl RulePack {
                 Ok(paths) => {
                     for path in paths {
                         match files::read(fs, &mut sources, &path) {
-                            Ok(id) => listed.push((id, base(&path), None)),
+                            Ok(id) => listed.push((id, base(&path), None, false)),
                             Err(e) => read_errors.push(RuleError::Read { path, message: e.to_string() }),
                         }
                     }
@@ -62,9 +80,9 @@ impl RulePack {
                 Err(e) => read_errors.push(e),
             }
         }
-        // every start compiles every rule's expressions: on every core
-        let parsed = crate::parallel::on_every_core(&listed, |(id, base, events)| {
-            load::parse_rule(&sources, *id, base, *events)
+        // every start reads every rule file (and compiles those not deferred): on every core
+        let parsed = crate::parallel::on_every_core(&listed, |(id, base, events, defer)| {
+            load::parse_rule(&sources, *id, base, *events, *defer)
         });
         let mut rules = Vec::new();
         let mut errors = Vec::new();

@@ -263,12 +263,9 @@ pub struct Rule {
     pub sources: Vec<Source>,
     /// Sources it reads when they are there (`has(config.x)`), and runs without.
     pub optional_sources: Vec<Source>,
-    /// The facts its expressions read of the sources it needs (derived when the pack loads):
-    /// one that could not be read makes the rule inconclusive.
-    pub facts: Vec<FactRef>,
-    /// Every top-level field its expressions read (`config.disks`, `live.endpoint`, `*` for a
-    /// source read whole): what an audit builds for it, and what its result depends on.
-    pub reads: std::collections::BTreeSet<FactRef>,
+    /// What its expressions read of the facts: found when the pack loads, or for a rule
+    /// loaded with deferred expressions (an audit's built-in rules) when first asked.
+    pub(super) checked: std::sync::OnceLock<super::check::Reads>,
     pub versions: Option<VersionRange>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,
@@ -301,9 +298,46 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// The top-level fields of `source` its expressions read (see [`Rule::reads`]).
+    /// What its expressions read (see [`super::check::Reads`]).
+    pub fn reads(&self) -> &super::check::Reads {
+        // a deferred rule is a built-in one, checked whole by the test suite: no problem here
+        self.checked.get_or_init(|| super::check::rule(self.expressions()).0)
+    }
+
+    /// The rule as one reading `fields` (a test of what depends on them).
+    #[cfg(test)]
+    pub fn reading(mut self, fields: std::collections::BTreeSet<FactRef>) -> Rule {
+        self.checked = std::sync::OnceLock::from(super::check::Reads { needed: Vec::new(), fields });
+        self
+    }
+
+    /// The facts its expressions read of the sources it needs: one that could not be read
+    /// makes the rule inconclusive.
+    pub fn facts(&self) -> &[FactRef] {
+        &self.reads().needed
+    }
+
+    /// The top-level fields of `source` its expressions read.
     pub fn reads_of(&self, source: Source) -> impl Iterator<Item = &str> {
-        self.reads.iter().filter(move |(s, _)| *s == source).map(|(_, f)| f.as_str())
+        self.reads().fields.iter().filter(move |(s, _)| *s == source).map(|(_, f)| f.as_str())
+    }
+
+    fn expressions(&self) -> super::check::Expressions<'_> {
+        let fix = &self.remediation;
+        let templates = [Some(&self.message), fix.manual.as_ref(), fix.sql.as_ref()].into_iter().flatten();
+        super::check::Expressions {
+            sources: &self.sources,
+            optional: &self.optional_sources,
+            params: &self.params,
+            item: &self.item,
+            for_each: self.for_each.as_ref(),
+            when: Some(&self.when),
+            location: self.location.as_ref(),
+            impact: self.impact.as_ref(),
+            object: self.object.as_ref(),
+            evidence: &self.evidence,
+            templates: templates.chain(fix.config.iter().map(|(_, t)| t)).collect(),
+        }
     }
 
     /// Whether `--select`/`--ignore` term names this rule (by id or tag).
@@ -313,5 +347,35 @@ impl Rule {
 
     pub fn param(&self, name: &str) -> Option<&Param> {
         self.params.iter().find(|p| p.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::expr::Expr;
+    use super::super::{RulePack, check};
+
+    fn every_expression<'r>(e: &check::Expressions<'r>) -> Vec<&'r Expr> {
+        let single = [e.for_each, e.when, e.location, e.impact, e.object].into_iter().flatten();
+        let holes = e.templates.iter().flat_map(|t| t.holes());
+        single.chain(e.evidence.iter().map(|(_, x)| x)).chain(holes).collect()
+    }
+
+    #[test]
+    fn a_deferred_builtin_rule_parses_and_reads_as_the_compiled_one() {
+        let compiled = RulePack::load(true, &[]).map_err(|_| "errors").expect("the built-in rules compile");
+        let deferred = RulePack::load_for_audit(true, &[]).map_err(|_| "errors").expect("the built-in rules load");
+        assert!(compiled.rules.len() > 100 && compiled.rules.len() == deferred.rules.len());
+        for (a, b) in compiled.rules.iter().zip(&deferred.rules) {
+            assert_eq!(a.id, b.id);
+            assert!(b.checked.get().is_none(), "{}: checked before it was asked", b.id);
+            let (expected, found) = (every_expression(&a.expressions()), every_expression(&b.expressions()));
+            assert_eq!(expected.len(), found.len(), "{}", a.id);
+            for (x, y) in expected.iter().zip(&found) {
+                assert_eq!(x.tree(), y.tree(), "{}: {}", a.id, x.source);
+            }
+            assert!(check::rule(b.expressions()).1.is_empty(), "{}: a problem the pack load would report", b.id);
+            assert_eq!(a.reads(), b.reads(), "{}", a.id);
+        }
     }
 }
