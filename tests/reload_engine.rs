@@ -15,15 +15,20 @@ const USERS: &str = "<clickhouse><profiles><default/></profiles><users><default>
     <networks><ip>::/0</ip></networks><profile>default</profile><access_management>1</access_management>\
     </default></users><quotas><default/></quotas></clickhouse>";
 
-fn eventually(server: &support::LiveServer, sql: &str, expected: &str) -> bool {
+/// Whether `holds` comes true within 30 s (asked every half second).
+fn comes_true(holds: impl Fn() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(30) {
-        if server.query(sql).trim() == expected {
+        if holds() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(500));
     }
     false
+}
+
+fn eventually(server: &support::LiveServer, sql: &str, expected: &str) -> bool {
+    comes_true(|| server.query(sql).trim() == expected)
 }
 
 /// The config the server holds now, as it writes it to `<path>/preprocessed_configs/` on start
@@ -109,11 +114,7 @@ fn profile_server_setting_and_disk_fixes_reload_but_a_new_policy_waits_for_a_res
     );
     // the removal is reloaded like the rest (the server rewrites its preprocessed config) and
     // the re-audit no longer finds the element
-    let start = Instant::now();
-    while preprocessed(&server).contains("<app_metric_threshold>") && start.elapsed() < Duration::from_secs(30) {
-        std::thread::sleep(Duration::from_millis(500));
-    }
-    assert!(!preprocessed(&server).contains("<app_metric_threshold>"), "the removal was not reloaded");
+    assert!(comes_true(|| !preprocessed(&server).contains("<app_metric_threshold>")), "the removal was not reloaded");
     assert!(unread_element_findings(&server).is_empty(), "the re-audit still finds the element");
     // the same reload that added the disk leaves the new policy out: a policy fix needs a restart
     assert_eq!(

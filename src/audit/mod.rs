@@ -260,10 +260,9 @@ pub fn run(
             // the built-in rules that read only the config are checked (their expressions
             // parsed) while the config still loads: they run whenever there is a config
             if request.config.is_some() {
-                let config_only = pack.rules.iter().filter(|r| r.sources.iter().all(|s| *s == Source::Config));
-                config_only.for_each(|r| {
-                    r.reads();
-                });
+                for rule in pack.rules.iter().filter(|r| r.sources.iter().all(|s| *s == Source::Config)) {
+                    rule.reads();
+                }
             }
             Ok::<RulePack, AuditError>(pack)
         });

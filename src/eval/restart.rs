@@ -26,8 +26,7 @@ pub fn needs_restart(fragments: &[Fragment], rule_says: bool, catalog: &Catalog)
 }
 
 fn removes_unread(element: &crate::fix::document::Node) -> bool {
-    // the engine removes on the attribute's presence, whatever its value
-    element.attributes.iter().any(|(k, _)| k == "remove") && !crate::facts::config_keys::is_read(&element.name)
+    element.removes() && !crate::facts::config_keys::is_read(&element.name)
 }
 
 #[cfg(test)]

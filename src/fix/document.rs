@@ -27,7 +27,13 @@ impl Node {
     }
 
     fn marked(&self) -> bool {
-        self.attributes.iter().any(|(k, _)| k == "remove" || k == "replace")
+        self.removes() || self.attributes.iter().any(|(k, _)| k == "replace")
+    }
+
+    /// Whether it is `remove`d (the engine removes on the attribute's presence, whatever its
+    /// value).
+    pub fn removes(&self) -> bool {
+        self.attributes.iter().any(|(k, _)| k == "remove")
     }
 
     /// Folds `later` (a fragment applied after this document) into it: a marked element, a

@@ -54,6 +54,15 @@ pub struct Expressions<'r> {
     pub templates: Vec<&'r Template>,
 }
 
+impl<'r> Expressions<'r> {
+    /// Every expression, template holes included.
+    pub fn all(&self) -> Vec<&'r Expr> {
+        let single = [self.for_each, self.when, self.location, self.impact, self.object].into_iter().flatten();
+        let holes = self.templates.iter().flat_map(|t| t.holes());
+        single.chain(self.evidence.iter().map(|(_, e)| e)).chain(holes).collect()
+    }
+}
+
 /// A problem where it is written, with its message and help.
 pub type Located = (Origin, String, Option<String>);
 

@@ -361,16 +361,7 @@ mod tests {
     #[test]
     fn both_parsers_give_every_builtin_expression_the_same_tree() {
         let pack = crate::rules::RulePack::load(true, &[]).ok().unwrap();
-        let mut expressions: Vec<&Expr> = Vec::new();
-        for rule in &pack.rules {
-            expressions.extend([&rule.for_each, &rule.location, &rule.object, &rule.impact].into_iter().flatten());
-            expressions.push(&rule.when);
-            expressions.extend(rule.evidence.iter().map(|(_, e)| e));
-            let remediation = &rule.remediation;
-            let templates = [Some(&rule.message), remediation.manual.as_ref(), remediation.sql.as_ref()];
-            let templates = templates.into_iter().flatten().chain(remediation.config.iter().map(|(_, t)| t));
-            expressions.extend(templates.flat_map(Template::holes));
-        }
+        let expressions: Vec<&Expr> = pack.rules.iter().flat_map(|rule| rule.expressions().all()).collect();
         assert!(expressions.len() > 1000, "{} expressions", expressions.len());
         for expr in expressions {
             let antlr = env().parser().parse(&expr.source).ok();

@@ -158,9 +158,6 @@ impl Parser<'_> {
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
         let params = self.params();
-        let remediation_templates = remediation.iter().flat_map(|r| {
-            [r.manual.as_ref(), r.sql.as_ref()].into_iter().flatten().chain(r.config.iter().map(|(_, t)| t))
-        });
         let reads = (!self.defer).then(|| {
             self.check_facts(check::Expressions {
                 sources: &sources,
@@ -173,7 +170,12 @@ impl Parser<'_> {
                 impact: impact.as_ref(),
                 object: object.as_ref(),
                 evidence: &evidence,
-                templates: message.as_ref().and_then(Option::as_ref).into_iter().chain(remediation_templates).collect(),
+                templates: message
+                    .as_ref()
+                    .and_then(Option::as_ref)
+                    .into_iter()
+                    .chain(remediation.iter().flat_map(Remediation::templates))
+                    .collect(),
             })
         });
         let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {

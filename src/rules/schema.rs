@@ -147,6 +147,13 @@ pub struct Remediation {
     pub sql: Option<Template>,
 }
 
+impl Remediation {
+    /// Its templates: the manual step, the SQL, then the config fragments.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        [self.manual.as_ref(), self.sql.as_ref()].into_iter().flatten().chain(self.config.iter().map(|(_, t)| t))
+    }
+}
+
 /// What a fixture expects of the rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expectation {
@@ -322,9 +329,8 @@ impl Rule {
         self.reads().fields.iter().filter(move |(s, _)| *s == source).map(|(_, f)| f.as_str())
     }
 
-    fn expressions(&self) -> super::check::Expressions<'_> {
-        let fix = &self.remediation;
-        let templates = [Some(&self.message), fix.manual.as_ref(), fix.sql.as_ref()].into_iter().flatten();
+    /// Its expressions, as the checker reads them.
+    pub(crate) fn expressions(&self) -> super::check::Expressions<'_> {
         super::check::Expressions {
             sources: &self.sources,
             optional: &self.optional_sources,
@@ -336,7 +342,7 @@ impl Rule {
             impact: self.impact.as_ref(),
             object: self.object.as_ref(),
             evidence: &self.evidence,
-            templates: templates.chain(fix.config.iter().map(|(_, t)| t)).collect(),
+            templates: std::iter::once(&self.message).chain(self.remediation.templates()).collect(),
         }
     }
 
@@ -352,14 +358,7 @@ impl Rule {
 
 #[cfg(test)]
 mod tests {
-    use super::super::expr::Expr;
     use super::super::{RulePack, check};
-
-    fn every_expression<'r>(e: &check::Expressions<'r>) -> Vec<&'r Expr> {
-        let single = [e.for_each, e.when, e.location, e.impact, e.object].into_iter().flatten();
-        let holes = e.templates.iter().flat_map(|t| t.holes());
-        single.chain(e.evidence.iter().map(|(_, x)| x)).chain(holes).collect()
-    }
 
     #[test]
     fn a_deferred_builtin_rule_parses_and_reads_as_the_compiled_one() {
@@ -369,7 +368,7 @@ mod tests {
         for (a, b) in compiled.rules.iter().zip(&deferred.rules) {
             assert_eq!(a.id, b.id);
             assert!(b.checked.get().is_none(), "{}: checked before it was asked", b.id);
-            let (expected, found) = (every_expression(&a.expressions()), every_expression(&b.expressions()));
+            let (expected, found) = (a.expressions().all(), b.expressions().all());
             assert_eq!(expected.len(), found.len(), "{}", a.id);
             for (x, y) in expected.iter().zip(&found) {
                 assert_eq!(x.tree(), y.tree(), "{}: {}", a.id, x.source);
