@@ -46,9 +46,14 @@ pub(crate) fn not_regular(kind: &str) -> io::Error {
 }
 
 /// Reads a whole file (links followed) that must be a regular file. It is opened without
-/// blocking, so a FIFO is refused instead of waited on.
+/// blocking, so a FIFO is refused instead of waited on; a file of the kernel's (under /proc,
+/// /sys or /dev, or on such a file system mounted elsewhere) is refused before it is read: a
+/// config under review could name /proc/self/environ as its include file and have the
+/// environment of whoever audits it quoted in an error.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    refuse_kernel_path(path)?;
     let mut file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    refuse_kernel_file_system(&file)?;
     let meta = file.metadata()?;
     if let Some(kind) = kind(&meta) {
         return Err(not_regular(kind));
@@ -56,6 +61,44 @@ pub fn read(path: &Path) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// Where the kernel's files are, by path (links resolved).
+fn refuse_kernel_path(path: &Path) -> io::Result<()> {
+    let real = path.canonicalize()?;
+    match ["/proc", "/sys", "/dev"].into_iter().find(|top| real.starts_with(top)) {
+        Some(top) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("it is under {top}, which chaudit never reads as a config or input file"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The kernel's pseudo file systems, wherever mounted (statfs(2) magic numbers).
+fn refuse_kernel_file_system(file: &File) -> io::Result<()> {
+    const KERNEL_FILE_SYSTEMS: [(i64, &str); 6] = [
+        (0x9fa0, "proc"),
+        (0x6265_6572, "sysfs"),
+        (0x6462_6720, "debugfs"),
+        (0x7363_6673, "securityfs"),
+        (0x0027_e0eb, "cgroup"),
+        (0x6367_7270, "cgroup2"),
+    ];
+    let mut stat = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a statfs into the buffer for an open descriptor, or fails.
+    if unsafe { libc::fstatfs(std::os::fd::AsRawFd::as_raw_fd(file), stat.as_mut_ptr()) } != 0 {
+        return Ok(());
+    }
+    // SAFETY: fstatfs succeeded, so it wrote the struct.
+    let kind = unsafe { stat.assume_init() }.f_type as i64;
+    match KERNEL_FILE_SYSTEMS.iter().find(|(magic, _)| *magic == kind) {
+        Some((_, name)) => Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("it is on the kernel's {name} file system, which chaudit never reads as a config or input file"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// [`read`] as UTF-8 text.
@@ -130,6 +173,19 @@ mod tests {
         let status = std::process::Command::new("mkfifo").arg(&path).status().unwrap();
         assert!(status.success());
         path
+    }
+
+    #[test]
+    fn kernel_files_are_never_read() {
+        for path in ["/proc/self/environ", "/proc/self/cmdline", "/sys/kernel/mm", "/dev/null"] {
+            let err = read(Path::new(path)).unwrap_err();
+            assert!(err.to_string().contains("never reads"), "{path}: {err}");
+        }
+        // through a link from an ordinary directory
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("include.xml");
+        std::os::unix::fs::symlink("/proc/self/environ", &link).unwrap();
+        assert!(read(&link).unwrap_err().to_string().contains("under /proc"));
     }
 
     #[test]

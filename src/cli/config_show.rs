@@ -26,9 +26,6 @@ pub struct ShowArgs {
     /// /etc/metrika.xml, only for a config under /etc/clickhouse-server.
     #[arg(long, value_name = "FILE|none")]
     default_include_from: Option<String>,
-    /// Print the values of passwords, keys and other secrets (masked as ****** by default).
-    #[arg(long)]
-    show_secrets: bool,
 }
 
 /// The loader's options, with `--default-include-from` (shared by the audit).
@@ -42,7 +39,11 @@ pub fn load_options(default_include_from: Option<&str>) -> LoadOptions {
 
 pub fn run(args: &ShowArgs) -> ExitCode {
     let options = load_options(args.default_include_from.as_deref());
-    let masking = (!args.show_secrets).then_some(Masking { is_secret: mask::is_secret_name, shown: mask::MASK });
+    let masking = (!super::show_secrets()).then_some(Masking {
+        is_secret: mask::is_secret_name,
+        in_value: mask::mask_url_credentials,
+        shown: mask::MASK,
+    });
     let render_options = RenderOptions { provenance: args.provenance, masking };
     let mut loaded = match config::load(&args.config, &options) {
         Ok(loaded) => loaded,

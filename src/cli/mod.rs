@@ -1,5 +1,15 @@
 //! Command-line arguments and exit codes. Everything else lives in the library.
 
+// Every byte for stderr passes through `chaudit::redact` (chaudit's own credentials and the
+// values a config took from the environment are masked): these shadow the standard macros in
+// this module and every module below it, so no message can forget it.
+macro_rules! eprintln {
+    ($($arg:tt)*) => { $crate::cli::write_stderr(&format!("{}\n", format_args!($($arg)*))) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { $crate::cli::write_stderr(&format!($($arg)*)) };
+}
+
 mod audit;
 pub mod config_show;
 mod fix;
@@ -52,6 +62,11 @@ struct Cli {
     /// No warnings or progress on stderr (errors still print).
     #[arg(long, short = 'q', global = true)]
     quiet: bool,
+    /// Print the values a config takes from the environment (`from_env`), and in `config show`
+    /// the values of passwords, keys and other secrets. Without it they are masked as ******
+    /// everywhere chaudit writes; chaudit's own credentials are never printed.
+    #[arg(long, global = true)]
+    show_secrets: bool,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -262,8 +277,12 @@ enum RulesCommand {
 }
 
 pub fn run() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        write_stderr(&format!("chaudit: internal error (please report it): {info}\n"));
+    }));
     let cli = Cli::parse();
-    let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet });
+    chaudit::redact::show_environment_values(cli.show_secrets);
+    let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet, show_secrets: cli.show_secrets });
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
@@ -300,10 +319,11 @@ fn parse_budget(s: &str) -> Result<f64, String> {
         .ok_or_else(|| "seconds, more than 0".into())
 }
 
-/// `--color` and `--quiet`, for every subcommand.
+/// `--color`, `--quiet` and `--show-secrets`, for every subcommand.
 struct OutputOptions {
     color: ColorChoice,
     quiet: bool,
+    show_secrets: bool,
 }
 
 static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
@@ -311,6 +331,16 @@ static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
 /// `--quiet`: no warnings or progress.
 pub fn quiet() -> bool {
     OUTPUT.get().is_some_and(|o| o.quiet)
+}
+
+/// `--show-secrets`.
+pub fn show_secrets() -> bool {
+    OUTPUT.get().is_some_and(|o| o.show_secrets)
+}
+
+/// Writes to stderr what [`chaudit::redact`] lets through (see `eprintln!` above).
+pub fn write_stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(chaudit::redact::redact(text).as_bytes());
 }
 
 /// A warning on stderr, unless `--quiet`.
@@ -347,8 +377,9 @@ pub fn write_stdout(text: &str, code: u8) -> ExitCode {
 
 /// Streams output to stdout (buffered): a closed pipe is not a crash.
 fn stream_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, code: u8) -> ExitCode {
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-    match write(&mut stdout).and_then(|()| stdout.flush()) {
+    let mut stdout =
+        std::io::BufWriter::with_capacity(1 << 20, chaudit::redact::Redacting::new(std::io::stdout().lock()));
+    match write(&mut stdout).and_then(|()| stdout.flush()).and_then(|()| stdout.get_mut().finish()) {
         Ok(()) => ExitCode::from(code),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(code),
         Err(e) => {
@@ -358,21 +389,38 @@ fn stream_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, code
     }
 }
 
-/// Prints diagnostics (miette) to stderr; the source lines they quote have their secrets
-/// masked, as in the reports.
+/// Prints diagnostics (miette) to stderr. The source lines they quote are masked as the
+/// whole file masks (a secret's value may begin lines above the quoted one, or run over
+/// several).
 pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
     for e in errors {
+        let masked_source = source_text(&e).map(|text| {
+            let masked = chaudit::report::mask::mask_source(&text).into_owned();
+            masked.split('\n').map(str::to_string).collect::<Vec<_>>()
+        });
         let rendered = format!("{:?}", miette::Report::new(e));
         let masked: Vec<String> = rendered
             .split('\n')
             .map(|line| {
                 // a quoted source line: ` 12 │ <password>...</password>`
-                let (gutter, source) = line.find("│ ").map_or(("", line), |i| line.split_at(i + "│ ".len()));
-                chaudit::report::mask::mask_line(source).map_or_else(|| line.to_string(), |m| format!("{gutter}{m}"))
+                let Some(bar) = line.find("│ ") else { return line.to_string() };
+                let (gutter, source) = line.split_at(bar + "│ ".len());
+                let number = gutter.trim_end_matches("│ ").trim().parse::<usize>().ok();
+                match (number, &masked_source) {
+                    (Some(n), Some(lines)) if n >= 1 && n <= lines.len() => format!("{gutter}{}", lines[n - 1]),
+                    _ => chaudit::report::mask::mask_line(source)
+                        .map_or_else(|| line.to_string(), |m| format!("{gutter}{m}")),
+                }
             })
             .collect();
         eprintln!("{}", masked.join("\n"));
     }
+}
+
+/// The whole text a diagnostic quotes, if it quotes one.
+fn source_text(e: &dyn miette::Diagnostic) -> Option<String> {
+    let contents = e.source_code()?.read_span(&miette::SourceSpan::new(0.into(), 0), 0, usize::MAX).ok()?;
+    Some(String::from_utf8_lossy(contents.data()).into_owned())
 }
 
 /// Writes a report or snapshot to `path` whole or not at all (a temporary file beside it,
@@ -390,7 +438,12 @@ pub fn stream_output(
 ) -> ExitCode {
     let Some(path) = path else { return stream_stdout(write, code) };
     // whole or not at all, and never renamed over a device, a FIFO, a link or a directory
-    match chaudit::regular_file::replace_with(path, write) {
+    let redacted = |out: &mut dyn Write| {
+        let mut out = chaudit::redact::Redacting::new(out);
+        write(&mut out)?;
+        out.finish()
+    };
+    match chaudit::regular_file::replace_with(path, redacted) {
         Ok(()) => ExitCode::from(code),
         Err(e) => {
             eprintln!("chaudit: {e}");

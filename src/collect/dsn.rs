@@ -5,13 +5,16 @@
 
 use std::fmt;
 
-/// A password that prints as `***`.
+/// A password that prints as `***`, and that no output of the run shows (it is registered
+/// with [`crate::redact`] when made: a server's error may echo it).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Secret(String);
 
 impl Secret {
     pub fn new(s: impl Into<String>) -> Secret {
-        Secret(s.into())
+        let secret = Secret(s.into());
+        crate::redact::register_credential(&secret.0);
+        secret
     }
 
     pub fn expose(&self) -> &str {

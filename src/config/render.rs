@@ -14,7 +14,10 @@ pub struct RenderOptions {
 }
 
 pub struct Masking {
+    /// Element and attribute names whose value is a secret.
     pub is_secret: fn(&str) -> bool,
+    /// Any other value with its secret parts masked (a URL's credentials).
+    pub in_value: fn(&str) -> std::borrow::Cow<'_, str>,
     pub shown: &'static str,
 }
 
@@ -68,7 +71,11 @@ impl Renderer<'_> {
             self.out.push(' ');
             self.out.push_str(&a.name);
             self.out.push_str("=\"");
-            escape_into(&mut self.out, &a.value, true);
+            match &self.options.masking {
+                Some(m) if (m.is_secret)(&a.name) => self.out.push_str(m.shown),
+                Some(m) => escape_into(&mut self.out, &(m.in_value)(&a.value), true),
+                None => escape_into(&mut self.out, &a.value, true),
+            }
             self.out.push('"');
         }
         let content = || e.children.iter().filter(|n| !matches!(n, Node::Text(t) if t.is_whitespace()));
@@ -76,12 +83,20 @@ impl Renderer<'_> {
             self.out.push_str("/>\n");
             return;
         }
+        let secret = self.options.masking.as_ref().filter(|m| (m.is_secret)(name)).map(|m| m.shown);
+        let leaf = !content().any(|n| matches!(n, Node::Element(_)));
+        if let Some(shown) = secret.filter(|_| leaf) {
+            // the whole value, whatever comments or CDATA it is written with
+            self.out.push('>');
+            self.out.push_str(shown);
+            self.out.push_str("</");
+            self.out.push_str(name);
+            self.out.push_str(">\n");
+            return;
+        }
         if content().all(|n| matches!(n, Node::Text(_))) {
             self.out.push('>');
-            match &self.options.masking {
-                Some(m) if (m.is_secret)(&e.name) => self.out.push_str(m.shown),
-                _ => self.text_of(content()),
-            }
+            self.text_of(content());
             self.out.push_str("</");
             self.out.push_str(name);
             self.out.push_str(">\n");
@@ -91,6 +106,11 @@ impl Renderer<'_> {
         for node in content() {
             match node {
                 Node::Element(child) => self.write_element(child, depth + 1),
+                Node::Text(_) if secret.is_some() => {
+                    self.indent(depth + 1);
+                    self.out.push_str(secret.unwrap_or_default());
+                    self.out.push('\n');
+                }
                 Node::Text(t) if t.is_cdata() => {
                     self.indent(depth + 1);
                     let _ = writeln!(self.out, "<![CDATA[{}]]>", t.value());
@@ -136,6 +156,12 @@ impl Renderer<'_> {
         let (leading, trimmed) = (value.len() - value.trim_start().len(), value.trim().len());
         self.out.drain(start..start + leading);
         self.out.truncate(start + trimmed);
+        if let Some(m) = &self.options.masking
+            && let std::borrow::Cow::Owned(masked) = (m.in_value)(&self.out[start..])
+        {
+            self.out.truncate(start);
+            self.out.push_str(&masked);
+        }
     }
 
     fn provenance(&self, e: &Element) -> String {

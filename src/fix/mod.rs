@@ -62,11 +62,14 @@ pub struct FixFile {
 }
 
 impl FixFile {
-    /// The change as a unified diff (`--dry-run`).
+    /// The change as a unified diff (`--dry-run`), secrets masked on both sides (an earlier
+    /// run's file may hold one); masking keeps the line count, so the hunks stay true.
     pub fn diff(&self) -> String {
         let shown = &self.shown;
         let old = if self.before.is_empty() { "/dev/null".to_string() } else { format!("a/{shown}") };
-        similar::TextDiff::from_lines(&self.before, &self.after)
+        let (before, after) =
+            (crate::report::mask::mask_source(&self.before), crate::report::mask::mask_source(&self.after));
+        similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
             .unified_diff()
             .header(&old, &format!("b/{shown}"))
             .to_string()

@@ -285,7 +285,7 @@ impl SourceCode for Excerpt {
 fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
     let (_, file) = sources.files().find(|(_, f)| f.display == l.file)?;
     // masked as a whole: a secret's value may start lines above the excerpt
-    let masked_file = mask::mask_text(&file.text);
+    let masked_file = mask::mask_source(&file.text);
     let target = (l.line.max(1) - 1) as usize;
     let first_line = target.saturating_sub(CONTEXT_LINES);
     let mut text = String::new();
