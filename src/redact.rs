@@ -114,6 +114,11 @@ pub fn show_environment_values(show: bool) {
     }
 }
 
+/// Whether values taken from the environment are shown (`--show-secrets`).
+pub fn environment_values_shown() -> bool {
+    REGISTRY.read().unwrap_or_else(|poisoned| poisoned.into_inner()).show_environment
+}
+
 fn matcher() -> Option<Arc<Matcher>> {
     REGISTRY.read().unwrap_or_else(|poisoned| poisoned.into_inner()).matcher.clone()
 }
@@ -144,6 +149,10 @@ pub struct Redacting<W: Write> {
 impl<W: Write> Redacting<W> {
     pub fn new(inner: W) -> Redacting<W> {
         Redacting { inner, pending: Vec::new() }
+    }
+
+    pub fn get_ref(&self) -> &W {
+        &self.inner
     }
 
     /// Writes out what is held back and flushes.

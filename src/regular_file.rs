@@ -133,7 +133,8 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 }
 
 /// Writes what `write` writes to `path` whole or not at all: into a new temporary file
-/// beside it (buffered, so a big report is streamed, not held), then renamed over it. Only
+/// beside it (buffered, so a big report is streamed, not held, and with the secret values
+/// [`crate::redact`] knows masked), then renamed over it. Only
 /// an absent path or a regular file is replaced (a link, a device or a FIFO is refused,
 /// and left as it is).
 pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
@@ -146,9 +147,12 @@ pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
     let tmp = path.with_file_name(tmp_name);
     // create_new: never through a link or over anything left there
     let written = OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|file: File| {
-        let mut out = io::BufWriter::with_capacity(1 << 20, file);
+        // every file chaudit writes passes through the redaction of known secret values
+        let mut out = io::BufWriter::with_capacity(1 << 20, crate::redact::Redacting::new(file));
         write(&mut out)?;
-        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()
+        let mut redacting = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        redacting.finish()?;
+        redacting.get_ref().sync_all()
     });
     if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);

@@ -438,12 +438,7 @@ pub fn stream_output(
 ) -> ExitCode {
     let Some(path) = path else { return stream_stdout(write, code) };
     // whole or not at all, and never renamed over a device, a FIFO, a link or a directory
-    let redacted = |out: &mut dyn Write| {
-        let mut out = chaudit::redact::Redacting::new(out);
-        write(&mut out)?;
-        out.finish()
-    };
-    match chaudit::regular_file::replace_with(path, redacted) {
+    match chaudit::regular_file::replace_with(path, write) {
         Ok(()) => ExitCode::from(code),
         Err(e) => {
             eprintln!("chaudit: {e}");

@@ -177,6 +177,14 @@ fn http_port(port: u16, secure: bool, notes: &mut Vec<String>) -> (u16, bool) {
 /// native (9000 by default, 9440 with `?secure`), read as the HTTP port beside it; another
 /// native port has no known HTTP counterpart and is refused.
 fn parse_dsn(dsn: &str, notes: &mut Vec<String>) -> Result<Endpoint, String> {
+    // a credential given as a query parameter (`?password=`) is masked wherever it reappears
+    if let Ok(url) = url::Url::parse(dsn) {
+        for (name, value) in url.query_pairs() {
+            if crate::report::mask::is_secret_name(&name) {
+                Secret::new(value.into_owned());
+            }
+        }
+    }
     let shown = redact(dsn);
     let (scheme, _) =
         dsn.split_once("://").ok_or_else(|| format!("`{shown}`: a DSN looks like http://user@host:8123/db"))?;
@@ -241,10 +249,12 @@ fn decoded(part: &str, what: &str, shown: &str) -> Result<String, String> {
 /// messages: the DSN may be malformed, so no guess is made about where the password ends.
 pub fn redact(dsn: &str) -> String {
     let start = dsn.find("://").map_or(0, |s| s + 3);
-    match dsn.rfind('@') {
+    let shown = match dsn.rfind('@') {
         Some(at) if at >= start => format!("{}***{}", &dsn[..start], &dsn[at..]),
         _ => dsn.to_string(),
-    }
+    };
+    // and a credential in its query (`?password=`)
+    crate::report::mask::mask_url_credentials(&shown).into_owned()
 }
 
 #[cfg(test)]
@@ -334,6 +344,10 @@ mod tests {
         assert!(!format!("{e} {e:?}").contains("hunter2"));
         assert_eq!(redact("http://bob:hunter2@h:8123"), "http://***@h:8123");
         assert_eq!(redact("bob:hunter2@h:8123"), "***@h:8123");
+        assert_eq!(redact("clickhouse://bob@h?password=hunter2&secure"), "clickhouse://***@h?password=******&secure");
+        let err = dsn("clickhouse://bob@h:1?password=query-pw-7").unwrap_err();
+        assert!(!err.contains("query-pw-7"), "{err}");
+        assert_eq!(crate::redact::redact("echoed query-pw-7"), "echoed ******");
     }
 
     #[test]

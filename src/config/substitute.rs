@@ -168,7 +168,7 @@ impl Substituter<'_> {
             let p = self.point(e);
             ConfigError::BadEnvValue {
                 var: var.to_string(),
-                message: err.to_string(),
+                message: without_quoted_text(&err.to_string()),
                 at: p.at,
                 src: p.src,
                 span: p.span,
@@ -213,6 +213,15 @@ impl Substituter<'_> {
     fn syntax(&self, e: &Element, message: &str) -> ConfigError {
         ConfigError::syntax(self.point(e), message)
     }
+}
+
+/// A parser's message about an environment value with the pieces of it that it quotes
+/// (`expected `</a>``) left out, unless `--show-secrets`: the value may be a credential.
+fn without_quoted_text(message: &str) -> String {
+    if crate::redact::environment_values_shown() {
+        return message.to_string();
+    }
+    message.split('`').enumerate().map(|(i, part)| if i % 2 == 1 { "…" } else { part }).collect::<Vec<_>>().join("`")
 }
 
 fn restamp(e: &mut Element, origin: Origin) {
