@@ -68,7 +68,8 @@ const NOT_VALUE_SUFFIXES: &[&str] =
 /// The cheap test before text is parsed for tags and keys.
 pub(super) fn may_name_secret(text: &str) -> bool {
     static STEMS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        let stems = ["pass", "pasw", "pwd", "secr", "sec", "ecret", "key", "token", "cred", "identity", "auth"];
+        // not "sec" or "auth": most messages say "seconds" or "authentication"
+        let stems = ["pass", "pasw", "pwd", "secr", "ecret", "secer", "key", "token", "cred"];
         AhoCorasick::builder()
             .ascii_case_insensitive(true)
             .build(SECRET_NAMES.iter().chain(SECRET_WORDS).chain(&stems))

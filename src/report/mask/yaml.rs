@@ -70,7 +70,10 @@ fn secret_values(line: &str) -> (Vec<(usize, usize)>, bool) {
             }
             b':' if bytes.get(i + 1).is_none_or(|c| *c == b' ') => {
                 let key = key_before(line, i);
-                if is_secret_name(key) {
+                // a key, not prose that ends in a colon ("has no password (networks: ...)")
+                let is_key = !key.is_empty()
+                    && key.chars().all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@'));
+                if is_key && is_secret_name(key) {
                     let value_start = i + 1 + (line[i + 1..].len() - line[i + 1..].trim_start().len());
                     match value_span(line, value_start, depth > 0) {
                         Value::Block => return (spans, true),
@@ -140,6 +143,8 @@ mod tests {
         assert_eq!(mask("max_threads: 8"), None);
         assert_eq!(mask("app/password: \"x y\"").as_deref(), Some("app/password: ******"));
         assert_eq!(mask("password:\n  - '@from_env': CH_PASSWORD"), None);
+        assert_eq!(mask("user `default` has no password and accepts any network (networks: ::/0)"), None);
+        assert_eq!(mask("cluster `events` has no <secret>: its shards"), None);
     }
 
     #[test]
