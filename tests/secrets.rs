@@ -152,17 +152,24 @@ fn leaks(case: &Path, args: &[String], planted: &[String]) -> Vec<String> {
     child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
     stderr.extend(stderr_reader.join().unwrap());
     child.wait().unwrap();
-    let mut outputs = vec![("stdout".to_string(), stdout), ("stderr".to_string(), stderr)];
+    // (name, what was written, what the file held before: a value kept in the user's own
+    // file, as `fix` keeps an earlier fix file's, is not a leak)
+    let mut outputs = vec![("stdout".to_string(), stdout, Vec::new()), ("stderr".to_string(), stderr, Vec::new())];
     for (path, bytes) in snapshot(work.path()) {
-        if !before.iter().any(|(p, b)| *p == path && *b == bytes) {
-            outputs.push((path.strip_prefix(work.path()).unwrap().display().to_string(), bytes));
+        let earlier = before.iter().find(|(p, _)| *p == path).map(|(_, b)| b.clone());
+        if earlier.as_ref() != Some(&bytes) {
+            outputs.push((
+                path.strip_prefix(work.path()).unwrap().display().to_string(),
+                bytes,
+                earlier.unwrap_or_default(),
+            ));
         }
     }
     let mut found = Vec::new();
-    for (name, bytes) in &outputs {
-        let text = String::from_utf8_lossy(bytes);
+    for (name, bytes, earlier) in &outputs {
+        let (text, earlier) = (String::from_utf8_lossy(bytes), String::from_utf8_lossy(earlier));
         for value in planted {
-            if text.contains(value.as_str()) {
+            if text.contains(value.as_str()) && !earlier.contains(value.as_str()) {
                 found.push(format!("{}: `{value}` in {name}", args.join(" ")));
             }
         }
