@@ -5,7 +5,8 @@
 //!   CLICKHOUSE_PASSWORD): registered when a [`crate::collect::dsn::Secret`] is made, and
 //!   never shown;
 //! - values a config took from the environment (`from_env`): registered by the loader when it
-//!   substitutes one, and shown only after [`show_environment_values`] (`--show-secrets`). A
+//!   substitutes one (unless the files under review hold it themselves), and shown only
+//!   after [`show_environment_values`] (`--show-secrets`). A
 //!   config under review may name any variable of the CI job that audits it
 //!   (`<display_name from_env="AWS_SECRET_ACCESS_KEY"/>`); its value must not reach a log or
 //!   an uploaded report.

@@ -146,3 +146,42 @@ fn sarif_stays_within_githubs_result_limit() {
     let note = notes.iter().find_map(|n| n["message"]["text"].as_str()).unwrap();
     assert!(note.starts_with("25000 of 25010 findings written"), "{note}");
 }
+
+/// The advice of both unset-variable rules, followed as printed: the `optional="true"` line
+/// pasted over the element; then the server's config has the value when the variable is set,
+/// and no element (nor finding) when it is not. The variable is named as it is, not as the
+/// message's "environment variable X".
+#[test]
+fn the_unset_variable_advice_works_pasted_as_printed() {
+    for (rule, fixture, element, variable) in [
+        ("unset-environment-variable-left-empty", "macro", "shard", "CHAUDIT_FIXTURE_SHARD"),
+        ("unset-environment-variable", "unset", "max_server_memory_usage", "CHAUDIT_FIXTURE_MEMORY"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        support::copy_tree(&support::repo_root().join("rules/config").join(rule).join(fixture), dir.path());
+        let (_, stdout, stderr) = support::chaudit(dir.path(), &["--config", "config.xml", "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let finding =
+            support::findings_of(&report, rule).into_iter().next().unwrap_or_else(|| panic!("{rule}: {stdout}"));
+        let manual = finding["remediation"]["manual"].as_str().unwrap();
+        assert!(manual.contains(&format!("Environment={variable}=...")), "{manual}");
+        let pasted = manual.lines().find(|l| l.trim_start().starts_with(&format!("<{element} "))).unwrap();
+        let config = std::fs::read_to_string(dir.path().join("config.xml")).unwrap();
+        let written = format!("<{element} from_env=\"{variable}\"/>");
+        assert!(config.contains(&written), "{config}");
+        std::fs::write(dir.path().join("config.xml"), config.replace(&written, pasted.trim())).unwrap();
+        let (_, stdout, _) = support::chaudit(dir.path(), &["--config", "config.xml", "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert!(support::findings_of(&report, rule).is_empty(), "{rule}: {stdout}");
+        let shown = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+            .args(["config", "show", "--show-secrets", "--config", "config.xml"])
+            .current_dir(dir.path())
+            .env(variable, "4000000007")
+            .output()
+            .unwrap();
+        let shown = String::from_utf8_lossy(&shown.stdout);
+        assert!(shown.contains(&format!(">4000000007</{element}>")), "{rule}: {shown}");
+        let (_, unset, _) = support::chaudit(dir.path(), &["config", "show", "--config", "config.xml"]);
+        assert!(!unset.contains(&format!("<{element}")), "{rule}: {unset}");
+    }
+}

@@ -231,6 +231,8 @@ pub enum ConfigError {
     )]
     SubstitutionLeftEmpty {
         what: String,
+        /// The variable or include name (`CH_SHARD`).
+        name: String,
         /// The element left as it was.
         origin: Origin,
         tag: String,
@@ -269,6 +271,8 @@ pub enum ConfigError {
     #[diagnostic(code(chaudit::config::substitution_missing), severity(Warning))]
     SubstitutionNotFound {
         what: String,
+        /// The variable or include name (`CH_SHARD`).
+        name: String,
         /// The element left as it was.
         origin: Origin,
         tag: String,

@@ -161,7 +161,12 @@ impl Substituter<'_> {
             return Ok(None);
         };
         // The config may name any variable of whoever audits it: its value is shown nowhere.
-        crate::redact::register_environment_value(value);
+        // A value the files under review already hold is no secret to their author, and
+        // masking it would mask that text wherever it stands (a user named `default`).
+        let written = |text: &str| memchr::memmem::find(text.as_bytes(), value.trim().as_bytes()).is_some();
+        if !self.sources.files().any(|(_, file)| written(&file.text)) {
+            crate::redact::register_environment_value(value);
+        }
         let mut scratch = SourceMap::new("/".into());
         let id = scratch.add(format!("${var}").into(), format!("<from_env>{value}</from_env>"));
         let mut parsed = xml::parse(scratch.file(id), id).map_err(|err| {
@@ -192,11 +197,12 @@ impl Substituter<'_> {
         };
         let p = self.point(e);
         let (origin, tag, at, src, span) = (e.origin, e.name.to_string(), p.at, p.src, p.span);
+        let name = name.to_string();
         // An element left without a value is what breaks a numeric or required setting.
         self.problems.push(if kind == "from_env" && !is_include && !e.has_child_nodes() {
-            ConfigError::SubstitutionLeftEmpty { what, origin, tag, at, src, span }
+            ConfigError::SubstitutionLeftEmpty { what, name, origin, tag, at, src, span }
         } else {
-            ConfigError::SubstitutionNotFound { what, origin, tag, at, src, span }
+            ConfigError::SubstitutionNotFound { what, name, origin, tag, at, src, span }
         });
         if is_include { Outcome::Remove } else { Outcome::Keep }
     }

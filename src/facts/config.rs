@@ -156,12 +156,16 @@ pub struct LoaderProblem {
     pub kind: String,
     /// what was substituted (the variable, the include), or the file
     pub what: String,
+    /// the variable or include name alone (CH_SHARD), empty for a file
+    pub name: String,
     /// the element
     pub tag: String,
+    /// the element is a setting that takes a number or a switch: left empty, it stops the server (or the users config)
+    pub needs_value: bool,
     pub at: Location,
 }
 
-crate::fact_object!(LoaderProblem { kind, what, tag, at });
+crate::fact_object!(LoaderProblem { kind, what, name, tag, needs_value, at });
 
 /// Why facts are absent or unavailable, by fact name.
 type Reasons = BTreeMap<String, String>;
@@ -426,29 +430,41 @@ impl<'a> ConfigFacts<'a> {
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
     fn problems(&self) -> Vec<LoaderProblem> {
-        let problem = |kind: &str, what: &str, tag: &str, origin: &Origin| LoaderProblem {
+        let problem = |kind: &str, what: &str, name: &str, tag: &str, origin: &Origin| LoaderProblem {
             kind: kind.to_string(),
             what: what.to_string(),
+            name: name.to_string(),
             tag: tag.to_string(),
+            needs_value: self.takes_number_or_switch(tag),
             at: self.location(*origin),
         };
         self.loaded
             .problems
             .iter()
             .filter_map(|p| match p {
-                ConfigError::SubstitutionLeftEmpty { what, tag, origin, .. } => {
-                    Some(problem("substitution_left_empty", what, tag, origin))
+                ConfigError::SubstitutionLeftEmpty { what, name, tag, origin, .. } => {
+                    Some(problem("substitution_left_empty", what, name, tag, origin))
                 }
-                ConfigError::SubstitutionNotFound { what, tag, origin, .. } => {
-                    Some(problem("substitution_not_found", what, tag, origin))
+                ConfigError::SubstitutionNotFound { what, name, tag, origin, .. } => {
+                    Some(problem("substitution_not_found", what, name, tag, origin))
                 }
                 ConfigError::RootAttributeIgnored { attribute, origin, .. } => {
                     let file = &self.loaded.sources.file(origin.file).display;
-                    Some(problem("root_attribute_ignored", file, attribute, origin))
+                    Some(problem("root_attribute_ignored", file, "", attribute, origin))
                 }
                 _ => None,
             })
             .collect()
+    }
+
+    /// Whether a setting of this name takes a number or a switch (its catalog type is not a
+    /// string): ClickHouse cannot parse it empty. Macros, names and paths start empty.
+    fn takes_number_or_switch(&self, tag: &str) -> bool {
+        let catalog = self.catalog;
+        [&catalog.server, &catalog.session]
+            .into_iter()
+            .filter_map(|settings| settings.get(tag))
+            .any(|setting| setting.kind.is_some_and(|kind| !kind.contains("String") && !kind.contains("Path")))
     }
 
     /// Top-level elements of users.xml / users.d files that belong in the server config.
