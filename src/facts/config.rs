@@ -145,9 +145,11 @@ pub struct RootElement {
     pub server_section: bool,
     /// ClickHouse reads it: a server or query setting, a section, a port, path or access switch, a *_log section
     pub known: bool,
+    /// written in a conf.d/ fragment, which ClickHouse merges into the users config too
+    pub in_conf_d: bool,
 }
 
-crate::fact_object!(RootElement { name, leaf, value, at, server_section, known });
+crate::fact_object!(RootElement { name, leaf, value, at, server_section, known, in_conf_d });
 
 /// A problem ClickHouse starts with (`config.problems`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -423,9 +425,17 @@ impl<'a> ConfigFacts<'a> {
                     at: self.location(e.origin),
                     server_section: is_server_section(name),
                     known,
+                    in_conf_d: self.in_conf_d(e.origin),
                 }
             })
             .collect()
+    }
+
+    /// Whether `origin` is in a conf.d/ fragment: ClickHouse merges those into every config
+    /// file it loads, the server's and the users'.
+    fn in_conf_d(&self, origin: Origin) -> bool {
+        let path = &self.loaded.sources.file(origin.file).path;
+        path.parent().and_then(|p| p.file_name()).is_some_and(|d| d == "conf.d")
     }
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
@@ -476,11 +486,8 @@ impl<'a> ConfigFacts<'a> {
             .elements()
             .filter(|e| !USERS_SECTIONS.contains(&e.name.as_str()))
             .filter(|e| is_server_section(&e.name) || catalog.is_server(&e.name) || e.name.ends_with("_log"))
-            .filter(|e| {
-                // conf.d/ is merged into both configs: only users.xml and users.d/ count
-                let path = &self.loaded.sources.file(e.origin.file).path;
-                path.parent().and_then(|p| p.file_name()).is_none_or(|d| d != "conf.d")
-            })
+            // conf.d/ is merged into both configs: only users.xml and users.d/ count
+            .filter(|e| !self.in_conf_d(e.origin))
             .map(|e| sections::NamedAt { name: e.name.to_string(), at: self.location(e.origin) })
             .collect()
     }
