@@ -32,9 +32,12 @@ enum Outcome {
 }
 
 impl Substituter<'_> {
-    /// Substitutes below `root` (the root itself takes no substitution).
+    /// Substitutes `root` and everything below it. ClickHouse substitutes the root like any
+    /// other element: `<yandex incl="base_config">` (an old layout with include_from
+    /// metrika.xml) takes its content from the include file. A root left without its
+    /// substitution stays (an optional one is not removed: a config has a root).
     pub fn run(&mut self, root: &mut Element) -> Result<()> {
-        self.children(root, 0)
+        self.process(root, 0).map(|_| ())
     }
 
     /// Substitutes one element in place, e.g. `<include_from from_env=...>` before it is read.
