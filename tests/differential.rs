@@ -236,3 +236,18 @@ fn chaudit_merges_every_case_as_the_engine_does() {
     });
     assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }
+
+/// A MergeTree setting at the server config root does nothing on the engine (the tables keep
+/// the default: system.merge_tree_settings has it unchanged); inside `<merge_tree>` it applies.
+/// `merge-tree-setting-at-server-root` says so of its fixtures.
+#[test]
+fn a_merge_tree_setting_at_the_root_is_ignored_by_the_engine() {
+    let fixtures = support::repo_root().join("rules/config/merge-tree-setting-at-server-root");
+    let changed = |case: &str| {
+        let engine = support::engine_probe(&fixtures.join(case).join("config.xml"), &[], &[]);
+        let rows = engine["merge_tree_settings"].as_array().unwrap_or_else(|| panic!("{case}: {engine}")).clone();
+        rows.iter().any(|r| r["name"] == "allow_nullable_key" && r["value"] == "1")
+    };
+    assert!(!changed("at-root"), "the engine applied a MergeTree setting written at the root");
+    assert!(changed("in-merge-tree"), "the engine did not apply <merge_tree><allow_nullable_key>");
+}

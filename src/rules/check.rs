@@ -444,6 +444,7 @@ impl<'a> Checker<'a> {
             | "setting_known"
             | "session_setting"
             | "server_setting"
+            | "merge_tree_setting"
             | "setting_obsolete" => Type::Bool,
             "contains" | "startsWith" | "endsWith" | "matches" => Type::Bool,
             "limit_of" => Type::Int,

@@ -131,6 +131,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
         context.add_function("setting_known", known),
         context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
         context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
+        context.add_function("merge_tree_setting", move |name: Arc<String>| c.merge_tree.contains_key(&name)),
         context.add_function("setting_obsolete", move |name: Arc<String>| c.is_obsolete(&name)),
         context.add_function("setting_ever_obsolete", |name: Arc<String>| catalog::obsolete_somewhere(&name)),
         context.add_function("same_setting_value", |a: Arc<String>, b: Arc<String>| same_setting_value(&a, &b)),
