@@ -251,3 +251,21 @@ fn a_merge_tree_setting_at_the_root_is_ignored_by_the_engine() {
     assert!(!changed("at-root"), "the engine applied a MergeTree setting written at the root");
     assert!(changed("in-merge-tree"), "the engine did not apply <merge_tree><allow_nullable_key>");
 }
+
+/// A user whose `<quota>` names no defined quota runs under none: the engine starts and
+/// system.quotas applies no quota to the user; with the quota defined, it applies it.
+/// `user-quota-missing` says so of its fixtures.
+#[test]
+fn a_user_naming_a_missing_quota_runs_under_none() {
+    let fixtures = support::repo_root().join("rules/security/user-quota-missing");
+    let quotas_of_bi = |case: &str| -> Vec<String> {
+        let engine = support::engine_probe(&fixtures.join(case).join("config.xml"), &[], &[]);
+        let rows = engine["quotas"].as_array().unwrap_or_else(|| panic!("{case}: {engine}")).clone();
+        rows.iter()
+            .filter(|r| r["apply_to_list"].as_array().is_some_and(|users| users.iter().any(|u| u == "bi")))
+            .map(|r| r["name"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(quotas_of_bi("missing"), Vec::<String>::new(), "a missing quota applied");
+    assert_eq!(quotas_of_bi("defined"), vec!["analysts".to_string()]);
+}

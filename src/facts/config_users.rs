@@ -69,6 +69,12 @@ pub struct ConfigUser {
     pub show_named_collections_secrets: bool,
     /// its profile or the default profile (or one they inherit) has <constraints>
     pub constrained: bool,
+    /// its <quota> (empty: none named)
+    pub quota: String,
+    /// the <quota> element (the user's element when there is none)
+    pub quota_at: Location,
+    /// its <quota> names a quota that <quotas> does not define: the server starts and the user runs under no quota
+    pub quota_missing: bool,
 }
 
 /// The addresses a user may connect from.
@@ -188,6 +194,8 @@ fn users(
     at: &dyn Fn(Origin) -> Location,
 ) -> Vec<ConfigUser> {
     let Some(users) = users_root.child("users") else { return Vec::new() };
+    let quotas: BTreeSet<&str> =
+        users_root.child("quotas").map(|q| q.elements().map(|e| e.name.as_str()).collect()).unwrap_or_default();
     let effective = |name: &str| profiles.get(name).map(|p| p.effective.0.clone()).unwrap_or_default();
     let constrained = |name: &str| profiles.get(name).is_some_and(|p| p.constrained);
     users
@@ -219,6 +227,8 @@ fn users(
             let profile = u.child("profile").map_or("default".to_string(), Element::value);
             let access_management = u.child("access_management");
             let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
+            let quota = u.child("quota");
+            let quota_name = quota.map(Element::value).unwrap_or_default();
             let mut settings = effective(default_profile);
             settings.extend(effective(&profile));
             ConfigUser {
@@ -238,6 +248,9 @@ fn users(
                 constrained: constrained(default_profile) || constrained(&profile),
                 settings: Settings(settings),
                 profile,
+                quota_missing: !quota_name.is_empty() && !quotas.contains(quota_name.as_str()),
+                quota: quota_name,
+                quota_at: at(quota.map_or(u.origin, |q| q.origin)),
             }
         })
         .collect()
@@ -354,6 +367,9 @@ crate::fact_object!(ConfigUser {
     named_collection_control,
     show_named_collections_secrets,
     constrained,
+    quota,
+    quota_at,
+    quota_missing,
 });
 crate::fact_object!(Networks { ip, host, host_regexp, declared });
 crate::fact_object!(WrittenSetting { profile, name, value, at, in_use, is_default });

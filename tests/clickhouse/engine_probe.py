@@ -7,7 +7,7 @@ The engine loads CONFIG_FILE with its config.d/, conf.d/, include_from and users
 exactly as clickhouse-server's ConfigProcessor does; the working directory is the config's
 directory.  Prints one JSON object: what system.server_settings (for the named settings),
 system.clusters, system.disks, system.storage_policies, system.macros, the changed
-system.merge_tree_settings and system.settings_profile_elements report.  A config the engine rejects prints
+system.merge_tree_settings, system.quotas and system.settings_profile_elements report.  A config the engine rejects prints
 {"error": "..."} and exits 0, so the caller can compare rejections too.
 """
 import ctypes
@@ -44,6 +44,7 @@ QUERIES = {
     "storage_policies": "SELECT policy_name, volume_name, volume_priority, disks FROM system.storage_policies ORDER BY policy_name, volume_priority",
     "macros": "SELECT macro, substitution FROM system.macros ORDER BY macro",
     "merge_tree_settings": "SELECT name, value FROM system.merge_tree_settings WHERE changed ORDER BY name",
+    "quotas": "SELECT name, apply_to_list FROM system.quotas ORDER BY name",
     "profile_settings": "SELECT profile_name, setting_name, value FROM system.settings_profile_elements WHERE profile_name != '' AND setting_name != '' ORDER BY profile_name, setting_name",
     "profile_inherits": "SELECT profile_name, inherit_profile FROM system.settings_profile_elements WHERE profile_name != '' AND inherit_profile != '' ORDER BY profile_name, index",
 }
