@@ -245,3 +245,112 @@ fn a_24_8_server_reviewed_for_25_8() {
 
     assert_nothing_invented(&r, &old, &new, &[]);
 }
+
+/// The element the advice says to write (`<name>value</name>`, or a `<merge_tree>` with it),
+/// as printed, and whether it is for the upgrade itself (the running version refuses it).
+fn advised_elements(keep_old: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let (now, with_upgrade) = match keep_old.split_once("; or with the upgrade, not before") {
+        Some((first, rest)) => (Some(first), Some(rest)),
+        None if keep_old.starts_with("with the upgrade, not before") => (None, Some(keep_old)),
+        None => (Some(keep_old), None),
+    };
+    // the advice for the upgrade names the version it refuses first, then what to write
+    let with_upgrade = with_upgrade.map(|text| text.split_once("): ").map_or(text, |(_, place)| place));
+    let element = |text: &str| -> Option<String> {
+        let start = text.find('<')?;
+        let name_end = start + text[start..].find('>')?;
+        let name = &text[start + 1..name_end];
+        let close = format!("</{name}>");
+        let end = text.find(&close)? + close.len();
+        Some(text[start..end].to_string())
+    };
+    if let Some(e) = now.and_then(element) {
+        out.push((e, false));
+    }
+    if let Some(e) = with_upgrade.and_then(element) {
+        out.push((e, true));
+    }
+    out
+}
+
+/// Writes a config tree whose default profile holds `session` and whose config.d holds
+/// `merge_tree` (both lists of elements as the advice prints them).
+fn advised_tree(dir: &Path, session: &[String], merge_tree: &[String]) {
+    std::fs::create_dir_all(dir.join("config.d")).unwrap();
+    std::fs::write(
+        dir.join("config.xml"),
+        "<clickhouse><users_config>users.xml</users_config><path>./data/</path></clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("users.xml"),
+        format!(
+            "<clickhouse><profiles><default>{}</default></profiles><users><default><password></password>\
+             <networks><ip>::1</ip></networks><profile>default</profile><quota>default</quota>\
+             <access_management>1</access_management></default></users><quotas><default/></quotas></clickhouse>\n",
+            session.concat()
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("config.d/merge_tree.xml"), format!("<clickhouse>{}</clickhouse>\n", merge_tree.concat()))
+        .unwrap();
+}
+
+/// Every "keep the old default" of the review from 25.8 to 26.9, applied as printed where it
+/// says: what it says may be written now is written into a 25.8 tree, which the real 25.8
+/// server must start; what it says is for the upgrade is written into a tree the 26.9 engine
+/// must load, with each setting in the profile it serves.
+#[test]
+fn every_keep_the_old_default_advice_holds_where_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse/>\n").unwrap();
+    let (_, out, stderr) = chaudit(
+        dir.path(),
+        &["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9", "--format", "json"],
+    );
+    let review: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let changes = review["default_changes"].as_array().unwrap();
+    assert!(changes.len() > 100, "{} changes", changes.len());
+    let (mut now, mut later) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
+    for c in changes {
+        let keep_old = c["keep_old"].as_str().unwrap();
+        let advised = advised_elements(keep_old);
+        let obsolete = keep_old.starts_with("nothing:");
+        assert!(obsolete || !advised.is_empty(), "advice with nothing to write: {keep_old}");
+        for (element, with_upgrade) in advised {
+            let side = if with_upgrade { &mut later } else { &mut now };
+            match c["kind"].as_str().unwrap() {
+                "MergeTree" => side.1.push(element),
+                _ => side.0.push(element),
+            }
+        }
+    }
+    assert!(!later.0.is_empty() && !now.0.is_empty(), "both kinds of advice: {now:?} {later:?}");
+    // one `<compatibility>` serves every revertible change
+    for list in [&mut now.0, &mut now.1, &mut later.0, &mut later.1] {
+        list.sort();
+        list.dedup();
+    }
+
+    let running = dir.path().join("running/tree");
+    advised_tree(&running, &now.0, &now.1);
+    let started = support::engine_start(&running);
+    assert!(started.started, "25.8 refuses the advice meant for it: {:?}", started.errors);
+
+    let target = dir.path().join("target");
+    advised_tree(&target, &later.0, &later.1);
+    let engine = support::engine_probe(&target.join("config.xml"), &[], &[]);
+    assert!(engine.get("error").is_none(), "26.9 refuses the advice meant for the upgrade: {engine}");
+    let served: Vec<&str> = engine["profile_settings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{engine}"))
+        .iter()
+        .filter(|r| r["profile_name"] == "default")
+        .filter_map(|r| r["setting_name"].as_str())
+        .collect();
+    for element in &later.0 {
+        let name = &element[1..element.find('>').unwrap()];
+        assert!(served.contains(&name), "26.9 does not serve {name} from the profile");
+    }
+}

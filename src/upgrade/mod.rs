@@ -238,7 +238,10 @@ pub fn review(inputs: &Inputs) -> Review {
                 .and_then(|c| c.of_kind(change.kind).get(&change.name))
                 .and_then(|s| s.tier.map(str::to_string));
             let new_setting = from_names.knows(change.kind, &change.name) == Some(false);
-            AffectedChange { rank: 0, keep_old: keep_old(&change), new_setting, change, exposure, tier }
+            let obsolete =
+                target_catalog.is_some_and(|c| c.of_kind(change.kind).get(&change.name).is_some_and(|s| s.is_obsolete));
+            let keep_old = keep_old(&change, Lifetime { new_setting, obsolete }, from, to);
+            AffectedChange { rank: 0, keep_old, new_setting, change, exposure, tier }
         })
         .collect();
     rank(&mut default_changes);
@@ -313,22 +316,48 @@ fn rank(changes: &mut [AffectedChange]) {
     }
 }
 
-fn keep_old(change: &DefaultChange) -> String {
-    let old = &change.from_default;
-    match change.kind {
-        SettingKind::Session if change.revertible => {
-            format!("<{name}>{old}</{name}> in the profile", name = change.name)
-        }
-        SettingKind::Session => {
+/// Where a changed setting stands between the two versions.
+#[derive(Clone, Copy)]
+struct Lifetime {
+    /// The running version does not know it.
+    new_setting: bool,
+    /// The target accepts it and ignores it.
+    obsolete: bool,
+}
+
+/// How to keep the old default, as advice that holds on the version it is applied on: the
+/// running server refuses a profile (or a `<merge_tree>`) naming a setting it does not know,
+/// so such a line is for the upgrade itself; an obsolete setting keeps nothing.
+fn keep_old(change: &DefaultChange, lifetime: Lifetime, from: Version, to: Version) -> String {
+    let (name, old) = (&change.name, &change.from_default);
+    if lifetime.obsolete {
+        return format!("nothing: {} accepts {name} but ignores it (obsolete)", version_name(to));
+    }
+    let place = match change.kind {
+        SettingKind::Session => format!("<{name}>{old}</{name}> in the profile"),
+        SettingKind::MergeTree => {
             format!(
-                "<{name}>{old}</{name}> in the profile (`compatibility` does not revert this one)",
-                name = change.name
+                "<merge_tree><{name}>{old}</{name}></merge_tree> in config.xml, or SETTINGS {name} = '{old}' per table"
             )
         }
-        SettingKind::MergeTree => format!(
-            "<merge_tree><{name}>{old}</{name}></merge_tree> in config.xml, or SETTINGS {name} = '{old}' per table",
-            name = change.name
+    };
+    if !lifetime.new_setting {
+        return match change.kind {
+            SettingKind::Session if !change.revertible => format!("{place} (`compatibility` does not revert this one)"),
+            _ => place,
+        };
+    }
+    let with_upgrade = format!(
+        "with the upgrade, not before ({} does not know {name} and refuses a config that names it): {place}",
+        version_name(from)
+    );
+    match change.kind {
+        SettingKind::Session if change.revertible => format!(
+            "<compatibility>{}.{}</compatibility> in the profile, before or with the upgrade (it reverts every \
+             revertible default change); or {with_upgrade}",
+            from.major, from.minor
         ),
+        _ => with_upgrade,
     }
 }
 
