@@ -1,11 +1,20 @@
 //! Input and output files are regular files. Opening a FIFO for reading blocks until a
 //! writer comes (forever, for an audit), and a device node renamed over by a temporary
 //! file is gone: both are refused with what the path really is.
+//!
+//! Every write goes to a new temporary file beside its target, renamed over it when whole;
+//! several targets are written all or none ([`replace_all`]); a temporary file is removed if
+//! the process is interrupted ([`cleanup`]); no output may be one of the run's inputs
+//! ([`ensure_not_input`]); [`lock`] keeps two runs from writing one tree at once.
+
+mod cleanup;
+pub mod lock;
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use thiserror::Error;
 
@@ -68,8 +77,29 @@ pub enum WriteError {
     /// The target exists and is not a regular file: nothing is written (a usage error).
     #[error("{}: refusing to replace it: it is {kind}, not a regular file", path.display())]
     NotRegular { path: PathBuf, kind: &'static str },
+    /// The target is a file the run reads (a usage error): nothing is written.
+    #[error("{}: refusing to write it: it is {input}, an input of this run", path.display())]
+    NamesInput { path: PathBuf, input: String },
     #[error("cannot write {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    /// One of several targets could not be written: none of them was changed.
+    #[error("{failed}; nothing was written (left as they were: {})", shown(untouched))]
+    NoneWritten { failed: Box<WriteError>, untouched: Vec<PathBuf> },
+}
+
+impl WriteError {
+    /// The user's mistake (a target that is not a regular file, or is an input), not the system's.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            WriteError::NotRegular { .. } | WriteError::NamesInput { .. } => true,
+            WriteError::Io { .. } => false,
+            WriteError::NoneWritten { failed, .. } => failed.is_usage(),
+        }
+    }
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether [`replace`] may write `path` (checked before the work that produces its content).
@@ -84,9 +114,76 @@ pub fn ensure_replaceable(path: &Path) -> Result<(), WriteError> {
     }
 }
 
+/// An output must not be one of the run's inputs (the same file, by any name): writing the
+/// report over the config it audits loses the config. `inputs` are (what it is, its path);
+/// an output that does not exist yet is none of them.
+pub fn ensure_not_input(output: &Path, inputs: &[(&str, &Path)]) -> Result<(), WriteError> {
+    let out = std::fs::metadata(output).ok();
+    for &(what, input) in inputs {
+        let same = match (&out, std::fs::metadata(input)) {
+            (Some(out), Ok(meta)) => meta.dev() == out.dev() && meta.ino() == out.ino(),
+            // two outputs named alike, neither written yet
+            _ => input == output,
+        };
+        if same {
+            let input = if input == output { what.to_string() } else { format!("{what} {}", input.display()) };
+            return Err(WriteError::NamesInput { path: output.to_path_buf(), input });
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` whole or not at all: see [`replace_with`].
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     replace_with(path, |out| out.write_all(bytes))
+}
+
+/// A new temporary file beside a target: removed when dropped (unless renamed), or when a
+/// signal ends the process.
+struct Temp {
+    path: PathBuf,
+    _registered: cleanup::Registered,
+    renamed: bool,
+}
+
+impl Temp {
+    /// `.NAME.chaudit-PID-N.WHAT` beside `target`, created new (never through a link or over
+    /// anything left there) and filled by `write`.
+    fn create(target: &Path, what: &str) -> io::Result<(Temp, File)> {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let name = target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        tmp_name.push(format!(".chaudit-{}-{n}.{what}", std::process::id()));
+        let path = target.with_file_name(tmp_name);
+        // registered first: a signal between the creation and the registration leaves nothing
+        let registered = cleanup::register(&path);
+        let file = OpenOptions::new().write(true).create_new(true).open(&path)?;
+        Ok((Temp { path, _registered: registered, renamed: false }, file))
+    }
+
+    fn write(target: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Temp> {
+        let (temp, file) = Temp::create(target, "tmp")?;
+        let mut out = io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()?;
+        Ok(temp)
+    }
+
+    fn rename_to(&mut self, target: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, target)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Writes what `write` writes to `path` whole or not at all: into a new temporary file
@@ -96,20 +193,56 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
     let io = |source| WriteError::Io { path: path.to_path_buf(), source };
     ensure_replaceable(path)?;
-    let name = path.file_name().ok_or_else(|| io(io::Error::new(io::ErrorKind::InvalidInput, "no file name")))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".chaudit-{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    // create_new: never through a link or over anything left there
-    let written = OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|file: File| {
-        let mut out = io::BufWriter::with_capacity(1 << 20, file);
-        write(&mut out)?;
-        out.into_inner().map_err(io::IntoInnerError::into_error)?.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
+    let mut temp = Temp::write(path, write).map_err(io)?;
+    ensure_replaceable(path)?;
+    temp.rename_to(path).map_err(io)
+}
+
+/// Writes every `(path, bytes)` or none: each is checked, then written to its temporary
+/// file; only when all are whole are they renamed over their targets. A rename that fails
+/// puts back the targets already replaced, from links to their old files.
+pub fn replace_all(files: &[(&Path, &[u8])]) -> Result<(), WriteError> {
+    let none = |failed: WriteError| WriteError::NoneWritten {
+        failed: Box::new(failed),
+        untouched: files.iter().map(|(p, _)| p.to_path_buf()).collect(),
+    };
+    let io = |path: &Path, source| none(WriteError::Io { path: path.to_path_buf(), source });
+    for (path, _) in files {
+        ensure_replaceable(path).map_err(none)?;
+    }
+    let mut temps = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        temps.push(Temp::write(path, |out| out.write_all(bytes)).map_err(|e| io(path, e))?);
+    }
+    // the old files, to put back if a rename fails half-way
+    let mut olds = Vec::with_capacity(files.len());
+    for (path, _) in files {
+        ensure_replaceable(path).map_err(none)?;
+        let old = match std::fs::symlink_metadata(path) {
+            Ok(_) => {
+                let (old, file) = Temp::create(path, "old").map_err(|e| io(path, e))?;
+                drop(file);
+                std::fs::remove_file(&old.path)
+                    .and_then(|()| std::fs::hard_link(path, &old.path))
+                    .map_err(|e| io(path, e))?;
+                Some(old)
+            }
+            Err(_) => None,
+        };
+        olds.push(old);
+    }
+    // an interruption now would leave some renamed, some not: signals wait until the end
+    let _deferred = cleanup::Deferred::new();
+    for (i, ((path, _), temp)) in files.iter().zip(temps.iter_mut()).enumerate() {
+        if let Err(e) = temp.rename_to(path) {
+            for ((done, _), old) in files[..i].iter().zip(olds.iter_mut()) {
+                let _ = match old {
+                    Some(old) => old.rename_to(done),
+                    None => std::fs::remove_file(done),
+                };
+            }
+            return Err(io(path, e));
+        }
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 mod snapshot;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 use thiserror::Error;
@@ -73,7 +73,46 @@ pub struct Request {
     pub suppressions: ProjectSuppressions,
     pub baseline: Option<PathBuf>,
     pub write_baseline: Option<PathBuf>,
+    /// Where the caller writes the report (`-o`): checked, with `write_baseline`, to name no
+    /// input of the run before anything is written.
+    pub output: Option<PathBuf>,
     pub policy: Policy,
+}
+
+impl Request {
+    /// The files the request names that the run reads.
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs: Vec<(&'static str, &Path)> = Vec::new();
+        inputs.extend(self.config.as_deref().map(|p| ("the main config", p)));
+        inputs.extend(self.snapshot.as_deref().map(|p| ("the snapshot", p)));
+        inputs.extend(self.baseline.as_deref().map(|p| ("the baseline", p)));
+        match &self.suppressions {
+            ProjectSuppressions::File(path) => inputs.push(("the suppressions file", path)),
+            ProjectSuppressions::Default => inputs.push(("the suppressions file", Path::new(".chaudit.yaml"))),
+        }
+        inputs
+    }
+
+    /// Checks that the outputs (`-o`, `--write-baseline`) name no input and not each other:
+    /// `loaded` adds every file of the config (fragments, include_from files, the users config).
+    pub fn check_outputs(&self, loaded: Option<&LoadedConfig>) -> Result<(), crate::regular_file::WriteError> {
+        let outputs = [("the report", &self.output), ("the baseline to write", &self.write_baseline)];
+        let outputs: Vec<(&'static str, &Path)> =
+            outputs.iter().filter_map(|(w, p)| Some((*w, p.as_deref()?))).collect();
+        let mut inputs = self.inputs();
+        inputs.extend(loaded.into_iter().flat_map(inputs_of));
+        for (i, (_, output)) in outputs.iter().enumerate() {
+            inputs.extend(outputs[..i].iter().copied());
+            crate::regular_file::ensure_not_input(output, &inputs)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every file of a loaded config: the main config, its fragments, include_from files, the
+/// users config and its fragments.
+pub fn inputs_of(loaded: &LoadedConfig) -> impl Iterator<Item = (&'static str, &Path)> {
+    loaded.sources.files().map(|(_, f)| ("a file of the config", f.path.as_path()))
 }
 
 /// Why an audit could not run. `class()` says whether the user asked for something
@@ -106,6 +145,10 @@ pub enum AuditError {
     #[error("baseline: {0}")]
     #[diagnostic(code(chaudit::baseline::write))]
     WriteBaseline(crate::regular_file::WriteError),
+    /// An output names an input of the run (or another output): nothing is written.
+    #[error("{0}")]
+    #[diagnostic(code(chaudit::output))]
+    Output(crate::regular_file::WriteError),
     /// The live collection failed; the collector has told the user why.
     #[error("the server could not be read")]
     #[diagnostic(code(chaudit::collect::failed))]
@@ -124,8 +167,10 @@ impl AuditError {
     pub fn class(&self) -> ErrorClass {
         match self {
             // a target that is not a regular file is the user's mistake
-            AuditError::WriteBaseline(crate::regular_file::WriteError::NotRegular { .. }) => ErrorClass::Usage,
+            AuditError::WriteBaseline(e) if e.is_usage() => ErrorClass::Usage,
             AuditError::WriteBaseline(_) => ErrorClass::Runtime,
+            AuditError::Output(e) if e.is_usage() => ErrorClass::Usage,
+            AuditError::Output(_) => ErrorClass::Runtime,
             AuditError::Collection(class) => *class,
             _ => ErrorClass::Usage,
         }
@@ -271,6 +316,8 @@ pub fn run(
     });
     let pack = pack?;
     let (mut loaded, mut facts, live) = gathered?;
+    // before anything is written: no report or baseline over a file the run reads
+    request.check_outputs(loaded.as_ref()).map_err(AuditError::Output)?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
     // only the config facts read by the selected rules that can apply are built (an offline

@@ -68,8 +68,14 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         suppressions: args.suppressions.clone().map_or(ProjectSuppressions::Default, ProjectSuppressions::File),
         baseline: args.baseline.clone(),
         write_baseline: args.write_baseline.clone(),
+        output: args.output.clone(),
         policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
     };
+    // an output over a file the request names: refused before anything is read or written
+    if let Err(e) = request.check_outputs(None) {
+        eprintln!("chaudit: {e}");
+        return exit::of_write_error(&e);
+    }
     let footprint = std::cell::Cell::new(None);
     let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
@@ -208,7 +214,9 @@ fn offline_only(args: &AuditArgs) -> Result<(), String> {
 /// a CI step that uploads the report shows why nothing was audited.
 fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let class = error.class();
-    let carried = matches!(args.format, Format::Sarif | Format::Junit | Format::Json).then(|| {
+    // an output that names an input is not written, not even with the error
+    let writable = !matches!(error, AuditError::Output(_));
+    let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json)).then(|| {
         let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
         let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
         report::Report::of_errors(target, base, report::RunError::of(&error))
