@@ -296,4 +296,42 @@ mod tests {
         assert_eq!(std::fs::read(&file).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporary file left");
     }
+
+    #[test]
+    fn several_files_are_written_all_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.xml"), dir.path().join("two.xml"));
+        std::fs::write(&one, "old").unwrap();
+        // the second target's directory does not exist: the first is left as it was
+        let missing = dir.path().join("missing/three.sql");
+        let err = replace_all(&[(&one, b"new"), (&two, b"new"), (&missing, b"sql")]).unwrap_err();
+        assert!(matches!(&err, WriteError::NoneWritten { failed, .. } if matches!(**failed, WriteError::Io { .. })));
+        assert!(err.to_string().contains("nothing was written"), "{err}");
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        assert!(!two.exists());
+        // a FIFO among them: refused before any is written
+        let pipe = fifo(dir.path());
+        let err = replace_all(&[(&one, b"new"), (&pipe, b"x")]).unwrap_err();
+        assert!(err.is_usage(), "{err}");
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        replace_all(&[(&one, b"new"), (&two, b"two")]).unwrap();
+        assert_eq!((std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap()), (b"new".to_vec(), b"two".to_vec()));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 3, "no temporary or old file left: {names:?}");
+    }
+
+    #[test]
+    fn an_output_is_never_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.xml");
+        std::fs::write(&config, "<clickhouse/>").unwrap();
+        let linked = dir.path().join("linked.xml");
+        std::fs::hard_link(&config, &linked).unwrap();
+        let inputs = [("the main config", config.as_path())];
+        for output in [&config, &linked] {
+            let err = ensure_not_input(output, &inputs).unwrap_err();
+            assert!(err.is_usage() && err.to_string().contains("the main config"), "{err}");
+        }
+        assert!(ensure_not_input(&dir.path().join("report.json"), &inputs).is_ok());
+    }
 }
