@@ -198,53 +198,89 @@ pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
     temp.rename_to(path).map_err(io)
 }
 
-/// Writes every `(path, bytes)` or none: each is checked, then written to its temporary
-/// file; only when all are whole are they renamed over their targets. A rename that fails
-/// puts back the targets already replaced, from links to their old files.
+/// Writes every `(path, bytes)` or none (see [`Transaction`]); every target is checked
+/// before any is written, and an error names the files left as they were.
 pub fn replace_all(files: &[(&Path, &[u8])]) -> Result<(), WriteError> {
-    let none = |failed: WriteError| WriteError::NoneWritten {
-        failed: Box::new(failed),
-        untouched: files.iter().map(|(p, _)| p.to_path_buf()).collect(),
-    };
-    let io = |path: &Path, source| none(WriteError::Io { path: path.to_path_buf(), source });
-    for (path, _) in files {
-        ensure_replaceable(path).map_err(none)?;
+    let paths: Vec<&Path> = files.iter().map(|(p, _)| *p).collect();
+    let mut transaction = Transaction::default();
+    let staged = paths
+        .iter()
+        .try_for_each(|p| ensure_replaceable(p))
+        .and_then(|()| files.iter().try_for_each(|(path, bytes)| transaction.stage(path, bytes)));
+    staged.and_then(|()| transaction.commit()).map_err(|e| none_written(e, &paths))
+}
+
+/// `failed`, saying that none of `paths` was written (when there are several).
+pub fn none_written(failed: WriteError, paths: &[&Path]) -> WriteError {
+    if paths.len() < 2 {
+        return failed;
     }
-    let mut temps = Vec::with_capacity(files.len());
-    for (path, bytes) in files {
-        temps.push(Temp::write(path, |out| out.write_all(bytes)).map_err(|e| io(path, e))?);
+    WriteError::NoneWritten { failed: Box::new(failed), untouched: paths.iter().map(|p| p.to_path_buf()).collect() }
+}
+
+/// Files written together, all or none: each is staged whole in its temporary file, then
+/// [`Transaction::commit`] renames them all over their targets. Dropped uncommitted (an
+/// error, a panic), it removes its temporary files and changes nothing.
+#[derive(Default)]
+pub struct Transaction {
+    staged: Vec<(PathBuf, Temp)>,
+}
+
+impl Transaction {
+    /// Writes `bytes` for `path` into a temporary file beside it.
+    pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+        self.stage_with(path, |out| out.write_all(bytes))
     }
-    // the old files, to put back if a rename fails half-way
-    let mut olds = Vec::with_capacity(files.len());
-    for (path, _) in files {
-        ensure_replaceable(path).map_err(none)?;
-        let old = match std::fs::symlink_metadata(path) {
-            Ok(_) => {
-                let (old, file) = Temp::create(path, "old").map_err(|e| io(path, e))?;
-                drop(file);
-                std::fs::remove_file(&old.path)
-                    .and_then(|()| std::fs::hard_link(path, &old.path))
-                    .map_err(|e| io(path, e))?;
-                Some(old)
-            }
-            Err(_) => None,
-        };
-        olds.push(old);
+
+    /// Writes what `write` writes for `path` into a temporary file beside it (streamed).
+    pub fn stage_with(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), WriteError> {
+        ensure_replaceable(path)?;
+        let temp = Temp::write(path, write).map_err(|source| WriteError::Io { path: path.to_path_buf(), source })?;
+        self.staged.push((path.to_path_buf(), temp));
+        Ok(())
     }
-    // an interruption now would leave some renamed, some not: signals wait until the end
-    let _deferred = cleanup::Deferred::new();
-    for (i, ((path, _), temp)) in files.iter().zip(temps.iter_mut()).enumerate() {
-        if let Err(e) = temp.rename_to(path) {
-            for ((done, _), old) in files[..i].iter().zip(olds.iter_mut()) {
-                let _ = match old {
-                    Some(old) => old.rename_to(done),
-                    None => std::fs::remove_file(done),
-                };
-            }
-            return Err(io(path, e));
+
+    /// Renames every staged file over its target. A rename that fails puts back the targets
+    /// already replaced, from links to their old files made first.
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        let io = |path: &Path, source| WriteError::Io { path: path.to_path_buf(), source };
+        let mut olds = Vec::with_capacity(self.staged.len());
+        for (path, _) in &self.staged {
+            ensure_replaceable(path)?;
+            let old = match std::fs::symlink_metadata(path) {
+                Ok(_) => {
+                    let (old, file) = Temp::create(path, "old").map_err(|e| io(path, e))?;
+                    drop(file);
+                    std::fs::remove_file(&old.path)
+                        .and_then(|()| std::fs::hard_link(path, &old.path))
+                        .map_err(|e| io(path, e))?;
+                    Some(old)
+                }
+                Err(_) => None,
+            };
+            olds.push(old);
         }
+        // an interruption now would leave some renamed, some not: signals wait until the end
+        let _deferred = cleanup::Deferred::new();
+        for i in 0..self.staged.len() {
+            let (path, temp) = &mut self.staged[i];
+            if let Err(e) = temp.rename_to(path) {
+                let error = io(path, e);
+                for ((done, _), old) in self.staged[..i].iter().zip(olds.iter_mut()) {
+                    let _ = match old {
+                        Some(old) => old.rename_to(done),
+                        None => std::fs::remove_file(done),
+                    };
+                }
+                return Err(error);
+            }
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

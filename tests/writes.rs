@@ -123,6 +123,26 @@ fn fix_files_are_written_all_or_none() {
 }
 
 #[test]
+fn the_baseline_and_the_report_are_written_all_or_none() {
+    let dir = workdir();
+    let d = dir.path();
+    let args = ["--config", "ex/config.xml", "--fail-on", "never", "--write-baseline", "baseline.json"];
+    let (code, stderr) = chaudit(d, &[&args[..], &["--format", "sarif", "-o", "missing/out.sarif"]].concat());
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("missing/out.sarif") && stderr.contains("nothing was written"), "{stderr}");
+    assert!(!d.join("baseline.json").exists(), "the baseline was written without the report");
+    std::fs::create_dir(d.join("missing")).unwrap();
+    let (code, stderr) = chaudit(d, &[&args[..], &["--format", "sarif", "-o", "missing/out.sarif"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(d.join("baseline.json").is_file() && d.join("missing/out.sarif").is_file());
+    // the report on stdout: the baseline is written alone
+    std::fs::remove_file(d.join("baseline.json")).unwrap();
+    let (code, stderr) = chaudit(d, &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(d.join("baseline.json").is_file());
+}
+
+#[test]
 fn a_second_fix_waits_for_the_first() {
     let dir = workdir();
     let d = dir.path();

@@ -283,11 +283,42 @@ pub struct Verdict {
     /// The config fragments of the findings, by fingerprint, as rendered: the report masks
     /// their secrets, `chaudit fix` writes them as they are.
     pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
+    /// The baseline to write (`--write-baseline`): its path and text, written with the
+    /// report by [`Verdict::write_files`].
+    pub baseline_file: Option<(PathBuf, String)>,
 }
 
 impl Verdict {
     pub fn status(&self) -> Status {
         self.report.summary.status
+    }
+
+    /// Writes the baseline (`--write-baseline`) and the report to `output`, all or none;
+    /// with no `output` (the report goes to stdout), the baseline alone.
+    pub fn write_files(
+        &self,
+        output: Option<&Path>,
+        report: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), crate::regular_file::WriteError> {
+        let mut transaction = crate::regular_file::Transaction::default();
+        let mut paths = Vec::new();
+        let staged = self
+            .baseline_file
+            .as_ref()
+            .map_or(Ok(()), |(path, text)| {
+                paths.push(path.as_path());
+                transaction.stage(path, text.as_bytes())
+            })
+            .and_then(|()| match output {
+                Some(path) => {
+                    paths.push(path);
+                    transaction.stage_with(path, report)
+                }
+                None => Ok(()),
+            });
+        // the report's target, when the baseline's failed first, is said to be left as well
+        paths.extend(output.filter(|o| !paths.contains(o)));
+        staged.and_then(|()| transaction.commit()).map_err(|e| crate::regular_file::none_written(e, &paths))
     }
 }
 
@@ -374,6 +405,7 @@ pub fn run(
             format!("the {tree} config cannot be processed; only the {other} config was audited: {err}")
         })
         .collect();
+    let mut baseline_file = None;
     if let Some(path) = &request.write_baseline {
         let mut baseline = Baseline::of(&evaluation.findings);
         let (status, unjudged) =
@@ -385,8 +417,8 @@ pub fn run(
             let old = Baseline::read(path).map_err(AuditError::Baseline)?;
             baseline = baseline.keeping(old, |e| everything || unjudged.contains(&e.rule_id));
         }
-        baseline.write(path).map_err(AuditError::WriteBaseline)?;
         baseline.apply(&mut evaluation.findings);
+        baseline_file = Some((path.clone(), baseline.to_text()));
     }
     // what ClickHouse would start with and log (a users_config naming no file, an `incl` with no substitution)
     if let Some(loaded) = loaded.as_mut() {
@@ -428,7 +460,7 @@ pub fn run(
     // node by node only delays it
     std::mem::forget(facts);
     std::mem::forget(pack);
-    Ok(Verdict { report, loaded, broken, fragments })
+    Ok(Verdict { report, loaded, broken, fragments, baseline_file })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.

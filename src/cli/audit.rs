@@ -159,12 +159,33 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
     let code = match text {
-        Some(text) => write_output(args.output.as_deref(), &text, code),
-        None => stream_output(args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
+        Some(text) => write_files(&verdict, args.output.as_deref(), |out| out.write_all(text.as_bytes()), code),
+        None => write_files(&verdict, args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
     };
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// The baseline and the report file, all or none; or the baseline, then the report on stdout.
+fn write_files(
+    verdict: &audit::Verdict,
+    output: Option<&Path>,
+    report: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    code: u8,
+) -> ExitCode {
+    let written = match output {
+        Some(path) => verdict.write_files(Some(path), report).map(|()| None),
+        None => verdict.write_files(None, |_| Ok(())).map(|()| Some(report)),
+    };
+    match written {
+        Ok(None) => ExitCode::from(code),
+        Ok(Some(report)) => stream_output(None, report, code),
+        Err(e) => {
+            eprintln!("chaudit: {e}");
+            exit::of_write_error(&e)
+        }
+    }
 }
 
 /// ` on HOST`, ` on A, B, C and N more replicas`, or nothing for a single server.
