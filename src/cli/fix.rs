@@ -22,7 +22,7 @@ pub struct FixArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Print the fix files as a unified diff and write nothing.
+    /// Print the fix files as a unified diff and write none of them (only the --sql file, if given).
     #[arg(long)]
     pub dry_run: bool,
     /// Write the SQL of findings fixed by a statement (with the finding each is for) to this file.
