@@ -145,13 +145,15 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             }
         }
         for (u, hosts) in lines {
-            eprintln!(
+            // a replica's name and a reason come from the servers: written out
+            let line = format!(
                 "  {}{}: {}: {}",
                 u.rule_id,
                 on_hosts(&hosts),
                 chaudit::report::outcome_name(u.outcome),
                 u.reason
             );
+            eprintln!("{}", chaudit::report::mask::without_controls(&line));
         }
     }
     let code = verdict.status().exit_code();
@@ -352,7 +354,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         }
     };
     for why in &unread {
-        eprintln!("chaudit: not collected: {why}");
+        eprintln!("chaudit: not collected: {}", chaudit::report::mask::without_controls(why));
     }
     if !unread.is_empty() {
         eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());
