@@ -245,41 +245,62 @@ impl Transaction {
     }
 
     /// Renames every staged file over its target. A rename that fails puts back the targets
-    /// already replaced, from links to their old files made first.
+    /// already replaced, from links to their old files made first (on a file system without
+    /// hard links, a replaced file cannot be put back, and is left new).
     pub fn commit(mut self) -> Result<(), WriteError> {
-        let io = |path: &Path, source| WriteError::Io { path: path.to_path_buf(), source };
-        let mut olds = Vec::with_capacity(self.staged.len());
-        for (path, _) in &self.staged {
-            ensure_replaceable(path)?;
-            let old = match std::fs::symlink_metadata(path) {
-                Ok(_) => {
-                    let (old, file) = Temp::create(path, "old").map_err(|e| io(path, e))?;
-                    drop(file);
-                    std::fs::remove_file(&old.path)
-                        .and_then(|()| std::fs::hard_link(path, &old.path))
-                        .map_err(|e| io(path, e))?;
-                    Some(old)
-                }
-                Err(_) => None,
-            };
-            olds.push(old);
-        }
+        let several = self.staged.len() > 1;
+        let olds: Vec<Old> =
+            self.staged.iter().map(|(path, _)| if several { Old::keep(path) } else { Old::Kept }).collect();
         // an interruption now would leave some renamed, some not: signals wait until the end
         let _deferred = cleanup::Deferred::new();
         for i in 0..self.staged.len() {
             let (path, temp) = &mut self.staged[i];
-            if let Err(e) = temp.rename_to(path) {
-                let error = io(path, e);
-                for ((done, _), old) in self.staged[..i].iter().zip(olds.iter_mut()) {
-                    let _ = match old {
-                        Some(old) => old.rename_to(done),
-                        None => std::fs::remove_file(done),
-                    };
+            let renamed = ensure_replaceable(path)
+                .and_then(|()| temp.rename_to(path).map_err(|source| WriteError::Io { path: path.clone(), source }));
+            if let Err(error) = renamed {
+                for ((done, _), old) in self.staged[..i].iter().zip(olds) {
+                    old.put_back(done);
                 }
                 return Err(error);
             }
         }
         Ok(())
+    }
+}
+
+/// What a target was before a [`Transaction`] replaced it, to put it back.
+enum Old {
+    /// There was no file: the new one is removed.
+    Absent,
+    /// A link to the old file.
+    Linked(Temp),
+    /// Nothing to put back (a single target, or no hard link possible).
+    Kept,
+}
+
+impl Old {
+    fn keep(path: &Path) -> Old {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Old::Absent;
+        }
+        let Ok((old, file)) = Temp::create(path, "old") else { return Old::Kept };
+        drop(file);
+        match std::fs::remove_file(&old.path).and_then(|()| std::fs::hard_link(path, &old.path)) {
+            Ok(()) => Old::Linked(old),
+            Err(_) => Old::Kept,
+        }
+    }
+
+    fn put_back(self, path: &Path) {
+        match self {
+            Old::Absent => {
+                let _ = std::fs::remove_file(path);
+            }
+            Old::Linked(mut old) => {
+                let _ = old.rename_to(path);
+            }
+            Old::Kept => {}
+        }
     }
 }
 
@@ -354,6 +375,24 @@ mod tests {
         assert_eq!((std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap()), (b"new".to_vec(), b"two".to_vec()));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 3, "no temporary or old file left: {names:?}");
+    }
+
+    #[test]
+    fn a_commit_that_fails_half_way_puts_back_what_it_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two, three) = (dir.path().join("one"), dir.path().join("two"), dir.path().join("three"));
+        std::fs::write(&one, "old").unwrap();
+        let mut transaction = Transaction::default();
+        transaction.stage(&one, b"new").unwrap();
+        transaction.stage(&two, b"new").unwrap();
+        transaction.stage(&three, b"new").unwrap();
+        // the third target turns into a directory after it was staged
+        std::fs::create_dir(&three).unwrap();
+        assert!(matches!(transaction.commit(), Err(WriteError::NotRegular { kind: "a directory", .. })));
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        assert!(!two.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "no temporary or old file left: {names:?}");
     }
 
     #[test]
