@@ -99,8 +99,12 @@ impl Baseline {
     /// Writes to a temporary file beside `path`, then renames: never a partial baseline.
     /// Only an absent path or a regular file is replaced.
     pub fn write(&self, path: &Path) -> Result<(), crate::regular_file::WriteError> {
-        let text = serde_json::to_string_pretty(self).expect("a baseline is plain JSON") + "\n";
-        crate::regular_file::replace(path, text.as_bytes())
+        crate::regular_file::replace(path, self.to_text().as_bytes())
+    }
+
+    /// The baseline file's text.
+    pub fn to_text(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a baseline is plain JSON") + "\n"
     }
 
     /// Marks the findings this baseline already knows.

@@ -1,11 +1,20 @@
 //! Input and output files are regular files. Opening a FIFO for reading blocks until a
 //! writer comes (forever, for an audit), and a device node renamed over by a temporary
 //! file is gone: both are refused with what the path really is.
+//!
+//! Every write goes to a new temporary file beside its target, renamed over it when whole;
+//! several targets are written all or none ([`replace_all`]); a temporary file is removed if
+//! the process is interrupted ([`cleanup`]); no output may be one of the run's inputs
+//! ([`ensure_not_input`]); [`lock`] keeps two runs from writing one tree at once.
+
+mod cleanup;
+pub mod lock;
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use thiserror::Error;
 
@@ -111,8 +120,29 @@ pub enum WriteError {
     /// The target exists and is not a regular file: nothing is written (a usage error).
     #[error("{}: refusing to replace it: it is {kind}, not a regular file", path.display())]
     NotRegular { path: PathBuf, kind: &'static str },
+    /// The target is a file the run reads (a usage error): nothing is written.
+    #[error("{}: refusing to write it: it is {input}, an input of this run", path.display())]
+    NamesInput { path: PathBuf, input: String },
     #[error("cannot write {}: {source}", path.display())]
     Io { path: PathBuf, source: io::Error },
+    /// One of several targets could not be written: none of them was changed.
+    #[error("{failed}; nothing was written (left as they were: {})", shown(untouched))]
+    NoneWritten { failed: Box<WriteError>, untouched: Vec<PathBuf> },
+}
+
+impl WriteError {
+    /// The user's mistake (a target that is not a regular file, or is an input), not the system's.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            WriteError::NotRegular { .. } | WriteError::NamesInput { .. } => true,
+            WriteError::Io { .. } => false,
+            WriteError::NoneWritten { failed, .. } => failed.is_usage(),
+        }
+    }
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// Whether [`replace`] may write `path` (checked before the work that produces its content).
@@ -127,9 +157,79 @@ pub fn ensure_replaceable(path: &Path) -> Result<(), WriteError> {
     }
 }
 
+/// An output must not be one of the run's inputs (the same file, by any name): writing the
+/// report over the config it audits loses the config. `inputs` are (what it is, its path);
+/// an output that does not exist yet is none of them.
+pub fn ensure_not_input(output: &Path, inputs: &[(&str, &Path)]) -> Result<(), WriteError> {
+    let out = std::fs::metadata(output).ok();
+    for &(what, input) in inputs {
+        let same = match (&out, std::fs::metadata(input)) {
+            (Some(out), Ok(meta)) => meta.dev() == out.dev() && meta.ino() == out.ino(),
+            // two outputs named alike, neither written yet
+            _ => input == output,
+        };
+        if same {
+            let input = if input == output { what.to_string() } else { format!("{what} {}", input.display()) };
+            return Err(WriteError::NamesInput { path: output.to_path_buf(), input });
+        }
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` whole or not at all: see [`replace_with`].
 pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     replace_with(path, |out| out.write_all(bytes))
+}
+
+/// A new temporary file beside a target: removed when dropped (unless renamed), or when a
+/// signal ends the process.
+struct Temp {
+    path: PathBuf,
+    _registered: cleanup::Registered,
+    renamed: bool,
+}
+
+impl Temp {
+    /// `.NAME.chaudit-PID-N.WHAT` beside `target`, created new (never through a link or over
+    /// anything left there) and filled by `write`.
+    fn create(target: &Path, what: &str) -> io::Result<(Temp, File)> {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let name = target.file_name().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+        let mut tmp_name = std::ffi::OsString::from(".");
+        tmp_name.push(name);
+        let n = COUNT.fetch_add(1, Ordering::Relaxed);
+        tmp_name.push(format!(".chaudit-{}-{n}.{what}", std::process::id()));
+        let path = target.with_file_name(tmp_name);
+        // registered first: a signal between the creation and the registration leaves nothing
+        let registered = cleanup::register(&path);
+        let file = OpenOptions::new().write(true).create_new(true).open(&path)?;
+        Ok((Temp { path, _registered: registered, renamed: false }, file))
+    }
+
+    fn write(target: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Temp> {
+        let (temp, file) = Temp::create(target, "tmp")?;
+        // every file chaudit writes passes through the redaction of known secret values
+        let mut out = io::BufWriter::with_capacity(1 << 20, crate::redact::Redacting::new(file));
+        write(&mut out)?;
+        let mut redacting = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        redacting.finish()?;
+        redacting.get_ref().sync_all()?;
+        Ok(temp)
+    }
+
+    fn rename_to(&mut self, target: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, target)?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        if !self.renamed {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
 
 /// Writes what `write` writes to `path` whole or not at all: into a new temporary file
@@ -140,25 +240,115 @@ pub fn replace(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
 pub fn replace_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<(), WriteError> {
     let io = |source| WriteError::Io { path: path.to_path_buf(), source };
     ensure_replaceable(path)?;
-    let name = path.file_name().ok_or_else(|| io(io::Error::new(io::ErrorKind::InvalidInput, "no file name")))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".chaudit-{}.tmp", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    // create_new: never through a link or over anything left there
-    let written = OpenOptions::new().write(true).create_new(true).open(&tmp).and_then(|file: File| {
-        // every file chaudit writes passes through the redaction of known secret values
-        let mut out = io::BufWriter::with_capacity(1 << 20, crate::redact::Redacting::new(file));
-        write(&mut out)?;
-        let mut redacting = out.into_inner().map_err(io::IntoInnerError::into_error)?;
-        redacting.finish()?;
-        redacting.get_ref().sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io(e));
+    let mut temp = Temp::write(path, write).map_err(io)?;
+    ensure_replaceable(path)?;
+    temp.rename_to(path).map_err(io)
+}
+
+/// Writes every `(path, bytes)` or none (see [`Transaction`]); every target is checked
+/// before any is written, and an error names the files left as they were.
+pub fn replace_all(files: &[(&Path, &[u8])]) -> Result<(), WriteError> {
+    let paths: Vec<&Path> = files.iter().map(|(p, _)| *p).collect();
+    let mut transaction = Transaction::default();
+    let staged = paths
+        .iter()
+        .try_for_each(|p| ensure_replaceable(p))
+        .and_then(|()| files.iter().try_for_each(|(path, bytes)| transaction.stage(path, bytes)));
+    staged.and_then(|()| transaction.commit()).map_err(|e| none_written(e, &paths))
+}
+
+/// `failed`, saying that none of `paths` was written (when there are several).
+pub fn none_written(failed: WriteError, paths: &[&Path]) -> WriteError {
+    if paths.len() < 2 {
+        return failed;
     }
-    Ok(())
+    WriteError::NoneWritten { failed: Box::new(failed), untouched: paths.iter().map(|p| p.to_path_buf()).collect() }
+}
+
+/// Files written together, all or none: each is staged whole in its temporary file, then
+/// [`Transaction::commit`] renames them all over their targets. Dropped uncommitted (an
+/// error, a panic), it removes its temporary files and changes nothing.
+#[derive(Default)]
+pub struct Transaction {
+    staged: Vec<(PathBuf, Temp)>,
+}
+
+impl Transaction {
+    /// Writes `bytes` for `path` into a temporary file beside it.
+    pub fn stage(&mut self, path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+        self.stage_with(path, |out| out.write_all(bytes))
+    }
+
+    /// Writes what `write` writes for `path` into a temporary file beside it (streamed).
+    pub fn stage_with(
+        &mut self,
+        path: &Path,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), WriteError> {
+        ensure_replaceable(path)?;
+        let temp = Temp::write(path, write).map_err(|source| WriteError::Io { path: path.to_path_buf(), source })?;
+        self.staged.push((path.to_path_buf(), temp));
+        Ok(())
+    }
+
+    /// Renames every staged file over its target. A rename that fails puts back the targets
+    /// already replaced, from links to their old files made first (on a file system without
+    /// hard links, a replaced file cannot be put back, and is left new).
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        let several = self.staged.len() > 1;
+        let olds: Vec<Old> =
+            self.staged.iter().map(|(path, _)| if several { Old::keep(path) } else { Old::Kept }).collect();
+        // an interruption now would leave some renamed, some not: signals wait until the end
+        let _deferred = cleanup::Deferred::new();
+        for i in 0..self.staged.len() {
+            let (path, temp) = &mut self.staged[i];
+            let renamed = ensure_replaceable(path)
+                .and_then(|()| temp.rename_to(path).map_err(|source| WriteError::Io { path: path.clone(), source }));
+            if let Err(error) = renamed {
+                for ((done, _), old) in self.staged[..i].iter().zip(olds) {
+                    old.put_back(done);
+                }
+                return Err(error);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a target was before a [`Transaction`] replaced it, to put it back.
+enum Old {
+    /// There was no file: the new one is removed.
+    Absent,
+    /// A link to the old file.
+    Linked(Temp),
+    /// Nothing to put back (a single target, or no hard link possible).
+    Kept,
+}
+
+impl Old {
+    fn keep(path: &Path) -> Old {
+        if std::fs::symlink_metadata(path).is_err() {
+            return Old::Absent;
+        }
+        let Ok((old, file)) = Temp::create(path, "old") else { return Old::Kept };
+        drop(file);
+        match std::fs::remove_file(&old.path).and_then(|()| std::fs::hard_link(path, &old.path)) {
+            Ok(()) => Old::Linked(old),
+            Err(_) => Old::Kept,
+        }
+    }
+
+    fn put_back(self, path: &Path) {
+        match self {
+            Old::Absent => {
+                let _ = std::fs::remove_file(path);
+            }
+            Old::Linked(mut old) => {
+                let _ = old.rename_to(path);
+            }
+            Old::Kept => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -222,5 +412,61 @@ mod tests {
         assert!(matches!(failed, Err(WriteError::Io { .. })));
         assert_eq!(std::fs::read(&file).unwrap(), b"two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no temporary file left");
+    }
+
+    #[test]
+    fn several_files_are_written_all_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.xml"), dir.path().join("two.xml"));
+        std::fs::write(&one, "old").unwrap();
+        // the second target's directory does not exist: the first is left as it was
+        let missing = dir.path().join("missing/three.sql");
+        let err = replace_all(&[(&one, b"new"), (&two, b"new"), (&missing, b"sql")]).unwrap_err();
+        assert!(matches!(&err, WriteError::NoneWritten { failed, .. } if matches!(**failed, WriteError::Io { .. })));
+        assert!(err.to_string().contains("nothing was written"), "{err}");
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        assert!(!two.exists());
+        // a FIFO among them: refused before any is written
+        let pipe = fifo(dir.path());
+        let err = replace_all(&[(&one, b"new"), (&pipe, b"x")]).unwrap_err();
+        assert!(err.is_usage(), "{err}");
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        replace_all(&[(&one, b"new"), (&two, b"two")]).unwrap();
+        assert_eq!((std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap()), (b"new".to_vec(), b"two".to_vec()));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 3, "no temporary or old file left: {names:?}");
+    }
+
+    #[test]
+    fn a_commit_that_fails_half_way_puts_back_what_it_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two, three) = (dir.path().join("one"), dir.path().join("two"), dir.path().join("three"));
+        std::fs::write(&one, "old").unwrap();
+        let mut transaction = Transaction::default();
+        transaction.stage(&one, b"new").unwrap();
+        transaction.stage(&two, b"new").unwrap();
+        transaction.stage(&three, b"new").unwrap();
+        // the third target turns into a directory after it was staged
+        std::fs::create_dir(&three).unwrap();
+        assert!(matches!(transaction.commit(), Err(WriteError::NotRegular { kind: "a directory", .. })));
+        assert_eq!(std::fs::read(&one).unwrap(), b"old");
+        assert!(!two.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names.len(), 2, "no temporary or old file left: {names:?}");
+    }
+
+    #[test]
+    fn an_output_is_never_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.xml");
+        std::fs::write(&config, "<clickhouse/>").unwrap();
+        let linked = dir.path().join("linked.xml");
+        std::fs::hard_link(&config, &linked).unwrap();
+        let inputs = [("the main config", config.as_path())];
+        for output in [&config, &linked] {
+            let err = ensure_not_input(output, &inputs).unwrap_err();
+            assert!(err.is_usage() && err.to_string().contains("the main config"), "{err}");
+        }
+        assert!(ensure_not_input(&dir.path().join("report.json"), &inputs).is_ok());
     }
 }

@@ -73,6 +73,7 @@ fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
                     ..Default::default()
                 },
                 dry_run: false,
+                sql: None,
             };
             let case = format!("{} on {}", rule.id, test.fixture.display());
             let outcome = match run(&request) {
@@ -148,6 +149,7 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
         version: None,
         rules: RulesRequest { builtin: false, dirs: vec![support::repo_root().join("rules")], ..Default::default() },
         dry_run: false,
+        sql: None,
     };
     let outcome = run(&request).expect("chaudit fix runs on the example");
     assert!(outcome.applied.len() >= 7, "{:?}", outcome.applied);

@@ -6,7 +6,7 @@
 mod snapshot;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 use thiserror::Error;
@@ -73,7 +73,46 @@ pub struct Request {
     pub suppressions: ProjectSuppressions,
     pub baseline: Option<PathBuf>,
     pub write_baseline: Option<PathBuf>,
+    /// Where the caller writes the report (`-o`): checked, with `write_baseline`, to name no
+    /// input of the run before anything is written.
+    pub output: Option<PathBuf>,
     pub policy: Policy,
+}
+
+impl Request {
+    /// The files the request names that the run reads.
+    pub fn inputs(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs: Vec<(&'static str, &Path)> = Vec::new();
+        inputs.extend(self.config.as_deref().map(|p| ("the main config", p)));
+        inputs.extend(self.snapshot.as_deref().map(|p| ("the snapshot", p)));
+        inputs.extend(self.baseline.as_deref().map(|p| ("the baseline", p)));
+        match &self.suppressions {
+            ProjectSuppressions::File(path) => inputs.push(("the suppressions file", path)),
+            ProjectSuppressions::Default => inputs.push(("the suppressions file", Path::new(".chaudit.yaml"))),
+        }
+        inputs
+    }
+
+    /// Checks that the outputs (`-o`, `--write-baseline`) name no input and not each other:
+    /// `loaded` adds every file of the config (fragments, include_from files, the users config).
+    pub fn check_outputs(&self, loaded: Option<&LoadedConfig>) -> Result<(), crate::regular_file::WriteError> {
+        let outputs = [("the report", &self.output), ("the baseline to write", &self.write_baseline)];
+        let outputs: Vec<(&'static str, &Path)> =
+            outputs.iter().filter_map(|(w, p)| Some((*w, p.as_deref()?))).collect();
+        let mut inputs = self.inputs();
+        inputs.extend(loaded.into_iter().flat_map(inputs_of));
+        for (i, (_, output)) in outputs.iter().enumerate() {
+            inputs.extend(outputs[..i].iter().copied());
+            crate::regular_file::ensure_not_input(output, &inputs)?;
+        }
+        Ok(())
+    }
+}
+
+/// Every file of a loaded config: the main config, its fragments, include_from files, the
+/// users config and its fragments.
+pub fn inputs_of(loaded: &LoadedConfig) -> impl Iterator<Item = (&'static str, &Path)> {
+    loaded.sources.files().map(|(_, f)| ("a file of the config", f.path.as_path()))
 }
 
 /// Why an audit could not run. `class()` says whether the user asked for something
@@ -106,6 +145,10 @@ pub enum AuditError {
     #[error("baseline: {0}")]
     #[diagnostic(code(chaudit::baseline::write))]
     WriteBaseline(crate::regular_file::WriteError),
+    /// An output names an input of the run (or another output): nothing is written.
+    #[error("{0}")]
+    #[diagnostic(code(chaudit::output))]
+    Output(crate::regular_file::WriteError),
     /// The live collection failed; the collector has told the user why.
     #[error("the server could not be read")]
     #[diagnostic(code(chaudit::collect::failed))]
@@ -124,8 +167,10 @@ impl AuditError {
     pub fn class(&self) -> ErrorClass {
         match self {
             // a target that is not a regular file is the user's mistake
-            AuditError::WriteBaseline(crate::regular_file::WriteError::NotRegular { .. }) => ErrorClass::Usage,
+            AuditError::WriteBaseline(e) if e.is_usage() => ErrorClass::Usage,
             AuditError::WriteBaseline(_) => ErrorClass::Runtime,
+            AuditError::Output(e) if e.is_usage() => ErrorClass::Usage,
+            AuditError::Output(_) => ErrorClass::Runtime,
             AuditError::Collection(class) => *class,
             _ => ErrorClass::Usage,
         }
@@ -238,11 +283,42 @@ pub struct Verdict {
     /// The config fragments of the findings, by fingerprint, as rendered: the report masks
     /// their secrets, `chaudit fix` writes them as they are.
     pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
+    /// The baseline to write (`--write-baseline`): its path and text, written with the
+    /// report by [`Verdict::write_files`].
+    pub baseline_file: Option<(PathBuf, String)>,
 }
 
 impl Verdict {
     pub fn status(&self) -> Status {
         self.report.summary.status
+    }
+
+    /// Writes the baseline (`--write-baseline`) and the report to `output`, all or none;
+    /// with no `output` (the report goes to stdout), the baseline alone.
+    pub fn write_files(
+        &self,
+        output: Option<&Path>,
+        report: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<(), crate::regular_file::WriteError> {
+        let mut transaction = crate::regular_file::Transaction::default();
+        let mut paths = Vec::new();
+        let staged = self
+            .baseline_file
+            .as_ref()
+            .map_or(Ok(()), |(path, text)| {
+                paths.push(path.as_path());
+                transaction.stage(path, text.as_bytes())
+            })
+            .and_then(|()| match output {
+                Some(path) => {
+                    paths.push(path);
+                    transaction.stage_with(path, report)
+                }
+                None => Ok(()),
+            });
+        // the report's target, when the baseline's failed first, is said to be left as well
+        paths.extend(output.filter(|o| !paths.contains(o)));
+        staged.and_then(|()| transaction.commit()).map_err(|e| crate::regular_file::none_written(e, &paths))
     }
 }
 
@@ -271,6 +347,8 @@ pub fn run(
     });
     let pack = pack?;
     let (mut loaded, mut facts, live) = gathered?;
+    // before anything is written: no report or baseline over a file the run reads
+    request.check_outputs(loaded.as_ref()).map_err(AuditError::Output)?;
     let rules = &request.rules;
     let selection = Selection::new(&pack, &rules.select, &rules.ignore, &rules.params)?;
     // only the config facts read by the selected rules that can apply are built (an offline
@@ -327,6 +405,7 @@ pub fn run(
             format!("the {tree} config cannot be processed; only the {other} config was audited: {err}")
         })
         .collect();
+    let mut baseline_file = None;
     if let Some(path) = &request.write_baseline {
         let mut baseline = Baseline::of(&evaluation.findings);
         let (status, unjudged) =
@@ -338,8 +417,8 @@ pub fn run(
             let old = Baseline::read(path).map_err(AuditError::Baseline)?;
             baseline = baseline.keeping(old, |e| everything || unjudged.contains(&e.rule_id));
         }
-        baseline.write(path).map_err(AuditError::WriteBaseline)?;
         baseline.apply(&mut evaluation.findings);
+        baseline_file = Some((path.clone(), baseline.to_text()));
     }
     // what ClickHouse would start with and log (a users_config naming no file, an `incl` with no substitution)
     if let Some(loaded) = loaded.as_mut() {
@@ -381,7 +460,7 @@ pub fn run(
     // node by node only delays it
     std::mem::forget(facts);
     std::mem::forget(pack);
-    Ok(Verdict { report, loaded, broken, fragments })
+    Ok(Verdict { report, loaded, broken, fragments, baseline_file })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.

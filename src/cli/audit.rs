@@ -68,8 +68,14 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         suppressions: args.suppressions.clone().map_or(ProjectSuppressions::Default, ProjectSuppressions::File),
         baseline: args.baseline.clone(),
         write_baseline: args.write_baseline.clone(),
+        output: args.output.clone(),
         policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
     };
+    // an output over a file the request names: refused before anything is read or written
+    if let Err(e) = request.check_outputs(None) {
+        eprintln!("chaudit: {e}");
+        return exit::of_write_error(&e);
+    }
     let footprint = std::cell::Cell::new(None);
     let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
@@ -139,13 +145,15 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             }
         }
         for (u, hosts) in lines {
-            eprintln!(
+            // a replica's name and a reason come from the servers: written out
+            let line = format!(
                 "  {}{}: {}: {}",
                 u.rule_id,
                 on_hosts(&hosts),
                 chaudit::report::outcome_name(u.outcome),
                 u.reason
             );
+            eprintln!("{}", chaudit::report::mask::without_controls(&line));
         }
     }
     let code = verdict.status().exit_code();
@@ -153,12 +161,33 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
     let code = match text {
-        Some(text) => write_output(args.output.as_deref(), &text, code),
-        None => stream_output(args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
+        Some(text) => write_files(&verdict, args.output.as_deref(), |out| out.write_all(text.as_bytes()), code),
+        None => write_files(&verdict, args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
     };
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);
     code
+}
+
+/// The baseline and the report file, all or none; or the baseline, then the report on stdout.
+fn write_files(
+    verdict: &audit::Verdict,
+    output: Option<&Path>,
+    report: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    code: u8,
+) -> ExitCode {
+    let written = match output {
+        Some(path) => verdict.write_files(Some(path), report).map(|()| None),
+        None => verdict.write_files(None, |_| Ok(())).map(|()| Some(report)),
+    };
+    match written {
+        Ok(None) => ExitCode::from(code),
+        Ok(Some(report)) => stream_output(None, report, code),
+        Err(e) => {
+            eprintln!("chaudit: {e}");
+            exit::of_write_error(&e)
+        }
+    }
 }
 
 /// ` on HOST`, ` on A, B, C and N more replicas`, or nothing for a single server.
@@ -208,7 +237,9 @@ fn offline_only(args: &AuditArgs) -> Result<(), String> {
 /// a CI step that uploads the report shows why nothing was audited.
 fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let class = error.class();
-    let carried = matches!(args.format, Format::Sarif | Format::Junit | Format::Json).then(|| {
+    // an output that names an input is not written, not even with the error
+    let writable = !matches!(error, AuditError::Output(_));
+    let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json)).then(|| {
         let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
         let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
         report::Report::of_errors(target, base, report::RunError::of(&error))
@@ -323,7 +354,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         }
     };
     for why in &unread {
-        eprintln!("chaudit: not collected: {why}");
+        eprintln!("chaudit: not collected: {}", chaudit::report::mask::without_controls(why));
     }
     if !unread.is_empty() {
         eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());

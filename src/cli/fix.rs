@@ -9,7 +9,7 @@ use chaudit::fix::{self, FixOutcome, FixRequest, Item};
 use chaudit::version::Version;
 use clap::Args;
 
-use super::{RuleArgs, exit, report_all, warn, write_output};
+use super::{RuleArgs, exit, report_all, warn};
 
 #[derive(Args)]
 pub struct FixArgs {
@@ -22,7 +22,7 @@ pub struct FixArgs {
     /// Skip these rules: ids, tags or categories.
     #[arg(long, value_delimiter = ',')]
     pub ignore: Vec<String>,
-    /// Print the fix files as a unified diff and write nothing.
+    /// Print the fix files as a unified diff and write none of them (only the --sql file, if given).
     #[arg(long)]
     pub dry_run: bool,
     /// Write the SQL of findings fixed by a statement (with the finding each is for) to this file.
@@ -58,6 +58,7 @@ pub fn run(args: &FixArgs) -> ExitCode {
             params: Vec::new(),
         },
         dry_run: args.dry_run,
+        sql: args.sql.clone(),
     };
     let outcome = match fix::run(&request) {
         Ok(outcome) => outcome,
@@ -73,19 +74,12 @@ pub fn run(args: &FixArgs) -> ExitCode {
     for w in &outcome.warnings {
         warn(w);
     }
-    if let Some(path) = &args.sql {
-        let code = write_output(Some(path), &sql_file(&outcome), exit::OK);
-        if code != ExitCode::from(exit::OK) {
-            return code;
-        }
-    }
     let code = if outcome.cleared() { exit::OK } else { exit::FINDINGS };
     super::write_stdout(&render(&outcome), code)
 }
 
 fn line(item: &Item) -> String {
-    let at = item.at.as_deref().map_or_else(String::new, |a| format!(" ({a})"));
-    format!("{} [{}]{at}: {}", item.rule_id, item.severity.name(), item.message)
+    item.to_string()
 }
 
 fn render(outcome: &FixOutcome) -> String {
@@ -144,13 +138,4 @@ fn tree_name(tree: chaudit::rules::ConfigTree) -> &'static str {
         chaudit::rules::ConfigTree::Server => "server",
         chaudit::rules::ConfigTree::Users => "users",
     }
-}
-
-/// The SQL of the findings, each headed by the finding it is for.
-fn sql_file(outcome: &FixOutcome) -> String {
-    let mut out = String::new();
-    for (item, sql) in &outcome.sql {
-        let _ = writeln!(out, "-- {}\n{}\n", line(item), sql.trim_end());
-    }
-    out
 }

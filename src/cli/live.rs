@@ -282,7 +282,8 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             eprint!("\rchaudit: collecting {done}/{total}{}", if done == total { "\n" } else { "" });
         }
     };
-    let warn = |message: String| super::warn(&message);
+    // a replica's name and error text come from the servers: written out
+    let warn = |message: String| super::warn(&chaudit::report::mask::without_controls(&message));
     let told = |endpoints: &[(String, Endpoint)]| {
         if let Some((_, first)) = endpoints.first() {
             let with = if first.password.expose().is_empty() { "" } else { " and its password" };

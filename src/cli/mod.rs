@@ -33,12 +33,10 @@ pub mod exit {
     pub const USAGE_OR_CONFIG: u8 = 2;
     pub const RUNTIME: u8 = 3;
 
-    /// A target that is not a regular file is the user's mistake; anything else is the system's.
+    /// A target that is not a regular file, or is an input, is the user's mistake; anything
+    /// else is the system's.
     pub fn of_write_error(e: &chaudit::regular_file::WriteError) -> std::process::ExitCode {
-        match e {
-            chaudit::regular_file::WriteError::NotRegular { .. } => USAGE_OR_CONFIG.into(),
-            chaudit::regular_file::WriteError::Io { .. } => RUNTIME.into(),
-        }
+        if e.is_usage() { USAGE_OR_CONFIG.into() } else { RUNTIME.into() }
     }
 }
 

@@ -431,6 +431,8 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
             server.split(". In scope").next().unwrap_or(server).trim().to_string()
         }
     };
+    // the server's (or a proxy's) words: their control characters are written out
+    let message = crate::report::mask::without_controls(&message).into_owned();
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }
 

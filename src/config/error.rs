@@ -52,6 +52,12 @@ impl Pointer {
     }
 }
 
+/// A path in an error, its control characters written out (the name of a file is the
+/// author's, and must not drive the terminal).
+fn shown(path: impl AsRef<std::path::Path>) -> String {
+    crate::report::mask::without_controls(&path.as_ref().display().to_string()).into_owned()
+}
+
 /// Lines longer than this are cut around the position in a snippet.
 const LONG_LINE: usize = 400;
 
@@ -110,7 +116,7 @@ impl Diagnostic for FileProblem {
 
 #[derive(Debug, Error, Diagnostic)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}: {source}", shown(path))]
     #[diagnostic(code(chaudit::config::read))]
     Read {
         path: PathBuf,
@@ -118,15 +124,15 @@ pub enum ConfigError {
         source: std::io::Error,
     },
 
-    #[error("configuration file {path} does not exist")]
+    #[error("configuration file {} does not exist", shown(path))]
     #[diagnostic(code(chaudit::config::not_found))]
     NotFound { path: PathBuf },
 
-    #[error("{path}:{line}:{column}: file is not valid UTF-8")]
+    #[error("{}:{line}:{column}: file is not valid UTF-8", shown(path))]
     #[diagnostic(code(chaudit::config::encoding), help("ClickHouse reads config files as UTF-8; re-encode the file"))]
     NotUtf8 { path: PathBuf, line: usize, column: usize },
 
-    #[error("{path}: symbolic link loop")]
+    #[error("{}: symbolic link loop", shown(path))]
     #[diagnostic(code(chaudit::config::symlink_loop))]
     SymlinkLoop { path: PathBuf },
 
@@ -207,7 +213,7 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: include_from file {path} does not exist")]
+    #[error("{at}: include_from file {} does not exist", shown(path))]
     #[diagnostic(
         code(chaudit::config::include_from_missing),
         help("ClickHouse refuses to start with 'File not found'")
@@ -255,7 +261,10 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: users config {path} does not exist: the server will not start (FILE_DOESNT_EXIST, code 107)")]
+    #[error(
+        "{at}: users config {} does not exist: the server will not start (FILE_DOESNT_EXIST, code 107)",
+        shown(path)
+    )]
     #[diagnostic(code(chaudit::config::users_missing), severity(Warning))]
     UsersConfigMissing {
         path: PathBuf,
@@ -313,7 +322,7 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{path}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file")]
+    #[error("{}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file", shown(path))]
     #[diagnostic(code(chaudit::config::fragment_skipped), severity(Warning))]
     FragmentSkipped { path: String, found: String, expected: String },
 }

@@ -136,8 +136,11 @@ impl SourceMap {
 }
 
 /// `path` relative to `base` when it lies below it, else as given.
+/// A file name with a control character (an escape sequence) has it written out: the name is
+/// printed in reports and errors, and must not drive the terminal.
 pub fn display_path(base: &Path, path: &Path) -> String {
-    path.strip_prefix(base).unwrap_or(path).display().to_string()
+    let shown = path.strip_prefix(base).unwrap_or(path).display().to_string();
+    crate::report::mask::without_controls(&shown).into_owned()
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct FixRequest {
     pub rules: RulesRequest,
     /// Plan and show the fix files, write nothing.
     pub dry_run: bool,
+    /// Where to write the SQL of the findings fixed by a statement, with the fix files (all
+    /// or none).
+    pub sql: Option<PathBuf>,
 }
 
 /// A finding as the fix reports it.
@@ -34,6 +37,14 @@ pub struct Item {
     /// `file:line`, when the finding has a place.
     pub at: Option<String>,
     pub message: String,
+}
+
+/// `rule [severity] (file:line): message`.
+impl std::fmt::Display for Item {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = self.at.as_deref().map_or_else(String::new, |a| format!(" ({a})"));
+        write!(f, "{} [{}]{at}: {}", self.rule_id, self.severity.name(), self.message)
+    }
 }
 
 impl Item {
@@ -117,9 +128,12 @@ pub enum FixError {
     #[error("the fix file {path} is not a config fragment chaudit can fold into: {reason}")]
     #[diagnostic(code(chaudit::fix::earlier_file), help("move it away, or delete it, and run `chaudit fix` again"))]
     EarlierFile { path: String, reason: String },
-    #[error("cannot write {0}")]
+    #[error("{0}")]
     #[diagnostic(code(chaudit::fix::write))]
-    Write(#[source] crate::regular_file::WriteError),
+    Write(crate::regular_file::WriteError),
+    #[error(transparent)]
+    #[diagnostic(code(chaudit::fix::lock))]
+    Lock(#[from] crate::regular_file::lock::LockError),
     #[error("cannot create {path}: {source}")]
     #[diagnostic(code(chaudit::fix::mkdir))]
     Mkdir { path: String, source: std::io::Error },
@@ -130,8 +144,8 @@ impl FixError {
     pub fn class(&self) -> audit::ErrorClass {
         match self {
             FixError::Audit(e) => e.class(),
-            FixError::Write(crate::regular_file::WriteError::NotRegular { .. }) => audit::ErrorClass::Usage,
-            FixError::Write(_) | FixError::Mkdir { .. } => audit::ErrorClass::Runtime,
+            FixError::Write(e) if e.is_usage() => audit::ErrorClass::Usage,
+            FixError::Write(_) | FixError::Mkdir { .. } | FixError::Lock(_) => audit::ErrorClass::Runtime,
             FixError::Unloadable { .. } | FixError::EarlierFile { .. } => audit::ErrorClass::Usage,
         }
     }
@@ -140,14 +154,32 @@ impl FixError {
 const HEADER: &str = "Written by `chaudit fix`: remediations of its findings, merged after every other fragment.\n\
 It folds into the next run's; edit or delete it as any fragment.";
 
-/// Audits, writes the fix files (unless a dry run), audits again.
+/// Audits, writes the fix files (unless a dry run), audits again. The tree is locked from
+/// the first audit to the last: a second run waits, and folds in this one's fixes.
 pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
+    if let Some(sql) = &request.sql {
+        crate::regular_file::ensure_replaceable(sql).map_err(FixError::Write)?;
+    }
+    let _lock = match crate::regular_file::lock::TreeLock::acquire(
+        &request.config,
+        !request.dry_run,
+        crate::regular_file::lock::WAIT,
+    ) {
+        Ok(lock) => Some(lock),
+        // a main config that cannot be opened: the audit says why, with its own error
+        Err(crate::regular_file::lock::LockError::Io { .. }) => None,
+        Err(busy) => return Err(busy.into()),
+    };
     let before = audit_tree(request)?;
     let Some(loaded) = &before.loaded else { return Err(FixError::Audit(AuditError::NothingToAudit)) };
     if let Some(e) = &loaded.server_error {
         return Err(FixError::Unloadable { tree: "the server", reason: e.to_string() });
     }
     let targets = Targets::of(&request.config, loaded);
+    // a fix file that is a FIFO, a device, a directory or a link: refused before any is read
+    for target in [Some(&targets.server), targets.users.as_ref()].into_iter().flatten() {
+        crate::regular_file::ensure_replaceable(target).map_err(FixError::Write)?;
+    }
     let mut outcome = FixOutcome { dry_run: request.dry_run, ..FixOutcome::default() };
     let fragments: BTreeMap<&str, &Vec<crate::eval::Fragment>> =
         before.fragments.iter().map(|(fp, f)| (fp.as_str(), f)).collect();
@@ -183,11 +215,17 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
     outcome.warnings = later_fragments(&outcome.files);
     outcome.restart.sort();
     outcome.restart.dedup();
+    if let Some(sql) = &request.sql {
+        // the fix files are outputs too: the SQL never goes over one of them
+        let mut inputs = request_inputs(request);
+        inputs.extend(audit::inputs_of(loaded));
+        inputs.extend(outcome.files.iter().map(|f| ("a fix file", f.path.as_path())));
+        crate::regular_file::ensure_not_input(sql, &inputs).map_err(FixError::Write)?;
+    }
+    // a dry run writes only the SQL file, when asked
+    write_all(&outcome, request.sql.as_deref())?;
     if request.dry_run || outcome.files.is_empty() {
         return Ok(outcome);
-    }
-    for file in &outcome.files {
-        write(&file.path, &file.after)?;
     }
     let after = audit_tree(request)?;
     judge(&before, &after, &fixed_fingerprints, &mut outcome);
@@ -265,19 +303,62 @@ fn plan(
     Ok(())
 }
 
+/// An earlier run's fix file, or nothing. A FIFO, a device, a directory or a link there is
+/// refused without being opened (a FIFO would be waited on forever).
 fn read_existing(path: &Path) -> Result<String, FixError> {
-    match std::fs::read_to_string(path) {
+    crate::regular_file::ensure_replaceable(path).map_err(FixError::Write)?;
+    match crate::regular_file::read_to_string(path) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(e) => Err(FixError::EarlierFile { path: path.display().to_string(), reason: e.to_string() }),
     }
 }
 
-fn write(path: &Path, text: &str) -> Result<(), FixError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|source| FixError::Mkdir { path: dir.display().to_string(), source })?;
+/// The inputs a fix request names itself (the loaded config's files come with it).
+fn request_inputs(request: &FixRequest) -> Vec<(&'static str, &Path)> {
+    vec![("the main config", request.config.as_path())]
+}
+
+/// The fix files and the SQL file, all or none. A fragment directory created for them is
+/// removed again when they cannot be written.
+fn write_all(outcome: &FixOutcome, sql: Option<&Path>) -> Result<(), FixError> {
+    let sql_text = sql.map(|_| sql_file(outcome));
+    let fix_files = if outcome.dry_run { &[][..] } else { &outcome.files[..] };
+    let mut files: Vec<(&Path, &[u8])> = fix_files.iter().map(|f| (f.path.as_path(), f.after.as_bytes())).collect();
+    if let (Some(path), Some(text)) = (sql, &sql_text) {
+        files.push((path, text.as_bytes()));
     }
-    crate::regular_file::replace(path, text.as_bytes()).map_err(FixError::Write)
+    let mut created = Vec::new();
+    for file in fix_files {
+        let Some(dir) = file.path.parent() else { continue };
+        if !dir.exists() {
+            let made = std::fs::create_dir_all(dir);
+            created.push(dir);
+            if let Err(source) = made {
+                remove_dirs(&created);
+                return Err(FixError::Mkdir { path: dir.display().to_string(), source });
+            }
+        }
+    }
+    crate::regular_file::replace_all(&files).map_err(|e| {
+        remove_dirs(&created);
+        FixError::Write(e)
+    })
+}
+
+fn remove_dirs(dirs: &[&Path]) {
+    for dir in dirs.iter().rev() {
+        let _ = std::fs::remove_dir(dir);
+    }
+}
+
+/// The SQL of the findings, each headed by the finding it is for.
+pub fn sql_file(outcome: &FixOutcome) -> String {
+    let mut out = String::new();
+    for (item, sql) in &outcome.sql {
+        out.push_str(&format!("-- {item}\n{}\n\n", sql.trim_end()));
+    }
+    out
 }
 
 /// A fragment named after the fix file in its directory would merge after it and could undo it.
@@ -288,7 +369,8 @@ fn later_fragments(files: &[FixFile]) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut later: Vec<String> = entries
             .filter_map(Result::ok)
-            .map(|e| e.file_name().to_string_lossy().to_string())
+            // a name with a control character is shown written out
+            .map(|e| crate::report::mask::without_controls(&e.file_name().to_string_lossy()).into_owned())
             .filter(|name| name.as_str() > FIX_FILE && !name.starts_with('.'))
             .collect();
         later.sort();
@@ -315,6 +397,7 @@ fn audit_tree(request: &FixRequest) -> Result<Verdict, AuditError> {
         suppressions: ProjectSuppressions::Default,
         baseline: None,
         write_baseline: None,
+        output: None,
         policy: Policy { fail_on: Some(Severity::Medium), allow_inconclusive: true },
     };
     audit::run(&audit, || Ok(None))

@@ -93,12 +93,31 @@ fn line(f: &Finding) -> String {
     format!("{at}{}{state}", f.message)
 }
 
-/// Text as XML character data or an attribute value: markup escaped, and the control
-/// characters XML 1.0 forbids written out.
+/// Text as XML character data or an attribute value: markup escaped, and the characters
+/// XML 1.0 forbids written out (the control characters, and U+FFFE and U+FFFF, which a
+/// config value or an element name may hold).
 fn escape(s: &str) -> String {
-    super::mask::without_controls(s)
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let visible = super::mask::without_controls(s);
+    let mut out = String::with_capacity(visible.len());
+    for c in visible.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\u{fffe}' | '\u{ffff}' => out.extend(c.escape_unicode()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_character_outside_xml_1_0_is_written_out() {
+        let escaped = super::escape("a\u{1}b\u{ffff}c\u{fffe}<&\"\u{1b}[31m\r\tok\u{10000}");
+        assert_eq!(escaped, "a\\u{1}b\\u{ffff}c\\u{fffe}&lt;&amp;&quot;\\u{1b}[31m\\u{d}\tok\u{10000}");
+        roxmltree::Document::parse(&format!("<r a=\"{escaped}\">{escaped}</r>")).unwrap();
+    }
 }

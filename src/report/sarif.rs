@@ -420,12 +420,20 @@ fn error_result<'a>(report: &'a Report, e: &'a super::RunError, rule_index: usiz
     }
 }
 
-/// The file's path from the working directory, with forward slashes and no `./`.
+/// What a URI path keeps as it is: the unreserved characters and the `/` between segments.
+/// Everything else is percent-encoded: a space, `#` and `?` (which would start a fragment or
+/// a query), `%`, `:` (which would make a first segment a scheme), and every non-ASCII byte.
+const PATH_KEEPS: &percent_encoding::AsciiSet =
+    &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
+
+/// The file's path from the working directory as a URI reference: forward slashes, no `./`,
+/// percent-encoded (an absolute path as a `file://` URI).
 fn artifact_uri(base: &str, file: &str) -> String {
     let joined = if base.is_empty() { PathBuf::from(file) } else { Path::new(base).join(file) };
     let normal: PathBuf = joined.components().filter(|c| !matches!(c, Component::CurDir)).collect();
     let text = normal.to_string_lossy().replace('\\', "/");
-    if normal.is_absolute() { format!("file://{text}") } else { text }
+    let encoded = percent_encoding::utf8_percent_encode(&text, PATH_KEEPS).to_string();
+    if normal.is_absolute() { format!("file://{encoded}") } else { encoded }
 }
 
 fn pascal_case(id: &str) -> String {
@@ -443,5 +451,8 @@ mod tests {
         assert_eq!(artifact_uri("", "config.xml"), "config.xml");
         assert_eq!(artifact_uri("/etc/clickhouse-server", "config.xml"), "file:///etc/clickhouse-server/config.xml");
         assert_eq!(pascal_case("default-user-open"), "DefaultUserOpen");
+        assert_eq!(artifact_uri("ch", "config.d/a b#c%d?e.xml"), "ch/config.d/a%20b%23c%25d%3Fe.xml");
+        assert_eq!(artifact_uri("", "a:b.xml"), "a%3Ab.xml");
+        assert_eq!(artifact_uri("/etc/ch", "é.xml"), "file:///etc/ch/%C3%A9.xml");
     }
 }
