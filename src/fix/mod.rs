@@ -263,7 +263,7 @@ fn plan(
 }
 
 fn read_existing(path: &Path) -> Result<String, FixError> {
-    match std::fs::read_to_string(path) {
+    match crate::regular_file::read_to_string(path) {
         Ok(text) => Ok(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
         Err(e) => Err(FixError::EarlierFile { path: path.display().to_string(), reason: e.to_string() }),
