@@ -14,6 +14,10 @@ pub const MAX_SUBSTITUTED_NODES: usize = 1_000_000;
 /// this much per replica).
 pub const MAX_ANSWER_BYTES: u64 = 256 << 20;
 
+/// Rows of one server's answer to one query (per replica through clusterAllReplicas): small
+/// rows cost more held than their bytes.
+pub const MAX_ANSWER_ROWS: u64 = 5_000_000;
+
 /// Bytes of one row (one line) of a server's answer.
 pub const MAX_ROW_BYTES: usize = 16 << 20;
 

@@ -12,7 +12,7 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::dsn::Endpoint;
-use crate::limits::{self, MAX_ANSWER_BYTES, MAX_ROW_BYTES};
+use crate::limits::{self, MAX_ANSWER_BYTES, MAX_ANSWER_ROWS, MAX_ROW_BYTES};
 
 #[derive(Debug, Error)]
 pub enum CollectError {
@@ -159,8 +159,9 @@ pub struct Session {
     pub roles: Vec<String>,
     /// The user's limits that could cut an answer short without an error.
     guard: Guard,
-    /// Bytes one answer may have ([`MAX_ANSWER_BYTES`], times the replicas of a fan-out).
-    answer_cap: AtomicU64,
+    /// The replicas one answer holds (1; a fan-out's, every replica's): an answer may have
+    /// this many times [`MAX_ANSWER_BYTES`] and [`MAX_ANSWER_ROWS`].
+    replicas: AtomicU64,
 }
 
 /// The connect probe's row: the server's version, the session's `readonly`, who it is, and
@@ -293,7 +294,7 @@ impl Session {
             user: String::new(),
             roles: Vec::new(),
             guard: Guard::default(),
-            answer_cap: AtomicU64::new(MAX_ANSWER_BYTES),
+            replicas: AtomicU64::new(1),
         };
         let (purpose, sql) = super::plan::CONNECT_PROBE;
         // one row, or the server is not a ClickHouse server (an empty body, a web page, an
@@ -321,11 +322,10 @@ impl Session {
         Ok(session)
     }
 
-    /// Lets one answer be `replicas` times [`MAX_ANSWER_BYTES`] (a fan-out's answer holds
-    /// every replica's).
+    /// Lets one answer be `replicas` times [`MAX_ANSWER_BYTES`] and [`MAX_ANSWER_ROWS`] (a
+    /// fan-out's answer holds every replica's).
     pub fn answers_of_replicas(&self, replicas: usize) {
-        let cap = MAX_ANSWER_BYTES.saturating_mul(replicas.max(1) as u64);
-        self.answer_cap.store(cap, Ordering::Relaxed);
+        self.replicas.store(replicas.max(1) as u64, Ordering::Relaxed);
     }
 
     /// Sends up to `n` queries at once (the round trips overlap; their number is the same).
@@ -421,7 +421,8 @@ impl Session {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let bad = |message: String| CollectError::BadResponse { purpose: purpose.into(), message };
         let too_large = |what: String| CollectError::TooLarge { purpose: purpose.into(), what };
-        let cap = self.answer_cap.load(Ordering::Relaxed);
+        let replicas = self.replicas.load(Ordering::Relaxed);
+        let (cap, rows_cap) = (MAX_ANSWER_BYTES.saturating_mul(replicas), MAX_ANSWER_ROWS.saturating_mul(replicas));
         let started = Instant::now();
         let fetch = async {
             let mut cursor = query.fetch_bytes(format).map_err(|e| query_error(purpose, e))?;
@@ -442,6 +443,12 @@ impl Session {
                     rest = &rest[end + 1..];
                     rows += row(&partial, each).map_err(bad)?;
                     partial.clear();
+                    if rows > rows_cap {
+                        return Err(too_large(format!(
+                            "the answer passed {rows_cap} rows, chaudit's cap on one answer (MAX_ANSWER_ROWS): \
+                             not read further"
+                        )));
+                    }
                 }
                 partial.extend_from_slice(rest);
                 if partial.len() > MAX_ROW_BYTES {
