@@ -10,6 +10,12 @@ pub const MAX_INPUT_FILE_BYTES: u64 = 512 << 20;
 /// may add to one config tree, in all: far above any real config, far below "billion laughs".
 pub const MAX_SUBSTITUTED_NODES: usize = 1_000_000;
 
+/// What YAML aliases may add to one document, all together: nodes, and bytes of scalar
+/// text. Each alias is a copy of its anchor's tree, so nine lines of nested aliases can ask
+/// for billions of nodes; real configs and rules reuse a few small blocks.
+pub const MAX_ALIAS_NODES: u64 = 200_000;
+pub const MAX_ALIAS_BYTES: u64 = 32 << 20;
+
 /// Bytes of one server's answer to one query (an answer through clusterAllReplicas may be
 /// this much per replica).
 pub const MAX_ANSWER_BYTES: u64 = 256 << 20;
