@@ -626,6 +626,38 @@ fn unique_suffix() -> String {
 mod tests {
     use super::*;
 
+    fn guard(json: serde_json::Value) -> Guard {
+        let mut all = serde_json::json!({
+            "max_result_rows": "0", "max_result_bytes": "0", "result_overflow_mode": "throw",
+            "max_rows_to_read": "0", "max_bytes_to_read": "0", "read_overflow_mode": "throw",
+            "max_execution_time": 0.0, "timeout_overflow_mode": "throw",
+        });
+        all.as_object_mut().unwrap().extend(json.as_object().unwrap().clone());
+        serde_json::from_value(all).unwrap()
+    }
+
+    #[test]
+    fn only_a_limit_that_breaks_can_cut_an_answer() {
+        let second = Duration::from_secs(1);
+        assert!(guard(serde_json::json!({})).cut(u64::MAX, second).is_none());
+        let bi = guard(serde_json::json!({"max_result_rows": "50", "result_overflow_mode": "break"}));
+        assert_eq!(bi.throw_settings().collect::<Vec<_>>(), [("result_overflow_mode", "throw")]);
+        assert!(bi.cut(50, second).is_none(), "50 rows did not pass max_result_rows = 50");
+        let why = bi.cut(51, second).unwrap();
+        assert!(
+            why.starts_with("51 rows came, past the user's max_result_rows = 50 with result_overflow_mode = 'break'")
+        );
+        // thrown, not cut: the server's error says so
+        let throws = guard(serde_json::json!({"max_result_rows": "50"}));
+        assert!(throws.cut(1_000, second).is_none() && throws.throw_settings().next().is_none());
+        let bytes = guard(serde_json::json!({"max_result_bytes": "1000000", "result_overflow_mode": "break"}));
+        assert!(bytes.cut(0, second).is_none() && bytes.cut(1, second).unwrap().contains("max_result_bytes = 1000000"));
+        let read = guard(serde_json::json!({"max_rows_to_read": "10", "read_overflow_mode": "break"}));
+        assert!(read.cut(0, second).unwrap().contains("read_overflow_mode = 'break'"));
+        let slow = guard(serde_json::json!({"max_execution_time": 2.0, "timeout_overflow_mode": "break"}));
+        assert!(slow.cut(5, second).is_none() && slow.cut(5, 2 * second).unwrap().contains("max_execution_time = 2"));
+    }
+
     #[test]
     fn a_malformed_pem_says_what_and_where() {
         let at = |text: &str| pem_certificates(text.as_bytes()).map(|c| c.len());
