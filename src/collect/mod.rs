@@ -7,6 +7,7 @@ pub mod cluster;
 mod combined;
 pub mod dsn;
 pub mod explain;
+mod guard;
 pub mod host;
 pub mod interned;
 mod log;
