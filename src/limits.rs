@@ -27,9 +27,9 @@ pub const MAX_ANSWER_ROWS: u64 = 5_000_000;
 /// Bytes of one row (one line) of a server's answer.
 pub const MAX_ROW_BYTES: usize = 16 << 20;
 
-/// A size as the errors say it: `256 MiB`, `16 MiB`, `1,000,000`.
+/// A size as the errors say it: `256 MiB` when it is whole mebibytes, else `N bytes`.
 pub fn bytes(n: u64) -> String {
-    if n >= 1 << 20 && n % (1 << 20) == 0 { format!("{} MiB", n >> 20) } else { format!("{n} bytes") }
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) { format!("{} MiB", n >> 20) } else { format!("{n} bytes") }
 }
 
 #[cfg(test)]
