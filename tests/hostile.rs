@@ -402,4 +402,9 @@ fn an_endless_answer_is_read_up_to_the_cap() {
         stderr.contains("settings: over a limit:") && stderr.contains("256 MiB") && stderr.contains("MAX_ANSWER_BYTES"),
         "{stderr}"
     );
+    // rows of 3 bytes without end: stopped at the answer's rows, long before its bytes
+    let server = FakeServer::start("endless-small-rows");
+    let (code, stderr) = chaudit_within(d, &["collect", "--dsn", &server.url, "-o", "s.json"], 120);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("settings: over a limit:") && stderr.contains("MAX_ANSWER_ROWS"), "{stderr}");
 }

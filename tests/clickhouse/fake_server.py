@@ -6,7 +6,8 @@ MODE: `empty` (200 and an empty body), `html` (200 and a web page), `json` (200 
 object that is no ClickHouse row), `endless-probe` (rows without end to every query),
 `endless-row` (a valid connect probe, then one line without end), `endless-rows` (a valid
 connect probe, an error to the combined queries, rows of 1 MiB without end to the settings
-query sent alone, and no row to any other).
+query sent alone, and no row to any other), `endless-small-rows` (the same with rows of
+3 bytes).
 """
 
 import http.server
@@ -35,7 +36,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.answer(b"AS readonly" in query, b"formatRowNoNewline" in query, b"FROM system.settings" in query)
 
     def answer(self, probe, combined, settings):
-        if MODE == "endless-rows" and combined:
+        if MODE in ("endless-rows", "endless-small-rows") and combined:
             body = b"Code: 62. DB::Exception: Syntax error. (SYNTAX_ERROR) (version 26.9.2.1)\n"
             self.send_response(500)
             self.send_header("Content-Length", str(len(body)))
@@ -43,7 +44,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
             return
         self.send_response(200)
-        if MODE == "empty" or (MODE == "endless-rows" and not probe and not settings):
+        if MODE == "empty" or (MODE in ("endless-rows", "endless-small-rows") and not probe and not settings):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
@@ -56,7 +57,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         try:
             if MODE == "endless-probe" or not probe:
-                chunk = {"endless-probe": PROBE * 1000, "endless-row": b"x" * (1 << 20), "endless-rows": ROW}[MODE]
+                chunk = {"endless-probe": PROBE * 1000, "endless-row": b"x" * (1 << 20), "endless-rows": ROW,
+                         "endless-small-rows": b"{}\n" * 65536}[MODE]
             else:
                 self.wfile.write(PROBE)
                 return
