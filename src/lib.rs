@@ -14,6 +14,7 @@ pub mod config;
 pub mod eval;
 pub mod facts;
 pub mod fix;
+pub mod limits;
 pub mod parallel;
 pub mod redact;
 pub mod regular_file;

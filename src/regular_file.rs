@@ -18,6 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use thiserror::Error;
 
+use crate::limits::{self, MAX_INPUT_FILE_BYTES};
+
 /// A JSON file that does not parse or is not of its shape, said at its place:
 /// `path:line:column: not WHAT: why` (serde_json's own " at line L column C" left off, the
 /// place being said first).
@@ -54,21 +56,43 @@ pub(crate) fn not_regular(kind: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, format!("it is {kind}, not a regular file"))
 }
 
-/// Reads a whole file (links followed) that must be a regular file. It is opened without
-/// blocking, so a FIFO is refused instead of waited on; a file of the kernel's (under /proc,
+/// A file past [`MAX_INPUT_FILE_BYTES`]: refused before it is read (the callers name the path).
+#[derive(Debug, Error)]
+#[error("it is {size} bytes, more than chaudit reads of one input file ({cap}, MAX_INPUT_FILE_BYTES)", cap = limits::bytes(*.cap))]
+pub struct TooLarge {
+    /// Its size, or what was read of it when it grew past the cap while being read.
+    pub size: u64,
+    pub cap: u64,
+}
+
+/// Reads a whole file (links followed) that must be a regular file of at most
+/// [`MAX_INPUT_FILE_BYTES`]. It is opened without blocking, so a FIFO is refused instead of
+/// waited on; a larger file (a 10 GB sparse file) is refused before any of it is read, and
+/// one that grows while it is read is stopped at the cap. A file of the kernel's (under /proc,
 /// /sys or /dev, or on such a file system mounted elsewhere) is refused before it is read: a
 /// config under review could name /proc/self/environ as its include file and have the
 /// environment of whoever audits it quoted in an error.
 pub fn read(path: &Path) -> io::Result<Vec<u8>> {
+    read_capped(path, MAX_INPUT_FILE_BYTES)
+}
+
+fn read_capped(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     refuse_kernel_path(path)?;
-    let mut file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
     refuse_kernel_file_system(&file)?;
     let meta = file.metadata()?;
     if let Some(kind) = kind(&meta) {
         return Err(not_regular(kind));
     }
+    let too_large = |size| io::Error::new(io::ErrorKind::FileTooLarge, TooLarge { size, cap });
+    if meta.len() > cap {
+        return Err(too_large(meta.len()));
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(too_large(bytes.len() as u64));
+    }
     Ok(bytes)
 }
 
@@ -388,6 +412,24 @@ mod tests {
         let err = read(&fifo(dir.path())).unwrap_err();
         assert!(err.to_string().contains("FIFO"), "{err}");
         assert!(read(dir.path()).unwrap_err().to_string().contains("a directory"));
+    }
+
+    #[test]
+    fn a_file_past_the_cap_is_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let sparse = dir.path().join("sparse.xml");
+        // 10 GB and no block on disk: refused by its size, nothing allocated for it
+        File::create(&sparse).unwrap().set_len(10 << 30).unwrap();
+        let err = read(&sparse).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
+        assert_eq!(
+            err.to_string(),
+            "it is 10737418240 bytes, more than chaudit reads of one input file (512 MiB, MAX_INPUT_FILE_BYTES)"
+        );
+        let small = dir.path().join("small");
+        std::fs::write(&small, b"12345").unwrap();
+        assert_eq!(read_capped(&small, 5).unwrap(), b"12345");
+        assert!(read_capped(&small, 4).unwrap_err().to_string().starts_with("it is 5 bytes"));
     }
 
     #[test]

@@ -11,24 +11,49 @@ mod support;
 
 /// Runs chaudit in `dir`; (exit code, stderr). Killed, and the test failed, after 10 s.
 fn chaudit(dir: &Path, args: &[&str]) -> (i32, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chaudit"))
+    chaudit_within(dir, args, 10)
+}
+
+/// [`chaudit`] killed after `seconds`, with at most 4 GiB of address space: an input that
+/// would make it allocate without a bound fails the test instead of the machine.
+fn chaudit_within(dir: &Path, args: &[&str], seconds: u64) -> (i32, String) {
+    use std::os::unix::process::CommandExt;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_chaudit"));
+    // wide: a message is matched whole, not wrapped
+    command
         .args(args)
         .current_dir(dir)
+        .env("COLUMNS", "1000")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit { rlim_cur: 4 << 30, rlim_max: 4 << 30 };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
+    // read as it comes: a long stderr would fill the pipe and stall the child
+    let mut stderr_pipe = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut stderr = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr_pipe, &mut stderr);
+        stderr
+    });
     let start = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-            return (status.code().unwrap_or(-1), stderr);
+            return (status.code().unwrap_or(-1), reader.join().unwrap());
         }
-        if start.elapsed() > Duration::from_secs(10) {
+        if start.elapsed() > Duration::from_secs(seconds) {
             child.kill().unwrap();
-            panic!("chaudit {args:?} did not finish within 10 s");
+            let _ = child.wait();
+            panic!("chaudit {args:?} did not finish within {seconds} s");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -224,4 +249,162 @@ fn a_run_that_could_not_judge_keeps_the_old_baseline_entries() {
     for entry in before["findings"].as_array().unwrap() {
         assert!(after["findings"].as_array().unwrap().contains(entry), "{entry} lost: {after}");
     }
+}
+
+#[test]
+fn an_input_past_the_cap_is_refused_unread() {
+    let dir = workdir();
+    let d = dir.path();
+    // 10 GB and no block on disk: read whole, it was a 10 GB allocation
+    for name in ["big.xml", "ex/config.d/big.xml", "big.json"] {
+        std::fs::File::create(d.join(name)).unwrap().set_len(10 << 30).unwrap();
+    }
+    let cases: [&[&str]; 4] = [
+        &["--config", "big.xml"],
+        &["--config", "ex/config.xml"],
+        &["check", "--snapshot", "big.json"],
+        &["config", "show", "--config", "big.xml"],
+    ];
+    for args in cases {
+        let (code, stderr) = chaudit(d, args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("big.") && stderr.contains("MAX_INPUT_FILE_BYTES"), "{args:?}: {stderr}");
+        // as said, whatever the width it is wrapped at
+        let said = stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ");
+        assert!(said.contains("10737418240 bytes, more than chaudit reads of one input file (512 MiB"), "{stderr}");
+    }
+    std::fs::remove_file(d.join("ex/config.d/big.xml")).unwrap();
+    let (code, stderr) = chaudit(d, &["--config", "ex/config.xml", "--baseline", "big.json"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("baseline big.json") && stderr.contains("MAX_INPUT_FILE_BYTES"), "{stderr}");
+}
+
+/// "Billion laughs" through a 26-line include_from file: each element holds ten `incl`s of
+/// the next, 10^25 nodes in all.
+#[test]
+fn an_incl_that_fans_out_is_stopped_at_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let names: Vec<String> = (b'a'..=b'z').map(|c| format!("l{}", c as char)).collect();
+    let mut include = String::from("<clickhouse>\n");
+    for pair in names.windows(2) {
+        let ten = format!("<v incl=\"{}\"/>", pair[1]).repeat(10);
+        include.push_str(&format!("<{0}>{ten}</{0}>\n", pair[0]));
+    }
+    include.push_str("<lz><v>lol</v></lz>\n</clickhouse>\n");
+    std::fs::write(d.join("metrika.xml"), include).unwrap();
+    std::fs::write(
+        d.join("config.xml"),
+        "<clickhouse>\n<include_from>metrika.xml</include_from>\n<macros incl=\"la\"/>\n</clickhouse>\n",
+    )
+    .unwrap();
+    for args in [&["--config", "config.xml"][..], &["config", "show", "--config", "config.xml"]] {
+        let (code, stderr) = chaudit(d, args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("more than 1000000 nodes") && stderr.contains("MAX_SUBSTITUTED_NODES"), "{stderr}");
+        assert!(stderr.contains("metrika.xml:"), "the error points into the include file: {stderr}");
+    }
+}
+
+#[test]
+fn fix_and_upgrade_refuse_a_tree_that_does_not_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config></clickhouse>").unwrap();
+    // `default` has no password: a fixable finding, were the users config read
+    std::fs::write(d.join("users.xml"), "<clickhouse><users><default><password></password></users></clickhouse>")
+        .unwrap();
+    for args in [
+        &["fix", "--config", "config.xml", "--dry-run"][..],
+        &["fix", "--config", "config.xml"],
+        &["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9"],
+    ] {
+        let (code, stderr) = chaudit(d, args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("users.xml:1:"), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(d).unwrap().count(), 2, "nothing written");
+    // the server config broken, the users config sound
+    std::fs::write(d.join("users.xml"), "<clickhouse><users><default/></users></clickhouse>").unwrap();
+    std::fs::write(d.join("config.xml"), "<clickhouse><users_config>users.xml</users_config><x></clickhouse>").unwrap();
+    for args in [
+        &["fix", "--config", "config.xml"][..],
+        &["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9"],
+    ] {
+        let (code, stderr) = chaudit(d, args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("config.xml:1:"), "{args:?}: {stderr}");
+    }
+}
+
+/// A server that is not ClickHouse (tests/clickhouse/fake_server.py MODE) on a loopback
+/// port, stopped (by its pid) when dropped.
+struct FakeServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl FakeServer {
+    fn start(mode: &str) -> FakeServer {
+        let script = support::repo_root().join("tests/clickhouse/fake_server.py");
+        let mut child =
+            Command::new("python3").arg(script).arg(mode).stdout(Stdio::piped()).stdin(Stdio::null()).spawn().unwrap();
+        let mut port = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut port).unwrap();
+        let port: u16 = port.trim().parse().unwrap_or_else(|_| panic!("fake_server.py {mode} gave no port: {port:?}"));
+        FakeServer { child, url: format!("http://127.0.0.1:{port}") }
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_server_that_is_not_clickhouse_is_a_failed_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (mode, why) in [
+        ("empty", "no row: an empty answer is not a ClickHouse server's"),
+        ("html", "not a ClickHouse server's answer"),
+        ("json", "missing field `version`"),
+        ("endless-probe", "more than one row: not a ClickHouse server's answer"),
+    ] {
+        let server = FakeServer::start(mode);
+        for args in [&["--dsn", &server.url][..], &["collect", "--dsn", &server.url, "-o", "s.json"]] {
+            let (code, stderr) = chaudit(d, args);
+            assert_eq!(code, 3, "{mode} {args:?}: {stderr}");
+            assert!(stderr.contains(why), "{mode} {args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn an_endless_answer_is_read_up_to_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // a line without end: each query stops at the row cap
+    let server = FakeServer::start("endless-row");
+    let (code, stderr) = chaudit_within(d, &["collect", "--dsn", &server.url, "-o", "s.json"], 60);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("settings: over a limit:") && stderr.contains("16 MiB") && stderr.contains("MAX_ROW_BYTES"),
+        "{stderr}"
+    );
+    // rows without end (1 MiB each, to the settings query): stopped at the answer's cap
+    let server = FakeServer::start("endless-rows");
+    let (code, stderr) = chaudit_within(d, &["collect", "--dsn", &server.url, "-o", "s.json"], 120);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(
+        stderr.contains("settings: over a limit:") && stderr.contains("256 MiB") && stderr.contains("MAX_ANSWER_BYTES"),
+        "{stderr}"
+    );
+    // rows of 3 bytes without end: stopped at the answer's rows, long before its bytes
+    let server = FakeServer::start("endless-small-rows");
+    let (code, stderr) = chaudit_within(d, &["collect", "--dsn", &server.url, "-o", "s.json"], 120);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("settings: over a limit:") && stderr.contains("MAX_ANSWER_ROWS"), "{stderr}");
 }

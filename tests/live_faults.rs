@@ -1,7 +1,8 @@
 //! Faults a live audit meets, against a real ClickHouse 26.9 server on loopback: a server
 //! that stops answering after the first query (bounded by the deadline), a user denied a
-//! log table (told so, not "does not exist"), and the password in no output of any format
-//! or error path.
+//! log table (told so, not "does not exist"), the password in no output of any format or
+//! error path, answers a user's `max_result_rows` with `result_overflow_mode = 'break'` would
+//! cut short, and a system table a row policy filters for the auditing user.
 
 mod support;
 
@@ -14,12 +15,28 @@ use serde_json::Value;
 const PASSWORD: &str = "pw-7Kq2-never-shown";
 
 /// `auditor` (readonly=1, the password above) may read every system table but query_log.
+/// Three more users may read them all, with the same password: `bi` (readonly=1) and `bi2`
+/// (readonly=2) under a BI guard, at most 50 rows an answer with overflow mode `break`
+/// (the rest silently dropped), and `filtered`, for whom a row policy hides every row of
+/// system.warnings.
 fn users() -> String {
+    let user = |name: &str, profile: &str, extra: &str| {
+        format!(
+            "<{name}><password>{PASSWORD}</password><networks><ip>127.0.0.1</ip></networks>\
+             <profile>{profile}</profile><grants><query>GRANT SELECT ON system.*</query></grants>{extra}</{name}>"
+        )
+    };
+    let guard = "<max_result_rows>50</max_result_rows><result_overflow_mode>break</result_overflow_mode>";
+    let profiles = format!("<bi><readonly>1</readonly>{guard}</bi><bi2><readonly>2</readonly>{guard}</bi2>");
+    let policy = "<databases><system><warnings><filter>0</filter></warnings></system></databases>";
+    let more = [user("bi", "bi", ""), user("bi2", "bi2", ""), user("filtered", "readonly", policy)].concat();
     support::users_xml(
         PASSWORD,
         "\n            <grants>\n                <query>GRANT SELECT ON system.*</query>\n                \
          <query>REVOKE SELECT ON system.query_log</query>\n            </grants>",
     )
+    .replacen("    </profiles>", &format!("    {profiles}\n    </profiles>"), 1)
+    .replacen("    </users>", &format!("    {more}\n    </users>"), 1)
 }
 
 fn server() -> &'static support::LiveServer {
@@ -163,4 +180,77 @@ fn the_password_is_in_no_output_of_any_format_or_error() {
     let snapshot = std::fs::read_to_string(d.join("snapshot.json")).unwrap();
     assert!(!snapshot.contains(PASSWORD));
     drop(silent);
+}
+
+/// The live document of `chaudit collect` as `user`, and its exit code and stderr.
+fn collect_as(user: &str) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://{user}:{PASSWORD}@127.0.0.1:{}", server().http_port);
+    let (code, _, stderr) = support::chaudit(dir.path(), &["collect", "--dsn", &dsn, "-o", "snapshot.json"]);
+    let snapshot: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("snapshot.json")).unwrap()).unwrap();
+    (code, snapshot["document"]["live"].clone(), stderr)
+}
+
+/// A BI guard on the auditing user (50 rows, then `break`: the rest dropped without an
+/// error) cut every answer of more rows short, and the audit passed on what was left.
+#[test]
+fn answers_a_result_limit_with_break_would_cut_are_unavailable() {
+    // the same server, read by a user without the guard: more than 50 settings
+    let (code, live, stderr) = collect_as("auditor");
+    assert_eq!(reasons(&live), Vec::<String>::new(), "{stderr}");
+    assert!(live["settings"].as_object().unwrap().len() > 50 && code == 3, "{stderr}");
+    // readonly=1 may send no setting: an answer past 50 rows may be cut, so it is not taken
+    let (code, live, stderr) = collect_as("bi");
+    assert_eq!(code, 3, "{stderr}");
+    let unread = reasons(&live);
+    let settings =
+        unread.iter().find(|r| r.starts_with("settings: over a limit:")).unwrap_or_else(|| panic!("{unread:?}"));
+    assert!(settings.contains("max_result_rows = 50 with result_overflow_mode = 'break'"), "{settings}");
+    assert!(live.get("settings").is_none(), "no cut answer is kept: {live}");
+    // readonly=2 may: chaudit sends result_overflow_mode = 'throw', and the server refuses
+    let (code, live, stderr) = collect_as("bi2");
+    assert_eq!(code, 3, "{stderr}");
+    let unread = reasons(&live);
+    let settings =
+        unread.iter().find(|r| r.starts_with("settings: over a limit:")).unwrap_or_else(|| panic!("{unread:?}"));
+    assert!(settings.contains("TOO_MANY_ROWS_OR_BYTES") && settings.contains("max_result_rows = 50"), "{settings}");
+    // the audit: a rule reading the settings is inconclusive (exit 3), not passed
+    let dir = tempfile::tempdir().unwrap();
+    for user in ["bi", "bi2"] {
+        let dsn = format!("http://{user}:{PASSWORD}@127.0.0.1:{}", server().http_port);
+        let (code, report, stderr) = support::chaudit(dir.path(), &["--dsn", &dsn, "--format", "json"]);
+        assert_eq!(code, 3, "{user}: {stderr}");
+        let report: Value = serde_json::from_str(&report).unwrap();
+        let inconclusive: Vec<&Value> =
+            report["outcomes"].as_array().unwrap().iter().filter(|o| o["outcome"] == "inconclusive").collect();
+        assert!(
+            inconclusive.iter().any(|o| o["reason"].as_str().unwrap().contains("live.settings")),
+            "{user}: {inconclusive:?}"
+        );
+    }
+}
+
+/// A row policy on system.warnings for the auditing user hides the server's warnings: the
+/// rule reading them is inconclusive, not passed.
+#[test]
+fn a_system_table_a_row_policy_filters_is_unavailable() {
+    let (_, live, stderr) = collect_as("filtered");
+    let unread = reasons(&live);
+    let warnings = unread.iter().find(|r| r.starts_with("warnings:")).unwrap_or_else(|| panic!("{unread:?} {stderr}"));
+    assert!(
+        warnings.contains(
+            "filtered by a row policy: system.warnings has row policy `filtered` for chaudit's user `filtered`"
+        ),
+        "{warnings}"
+    );
+    assert_eq!(unread.len(), 1, "only the filtered table: {unread:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://filtered:{PASSWORD}@127.0.0.1:{}", server().http_port);
+    let (code, report, stderr) = support::chaudit(dir.path(), &["--dsn", &dsn, "--format", "json"]);
+    assert_eq!(code, 3, "{stderr}");
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let outcome = support::report_entry(&report, "outcomes", "clickhouse-warnings").unwrap();
+    assert_eq!(outcome["outcome"], "inconclusive", "{outcome}");
+    assert!(outcome["reason"].as_str().unwrap().contains("row policy"), "{outcome}");
 }

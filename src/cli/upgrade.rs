@@ -71,6 +71,11 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
     };
     let mut facts = match &args.config {
         Some(main) => match config::load(main, &LoadOptions::default()) {
+            // a tree ClickHouse refuses cannot be reviewed: its profiles are unknown
+            Ok(mut loaded) if loaded.server_error.is_some() || loaded.users_error.is_some() => {
+                report_all(loaded.server_error.take().into_iter().chain(loaded.users_error.take()).collect());
+                return ExitCode::from(exit::USAGE_OR_CONFIG);
+            }
             Ok(loaded) => facts::config::facts(&loaded, main.display().to_string(), stated_from),
             Err(err) => {
                 report_all(vec![err]);

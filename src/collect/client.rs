@@ -12,6 +12,8 @@ use serde_json::Value;
 use thiserror::Error;
 
 use super::dsn::Endpoint;
+use super::guard::Guard;
+use crate::limits::{self, MAX_ANSWER_BYTES, MAX_ANSWER_ROWS, MAX_ROW_BYTES};
 
 #[derive(Debug, Error)]
 pub enum CollectError {
@@ -27,6 +29,12 @@ pub enum CollectError {
     Deadline { purpose: String, seconds: u64 },
     #[error("{purpose}: the server's answer is not JSON rows: {message}")]
     BadResponse { purpose: String, message: String },
+    /// The answer passed one of chaudit's caps ([`crate::limits`]): the rest is not read.
+    #[error("{purpose}: {what}")]
+    TooLarge { purpose: String, what: String },
+    /// The answer may have been cut by the user's own limits: see [`Guard`].
+    #[error("{purpose}: {why}")]
+    Cut { purpose: String, why: String },
     /// The replicas' addresses for direct connections are missing or repeat (a usage error).
     #[error("{0}")]
     Replicas(String),
@@ -50,6 +58,9 @@ impl CollectError {
             // UNKNOWN_TABLE, UNKNOWN_DATABASE
             CollectError::Query { code: Some(60 | 81), .. } => Unread::Missing,
             CollectError::Timeout { .. } | CollectError::Deadline { .. } => Unread::Timeout,
+            // TOO_MANY_ROWS, TOO_MANY_BYTES, TOO_MANY_ROWS_OR_BYTES: over the user's limit
+            CollectError::Query { code: Some(158 | 307 | 396), .. } => Unread::Limited,
+            CollectError::TooLarge { .. } | CollectError::Cut { .. } => Unread::Limited,
             CollectError::BadResponse { .. } => Unread::BadResponse,
             CollectError::Unreachable { .. } | CollectError::Authentication { .. } | CollectError::CaCert(_) => {
                 Unread::Unreachable
@@ -72,6 +83,10 @@ pub enum Unread {
     BadResponse,
     Unreachable,
     QueryFailed,
+    /// The answer is over a limit (the user's, or chaudit's), or may have been cut by one.
+    Limited,
+    /// A row policy filters the table for the auditing user: its rows are not all there are.
+    Filtered,
 }
 
 impl Unread {
@@ -83,6 +98,8 @@ impl Unread {
             Unread::BadResponse => "bad response",
             Unread::Unreachable => "server unreachable",
             Unread::QueryFailed => "query failed",
+            Unread::Limited => "over a limit",
+            Unread::Filtered => "filtered by a row policy",
         }
     }
 
@@ -95,6 +112,8 @@ impl Unread {
             Unread::BadResponse,
             Unread::Unreachable,
             Unread::QueryFailed,
+            Unread::Limited,
+            Unread::Filtered,
         ]
         .into_iter()
         .find(|kind| reason.strip_prefix(kind.label()).is_some_and(|rest| rest.starts_with(':')))
@@ -136,21 +155,26 @@ pub struct Session {
     limits: Limits,
     /// Queries sent at once (1: one after the other, the least a busy server notices).
     pub in_flight: usize,
+    /// The user chaudit is logged in as, and its enabled roles (whom row policies name).
+    pub user: String,
+    pub roles: Vec<String>,
+    /// The user's limits that could cut an answer short without an error.
+    guard: Guard,
+    /// The replicas one answer holds (1; a fan-out's, every replica's): an answer may have
+    /// this many times [`MAX_ANSWER_BYTES`] and [`MAX_ANSWER_ROWS`].
+    replicas: AtomicU64,
 }
 
-/// The connect probe's row: the server's version and the session's `readonly`.
+/// The connect probe's row: the server's version, the session's `readonly`, who it is, and
+/// the limits that could cut an answer.
 #[derive(serde::Deserialize)]
-#[serde(default)]
 struct Probe {
     version: String,
     readonly: u8,
-}
-
-impl Default for Probe {
-    /// without an answer, the session is taken as read-only (nothing it sends could write)
-    fn default() -> Probe {
-        Probe { version: String::new(), readonly: 1 }
-    }
+    user: String,
+    roles: Vec<String>,
+    #[serde(flatten)]
+    guard: Guard,
 }
 
 impl Session {
@@ -174,16 +198,41 @@ impl Session {
             rows_read: AtomicU64::new(0),
             limits,
             in_flight: 1,
+            user: String::new(),
+            roles: Vec::new(),
+            guard: Guard::default(),
+            replicas: AtomicU64::new(1),
         };
         let (purpose, sql) = super::plan::CONNECT_PROBE;
-        let probe = session.rows(purpose, sql).await.map_err(|e| session.connection_error(e))?;
-        let answer = probe.first().map(<Probe as serde::Deserialize>::deserialize).transpose();
-        let bad =
-            |e: serde_json::Error| CollectError::BadResponse { purpose: purpose.to_string(), message: e.to_string() };
-        let answer = answer.map_err(bad)?.unwrap_or_default();
-        session.version = answer.version;
-        session.readonly = answer.readonly;
+        // one row, or the server is not a ClickHouse server (an empty body, a web page, an
+        // endless stream): never a session taken on nothing
+        let mut probe: Option<Probe> = None;
+        let mut one_row = |line: &str| {
+            if probe.is_some() {
+                return Err("more than one row: not a ClickHouse server's answer".into());
+            }
+            probe = Some(serde_json::from_str(line).map_err(|e| format!("{e}: not a ClickHouse server's answer"))?);
+            Ok(())
+        };
+        let read = session.each_line(purpose, sql, &[], "JSONEachRow", &mut one_row).await;
+        read.map_err(|e| session.connection_error(e))?;
+        let bad = |message: String| CollectError::BadResponse { purpose: purpose.to_string(), message };
+        let probe = probe.ok_or_else(|| bad("no row: an empty answer is not a ClickHouse server's".into()))?;
+        if probe.version.parse::<crate::version::Version>().is_err() {
+            return Err(bad(format!("`{}` is not a ClickHouse version: not a ClickHouse server", probe.version)));
+        }
+        session.version = probe.version;
+        session.readonly = probe.readonly;
+        session.user = probe.user;
+        session.roles = probe.roles;
+        session.guard = probe.guard;
         Ok(session)
+    }
+
+    /// Lets one answer be `replicas` times [`MAX_ANSWER_BYTES`] and [`MAX_ANSWER_ROWS`] (a
+    /// fan-out's answer holds every replica's).
+    pub fn answers_of_replicas(&self, replicas: usize) {
+        self.replicas.store(replicas.max(1) as u64, Ordering::Relaxed);
     }
 
     /// Sends up to `n` queries at once (the round trips overlap; their number is the same).
@@ -258,6 +307,9 @@ impl Session {
             query = query.with_setting(*name, *value);
         }
         if self.readonly != 1 {
+            for (name, value) in self.guard.throw_settings() {
+                query = query.with_setting(name, value);
+            }
             query = query
                 .with_setting("log_comment", format!("chaudit: {purpose}"))
                 .with_setting("max_execution_time", self.limits.per_query.as_secs().max(1).to_string())
@@ -275,25 +327,55 @@ impl Session {
         };
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         let bad = |message: String| CollectError::BadResponse { purpose: purpose.into(), message };
+        let too_large = |what: String| CollectError::TooLarge { purpose: purpose.into(), what };
+        let replicas = self.replicas.load(Ordering::Relaxed);
+        let (cap, rows_cap) = (MAX_ANSWER_BYTES.saturating_mul(replicas), MAX_ANSWER_ROWS.saturating_mul(replicas));
+        let started = Instant::now();
         let fetch = async {
             let mut cursor = query.fetch_bytes(format).map_err(|e| query_error(purpose, e))?;
             // a line may span chunks: its start is kept until its end arrives
             let mut partial = Vec::new();
+            let (mut bytes, mut rows) = (0u64, 0u64);
             while let Some(chunk) = cursor.next().await.map_err(|e| query_error(purpose, e))? {
+                bytes += chunk.len() as u64;
+                if bytes > cap {
+                    let cap = limits::bytes(cap);
+                    return Err(too_large(format!(
+                        "the answer passed {cap}, chaudit's cap on one answer (MAX_ANSWER_BYTES): not read further"
+                    )));
+                }
                 let mut rest = &chunk[..];
                 while let Some(end) = rest.iter().position(|b| *b == b'\n') {
                     partial.extend_from_slice(&rest[..end]);
                     rest = &rest[end + 1..];
-                    row(&partial, each).map_err(bad)?;
+                    rows += row(&partial, each).map_err(bad)?;
                     partial.clear();
+                    if rows > rows_cap {
+                        return Err(too_large(format!(
+                            "the answer passed {rows_cap} rows, chaudit's cap on one answer (MAX_ANSWER_ROWS): \
+                             not read further"
+                        )));
+                    }
                 }
                 partial.extend_from_slice(rest);
+                if partial.len() > MAX_ROW_BYTES {
+                    let cap = limits::bytes(MAX_ROW_BYTES as u64);
+                    return Err(too_large(format!(
+                        "a row of the answer passed {cap}, chaudit's cap on one row (MAX_ROW_BYTES): not read further"
+                    )));
+                }
             }
-            row(&partial, each).map_err(bad)?;
-            Ok(cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0))
+            rows += row(&partial, each).map_err(bad)?;
+            Ok((rows, cursor.summary().and_then(|s| s.read_rows()).unwrap_or(0)))
         };
-        let read = tokio::time::timeout(wait, fetch).await.map_err(|_| limit)??;
+        let (rows, read) =
+            tokio::time::timeout(wait, fetch).await.map_err(|_| limit)?.map_err(|e| self.guard.named(e))?;
         self.rows_read.fetch_add(read, Ordering::Relaxed);
+        if self.readonly == 1
+            && let Some(why) = self.guard.cut(rows, started.elapsed())
+        {
+            return Err(CollectError::Cut { purpose: purpose.into(), why });
+        }
         Ok(())
     }
 
@@ -316,10 +398,10 @@ impl Session {
     }
 }
 
-/// One line of an answer to `each` (blank lines are none).
-fn row(line: &[u8], each: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<(), String> {
+/// One line of an answer to `each` (blank lines are none): the rows it was, 0 or 1.
+fn row(line: &[u8], each: &mut dyn FnMut(&str) -> Result<(), String>) -> Result<u64, String> {
     let text = String::from_utf8_lossy(line);
-    if text.trim().is_empty() { Ok(()) } else { each(&text) }
+    if text.trim().is_empty() { Ok(0) } else { each(&text).map(|()| 1) }
 }
 
 /// A client over HTTP(S) with rustls: the public web PKI roots, plus the CA file given with

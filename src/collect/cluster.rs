@@ -123,6 +123,7 @@ pub async fn fan_out(
     progress: Progress<'_>,
 ) -> Result<Collected, CollectError> {
     let logs = log_window.map(plan::log_queries).unwrap_or_default();
+    seed.answers_of_replicas(members.len());
     let failures_before = failures_before(seed).await;
     // first, one round trip: the facts the seed's version has, the log queries and each
     // replica's version, from every replica at once

@@ -7,10 +7,12 @@ pub mod cluster;
 mod combined;
 pub mod dsn;
 pub mod explain;
+mod guard;
 pub mod host;
 pub mod interned;
 mod log;
 pub mod plan;
+mod row_policy;
 pub mod scopes;
 pub mod user_settings;
 
@@ -60,8 +62,15 @@ pub(crate) async fn node_in(
     if let (Some(window), Some(_)) = (log_window, review_history) {
         logs.extend(plan::usage_queries(window));
     }
-    let (answers, log_answers) = ask(session, &asked, &logs).await;
+    let (answers, mut log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
+    let filtered = row_policy::filtered(&fact_answers, &session.user, &session.roles);
+    row_policy::mark(&mut fact_answers, &filtered, &session.user, |name| {
+        plan::FACTS.iter().find(|f| f.name == name).map(|f| f.sql)
+    });
+    row_policy::mark(&mut log_answers, &filtered, &session.user, |name| {
+        logs.iter().find(|(n, _, _)| *n == name).map(|(_, _, sql)| sql.as_str())
+    });
     let mut log = log_window.map(|window| LogDocument::new(window, log_answers));
     let live = {
         let mut interner = interner.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -226,6 +235,14 @@ pub(crate) fn live_document(
     live.set(interner, "version", json!(version));
     live.set(interner, "readonly", json!(readonly));
     for (name, answer) in answers {
+        // every ClickHouse server has settings: none is an answer of something else
+        let answer = answer.and_then(|rows| match rows.is_empty() && name == "settings" {
+            true => Err(format!(
+                "{}: no row of system.settings: not a ClickHouse server's answer",
+                Unread::BadResponse.label()
+            )),
+            false => Ok(rows),
+        });
         let built = answer.and_then(|rows| match rows {
             Rows::Lines(lines) => interner.built(name, lines, |lines| keyed_by_name(name, combined::values(lines)?)),
             Rows::Parsed(rows) => keyed_by_name(name, rows).map(|value| interner.field(value)),

@@ -386,8 +386,18 @@ fn log_window(since_seconds: u64) -> String {
 }
 
 /// The first query of every session: the server's version and the user's readonly level.
-pub const CONNECT_PROBE: (&str, &str) =
-    ("connect: version and readonly level", "SELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly");
+pub const CONNECT_PROBE: (&str, &str) = (
+    "connect: version, readonly level, user and roles, and the limits that could cut an answer short",
+    "SELECT version() AS version, toUInt8(getSetting('readonly')) AS readonly, currentUser() AS user, \
+     enabledRoles() AS roles, toUInt64(getSetting('max_result_rows')) AS max_result_rows, \
+     toUInt64(getSetting('max_result_bytes')) AS max_result_bytes, \
+     toString(getSetting('result_overflow_mode')) AS result_overflow_mode, \
+     toUInt64(getSetting('max_rows_to_read')) AS max_rows_to_read, \
+     toUInt64(getSetting('max_bytes_to_read')) AS max_bytes_to_read, \
+     toString(getSetting('read_overflow_mode')) AS read_overflow_mode, \
+     toFloat64(getSetting('max_execution_time')) AS max_execution_time, \
+     toString(getSetting('timeout_overflow_mode')) AS timeout_overflow_mode",
+);
 
 fn describe_connect() -> String {
     let (purpose, sql) = CONNECT_PROBE;

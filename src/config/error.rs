@@ -198,6 +198,26 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
+    #[error(
+        "{at}: the substitutions add more than {cap} nodes to the config tree (MAX_SUBSTITUTED_NODES), \
+         the one of <{tag}> here passing it"
+    )]
+    #[diagnostic(
+        code(chaudit::config::substitutions_too_large),
+        help(
+            "an `incl` whose content holds more `incl`s fans out (\"billion laughs\"): ClickHouse would expand it without a bound"
+        )
+    )]
+    SubstitutionsTooLarge {
+        cap: usize,
+        tag: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("here")]
+        span: SourceSpan,
+    },
+
     #[error("{at}: <{tag}> has a value and {attribute} but no 'replace' attribute")]
     #[diagnostic(
         code(chaudit::config::substitution_on_value),

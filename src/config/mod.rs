@@ -227,7 +227,8 @@ fn load_manifest(
     let mut env = options.env.clone();
     env.extend(rendered.env);
     for root in [&mut server, &mut users] {
-        Substituter { include_from: None, env: &env, sources: &sources, problems: &mut problems }.run(root)?;
+        Substituter { include_from: None, env: &env, sources: &sources, problems: &mut problems, added: 0 }
+            .run(root)?;
     }
     Ok(Some(LoadedConfig {
         sources,
@@ -365,7 +366,7 @@ pub fn process(
     if let Some((id, _)) = &include_from {
         used.push(*id);
     }
-    Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems }
+    Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems, added: 0 }
         .run(&mut root)?;
     Ok(ConfigTree { root, files: used })
 }
@@ -391,7 +392,8 @@ fn read_include_from(
     let element = root.elements_mut().find(|e| e.name == "include_from");
     let path = match element {
         Some(element) => {
-            let kept = Substituter { include_from: None, env: &options.env, sources, problems }.element(element)?;
+            let kept =
+                Substituter { include_from: None, env: &options.env, sources, problems, added: 0 }.element(element)?;
             let value = element.value();
             if !kept || value.is_empty() {
                 return Ok(None);

@@ -8,6 +8,7 @@ use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_fragments};
 use super::source::{Origin, SourceMap};
 use super::tree::{Children, Element, Node};
 use super::xml;
+use crate::limits::MAX_SUBSTITUTED_NODES;
 
 /// Substitutions inside substituted content nest at most this deep. ClickHouse recurses without
 /// a limit, so a self-including config never finishes there.
@@ -19,6 +20,8 @@ pub struct Substituter<'a> {
     pub sources: &'a SourceMap,
     /// Problems ClickHouse starts with (it only logs a warning for them).
     pub problems: &'a mut Vec<ConfigError>,
+    /// Nodes the substitutions added so far (at most [`MAX_SUBSTITUTED_NODES`]).
+    pub added: usize,
 }
 
 /// What the parent does with a child after its substitution.
@@ -110,7 +113,14 @@ impl Substituter<'_> {
             });
         }
         let source = match kind {
-            "incl" => self.include_from.and_then(|root| root.find(&name)).cloned(),
+            "incl" => match self.include_from.and_then(|root| root.find(&name)) {
+                // counted before it is copied: a copy past the cap is never made
+                Some(found) => {
+                    self.count(e, nodes(found))?;
+                    Some(found.clone())
+                }
+                None => None,
+            },
             "from_env" => self.env_value(e, &name)?,
             _ => {
                 // No ZooKeeper offline: ClickHouse without ZooKeeper leaves the element as written.
@@ -126,6 +136,11 @@ impl Substituter<'_> {
                 return Ok(Outcome::Keep);
             }
         };
+        if kind == "from_env"
+            && let Some(source) = &source
+        {
+            self.count(e, nodes(source))?;
+        }
         let Some(mut source) = source else {
             let outcome = self.missing(e, kind, &name, is_include);
             if matches!(outcome, Outcome::Keep) {
@@ -210,6 +225,17 @@ impl Substituter<'_> {
         if is_include { Outcome::Remove } else { Outcome::Keep }
     }
 
+    /// Counts `n` more nodes added by the substitution at `e`; past the cap, an error there.
+    fn count(&mut self, e: &Element, n: usize) -> Result<()> {
+        self.added = self.added.saturating_add(n);
+        if self.added <= MAX_SUBSTITUTED_NODES {
+            return Ok(());
+        }
+        let p = self.point(e);
+        let (tag, at, src, span) = (e.name.to_string(), p.at, p.src, p.span);
+        Err(ConfigError::SubstitutionsTooLarge { cap: MAX_SUBSTITUTED_NODES, tag, at, src, span })
+    }
+
     fn point(&self, e: &Element) -> Pointer {
         Pointer::new(self.sources, e.origin, e.name.len() + 1)
     }
@@ -231,6 +257,20 @@ fn without_quoted_text(message: &str) -> String {
         return message.to_string();
     }
     message.split('`').enumerate().map(|(i, part)| if i % 2 == 1 { "…" } else { part }).collect::<Vec<_>>().join("`")
+}
+
+/// The nodes below `e` (its children, theirs, ...), counted without recursion.
+fn nodes(e: &Element) -> usize {
+    let mut count = 0;
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        count += e.children.len();
+        stack.extend(e.children.iter().filter_map(|n| match n {
+            Node::Element(child) => Some(child),
+            _ => None,
+        }));
+    }
+    count
 }
 
 fn restamp(e: &mut Element, origin: Origin) {

@@ -172,8 +172,11 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
     };
     let before = audit_tree(request)?;
     let Some(loaded) = &before.loaded else { return Err(FixError::Audit(AuditError::NothingToAudit)) };
-    if let Some(e) = &loaded.server_error {
-        return Err(FixError::Unloadable { tree: "the server", reason: e.to_string() });
+    // a tree ClickHouse refuses (the audit's `broken`: its error taken from `loaded`): its
+    // findings are unknown, and a fix of the other tree would look like all there is to fix
+    if let Some((tree, e)) = &before.broken {
+        let tree = if *tree == "users" { "the users" } else { "the server" };
+        return Err(FixError::Unloadable { tree, reason: e.to_string() });
     }
     let targets = Targets::of(&request.config, loaded);
     // a fix file that is a FIFO, a device, a directory or a link: refused before any is read
@@ -405,9 +408,7 @@ fn audit_tree(request: &FixRequest) -> Result<Verdict, AuditError> {
 
 /// Which fixed findings the re-audit still reports (and why), and what it reports anew.
 fn judge(before: &Verdict, after: &Verdict, fixed: &BTreeSet<String>, outcome: &mut FixOutcome) {
-    if let Some(loaded) = &after.loaded
-        && let Some(e) = loaded.server_error.as_ref().or(loaded.users_error.as_ref())
-    {
+    if let Some((_, e)) = &after.broken {
         for item in &outcome.applied {
             outcome.remaining.push((item.clone(), format!("the fixed config does not load: {e}")));
         }

@@ -42,11 +42,7 @@ impl Yaml {
 /// A parse failure: where, and what.
 pub type Failure = (Origin, String);
 
-/// What aliases may add to a document, all together: nodes, and bytes of scalar text. Each
-/// alias is a copy of its anchor's tree, so nine lines of nested aliases can ask for
-/// billions of nodes; real configs and rules reuse a few small blocks.
-pub const MAX_ALIAS_NODES: u64 = 200_000;
-pub const MAX_ALIAS_BYTES: u64 = 32 << 20;
+pub use crate::limits::{MAX_ALIAS_BYTES, MAX_ALIAS_NODES};
 
 /// A tree's size: (nodes, bytes of scalar text). Without recursion: a tree may be deep.
 fn weight(node: &Yaml) -> (u64, u64) {
