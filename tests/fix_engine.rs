@@ -11,7 +11,7 @@ use chaudit::audit::RulesRequest;
 use chaudit::config::LoadOptions;
 use chaudit::fix::{FixRequest, run};
 use chaudit::rules::RulePack;
-use chaudit::rules::schema::Expectation;
+use chaudit::rules::schema::{Expectation, Severity};
 
 /// A fixture copied to `dir/tree`, with its `env` file where the engine harness reads it.
 /// Its object-storage disks (those with an endpoint) get `<skip_access_check>` (in the original and the fixed copy alike): their

@@ -9,7 +9,7 @@ use chaudit::fix::{self, FixOutcome, FixRequest, Item};
 use chaudit::version::Version;
 use clap::Args;
 
-use super::{RuleArgs, exit, report_all, warn};
+use super::{FailOn, RuleArgs, exit, report_all, warn};
 
 #[derive(Args)]
 pub struct FixArgs {
@@ -25,6 +25,10 @@ pub struct FixArgs {
     /// Print the fix files as a unified diff and write none of them (only the --sql file, if given).
     #[arg(long)]
     pub dry_run: bool,
+    /// Exit 1 while a finding at or above this severity remains (one only you can fix, one
+    /// fixed by SQL, one with no fix, one the fix did not clear).
+    #[arg(long, value_enum, default_value_t = FailOn::High)]
+    pub fail_on: FailOn,
     /// Write the SQL of findings fixed by a statement (with the finding each is for) to this file.
     #[arg(long, value_name = "FILE")]
     pub sql: Option<PathBuf>,
@@ -74,8 +78,17 @@ pub fn run(args: &FixArgs) -> ExitCode {
     for w in &outcome.warnings {
         warn(w);
     }
-    let code = if outcome.cleared() { exit::OK } else { exit::FINDINGS };
-    super::write_stdout(&render(&outcome), code)
+    let fail_on = args.fail_on.severity();
+    let unresolved = outcome.unresolved(fail_on);
+    let mut text = render(&outcome);
+    if let (false, Some(floor)) = (unresolved.is_empty(), fail_on) {
+        let _ = writeln!(text, "\n{} finding(s) at or above {} remain:", unresolved.len(), floor.name());
+        for (item, why) in &unresolved {
+            let _ = writeln!(text, "  {}\n      {why}", line(item));
+        }
+    }
+    let code = if unresolved.is_empty() { exit::OK } else { exit::FINDINGS };
+    super::write_stdout(&text, code)
 }
 
 fn line(item: &Item) -> String {

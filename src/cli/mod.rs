@@ -211,9 +211,10 @@ enum Command {
     /// element to drop is removed with ClickHouse's own `remove="1"`. A fix only you can make (a
     /// password, a host to choose) is listed as needing you. Then it audits the fixed tree again.
     ///
-    /// Exit codes: 0 every finding that had a config fix is gone; 1 some remain (each listed with
-    /// why) or the fix brought a new finding of medium or more; 2 usage or config error; 3 the
-    /// run failed. `--dry-run` prints the change as a unified diff and writes nothing.
+    /// Exit codes: 0 no finding at or above --fail-on (default high) remains; 1 one does (each
+    /// listed with why: still reported after its fix, only you can fix it, SQL fixes it, no fix)
+    /// or the fix brought a new finding of medium or more; 2 usage or config error; 3 the run
+    /// failed. `--dry-run` prints the change as a unified diff and writes nothing.
     Fix(Box<fix::FixArgs>),
     /// Pre-upgrade review: default changes, breaking settings and known issues going to a version.
     Upgrade(Box<upgrade::UpgradeArgs>),

@@ -97,6 +97,8 @@ pub struct FixOutcome {
     pub needs_user: Vec<(Item, String)>,
     /// Findings with neither fragments nor steps (a live finding's SQL, a query to run).
     pub sql: Vec<(Item, String)>,
+    /// Findings with no remediation chaudit can write or describe.
+    pub no_fix: Vec<Item>,
     /// Findings with a fragment that the re-audit still reports, each with why.
     pub remaining: Vec<(Item, String)>,
     /// Findings of medium severity or more that the fixed tree has and the original had not.
@@ -110,9 +112,27 @@ pub struct FixOutcome {
 }
 
 impl FixOutcome {
-    /// Every finding that had a fragment is gone, and none of medium or more came.
-    pub fn cleared(&self) -> bool {
-        self.remaining.is_empty() && self.introduced.is_empty()
+    /// The findings this run leaves at or above `fail_on` (none: `--fail-on never`), each with
+    /// why: a fixed finding the re-audit still reports, one only the user can fix (a value to
+    /// choose, or a fix refused), one fixed by SQL, one with no fix; and every finding of
+    /// medium or more the fix brought. A run that leaves none exits 0: `chaudit fix && deploy`
+    /// deploys no tree the server refuses.
+    pub fn unresolved(&self, fail_on: Option<Severity>) -> Vec<(&Item, String)> {
+        let counts = |item: &Item| fail_on.is_some_and(|floor| item.severity >= floor);
+        let mut out: Vec<(&Item, String)> = Vec::new();
+        out.extend(self.remaining.iter().map(|(item, why)| (item, why.clone())));
+        out.extend(
+            self.needs_user.iter().filter(|(i, _)| counts(i)).map(|(item, _)| (item, "needs you (see above)".into())),
+        );
+        out.extend(
+            self.sql
+                .iter()
+                .filter(|(i, _)| counts(i))
+                .map(|(item, _)| (item, "fixed by SQL on the server (--sql FILE writes it)".into())),
+        );
+        out.extend(self.no_fix.iter().filter(|i| counts(i)).map(|item| (item, "no fix chaudit can write".into())));
+        out.extend(self.introduced.iter().map(|item| (item, "brought by the fix".into())));
+        out
     }
 }
 
@@ -195,6 +215,8 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
                 outcome.needs_user.push((item, manual.clone()));
             } else if let Some(sql) = &finding.remediation.sql {
                 outcome.sql.push((item, sql.clone()));
+            } else {
+                outcome.no_fix.push(item);
             }
             continue;
         };
