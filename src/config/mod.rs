@@ -124,6 +124,9 @@ pub struct LoadedConfig {
     /// Problems ClickHouse starts with anyway (it logs a warning): an unset from_env, a
     /// missing incl, a missing users config, a skipped fragment, from_zk offline.
     pub problems: Vec<ConfigError>,
+    /// The trees sit over the official image's stock config.xml and users.xml, which are not
+    /// among the files (a Kubernetes manifest: the operator's files go on top of the image's).
+    pub over_image_files: bool,
 }
 
 impl LoadedConfig {
@@ -182,6 +185,7 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
         server_error: None,
         default_include,
         problems,
+        over_image_files: false,
     })
 }
 
@@ -240,6 +244,7 @@ fn load_manifest(
         server_error: None,
         default_include: None,
         problems,
+        over_image_files: true,
     }))
 }
 
@@ -268,6 +273,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         server_error: Some(server_error),
         default_include: None,
         problems,
+        over_image_files: false,
     })
 }
 

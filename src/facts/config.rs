@@ -396,6 +396,7 @@ impl<'a> ConfigFacts<'a> {
             ("users_file_sections", fact(|| self.users_file_sections())),
             // users come from config.xml itself (no separate users_config file)
             ("users_in_main", fact(|| self.loaded.users_in_main)),
+            ("over_image_files", fact(|| self.loaded.over_image_files)),
             ("logger", fact(move || sections::logger(root, &at))),
         ]
     }

@@ -285,6 +285,10 @@ pub fn facts() -> Vec<TypedFact> {
             "config.users_in_main",
             "users come from the main config itself (it names neither users_config nor user_directories)",
         ),
+        built::<bool>(
+            "config.over_image_files",
+            "the files sit over the official image's stock config.xml and users.xml, which are not among them (a Kubernetes manifest): what those define, such as the quota `default`, is there",
+        ),
         built::<Option<String>>(
             "config.unread_users_file",
             "a users.xml beside the main config that the server does not read (users come from the main config)",

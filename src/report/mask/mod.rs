@@ -224,11 +224,15 @@ pub(super) fn is_placeholder(value: &str) -> bool {
 }
 
 /// At most [`EXCERPT_CHARS`] characters of `text`, with how much was left out.
+/// The cut falls after a whole word when one ends in the last sixth of the excerpt (a message
+/// is not cut mid-word; a value without spaces, a hash or a query string, is cut where it is
+/// long).
 pub fn excerpt(text: &str) -> Cow<'_, str> {
-    match text.char_indices().nth(EXCERPT_CHARS) {
-        None => Cow::Borrowed(text),
-        Some((cut, _)) => Cow::Owned(format!("{}… ({} more bytes)", &text[..cut], text.len() - cut)),
-    }
+    let Some((limit, _)) = text.char_indices().nth(EXCERPT_CHARS) else { return Cow::Borrowed(text) };
+    let word_end = text[..limit].rfind(char::is_whitespace).filter(|&i| i >= limit - limit / 6);
+    let cut = word_end.unwrap_or(limit);
+    let kept = text[..cut].trim_end();
+    Cow::Owned(format!("{kept}… ({} more bytes)", text.len() - kept.len()))
 }
 
 /// A value as reports show it (see [`show`]).
@@ -354,5 +358,14 @@ mod tests {
         assert!(shown.len() < EXCERPT_CHARS + 40, "{}", shown.len());
         assert!(shown.ends_with("(9760 more bytes)"), "{shown}");
         assert_eq!(excerpt("short"), "short");
+    }
+
+    #[test]
+    fn a_message_is_cut_after_a_whole_word() {
+        let message = "the query shape SELECT count() FROM events WHERE ".repeat(10);
+        let cut = excerpt(&message);
+        let kept = cut.split('…').next().unwrap();
+        assert!(message.starts_with(kept) && message[kept.len()..].starts_with(' '), "{cut}");
+        assert!(cut.ends_with(&format!("({} more bytes)", message.len() - kept.len())), "{cut}");
     }
 }
