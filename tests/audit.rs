@@ -12,7 +12,11 @@ use chaudit::rules::RulePack;
 use chaudit::rules::schema::Severity;
 
 fn options() -> LoadOptions {
-    LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default() }
+    LoadOptions {
+        default_include_from: chaudit::config::DefaultInclude::None,
+        env: Default::default(),
+        env_origin: None,
+    }
 }
 
 fn audit(main: &Path) -> chaudit::eval::Evaluation {

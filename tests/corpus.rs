@@ -8,7 +8,7 @@ use std::path::Path;
 use chaudit::config::{self, ConfigError, LoadOptions};
 
 fn options() -> LoadOptions {
-    LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default() }
+    LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default(), env_origin: None }
 }
 
 /// Files that need something from outside them, and what chaudit must say about it.

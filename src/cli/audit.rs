@@ -52,9 +52,13 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
+    let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
+        Ok(load) => load,
+        Err(code) => return code,
+    };
     let request = Request {
         config: args.config.clone(),
-        load: super::config_show::load_options(args.default_include_from.as_deref()),
+        load,
         version,
         snapshot: snapshot.map(Path::to_path_buf),
         host: args.host_facts.then(|| std::sync::Arc::new(chaudit::collect::host::collect())),

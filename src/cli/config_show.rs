@@ -28,17 +28,25 @@ pub struct ShowArgs {
     default_include_from: Option<String>,
 }
 
-/// The loader's options, with `--default-include-from` (shared by the audit).
-pub fn load_options(default_include_from: Option<&str>) -> LoadOptions {
-    let mut options = LoadOptions::default();
+/// The loader's options, with `--default-include-from`, `--env` and `--env-file` (shared by
+/// every command that loads a config); an env file that does not read is a usage error.
+pub fn load_options(default_include_from: Option<&str>) -> Result<LoadOptions, ExitCode> {
+    let (env, env_origin) = super::environment().map_err(|e| {
+        eprintln!("chaudit: {e}");
+        ExitCode::from(exit::USAGE_OR_CONFIG)
+    })?;
+    let mut options = LoadOptions { env, env_origin, ..LoadOptions::default() };
     if let Some(value) = default_include_from {
         options.default_include_from = DefaultInclude::parse(value);
     }
-    options
+    Ok(options)
 }
 
 pub fn run(args: &ShowArgs) -> ExitCode {
-    let options = load_options(args.default_include_from.as_deref());
+    let options = match load_options(args.default_include_from.as_deref()) {
+        Ok(options) => options,
+        Err(code) => return code,
+    };
     let masking = (!super::show_secrets()).then_some(Masking {
         is_secret: mask::is_secret_name,
         in_value: mask::mask_url_credentials,

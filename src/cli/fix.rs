@@ -50,9 +50,13 @@ pub fn run(args: &FixArgs) -> ExitCode {
             return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
     };
+    let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
+        Ok(load) => load,
+        Err(code) => return code,
+    };
     let request = FixRequest {
         config: args.config.clone(),
-        load: super::config_show::load_options(args.default_include_from.as_deref()),
+        load,
         version,
         rules: RulesRequest {
             builtin: !args.rules.no_builtin_rules,

@@ -65,6 +65,14 @@ struct Cli {
     /// everywhere chaudit writes; chaudit's own credentials are never printed.
     #[arg(long, global = true)]
     show_secrets: bool,
+    /// A variable of the server's environment for `from_env` (repeatable). With it or
+    /// --env-file, from_env reads only what they give, not chaudit's own environment.
+    #[arg(long = "env", value_name = "KEY=VALUE", global = true, value_parser = parse_param)]
+    env: Vec<(String, String)>,
+    /// The server's environment for `from_env`, from an env file in Docker Compose's syntax
+    /// (.env, env_file:); repeatable, later files and --env winning.
+    #[arg(long, value_name = "FILE", global = true)]
+    env_file: Vec<PathBuf>,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -282,6 +290,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     chaudit::redact::show_environment_values(cli.show_secrets);
     let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet, show_secrets: cli.show_secrets });
+    let _ = ENVIRONMENT.set((cli.env.clone(), cli.env_file.clone()));
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
@@ -326,6 +335,31 @@ struct OutputOptions {
 }
 
 static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
+
+/// `--env` and `--env-file`, for every subcommand that loads a config.
+static ENVIRONMENT: OnceLock<(Vec<(String, String)>, Vec<PathBuf>)> = OnceLock::new();
+
+/// The environment `from_env` reads: `--env-file` files then `--env` when given (named in the
+/// findings), chaudit's own otherwise. An env file that cannot be read or parsed is an error
+/// naming its line.
+pub fn environment() -> Result<(std::collections::HashMap<String, String>, Option<String>), String> {
+    let (vars, files) = ENVIRONMENT.get().map(|(v, f)| (v.as_slice(), f.as_slice())).unwrap_or_default();
+    if vars.is_empty() && files.is_empty() {
+        return Ok((std::env::vars().collect(), None));
+    }
+    let mut env = std::collections::HashMap::new();
+    for file in files {
+        let shown = file.display().to_string();
+        let text = chaudit::regular_file::read_to_string(file).map_err(|e| format!("--env-file {shown}: {e}"))?;
+        env.extend(chaudit::config::env_file::parse(&text, &shown).map_err(|e| e.to_string())?);
+    }
+    env.extend(vars.iter().cloned());
+    let mut origin: Vec<String> = files.iter().map(|f| format!("--env-file {}", f.display())).collect();
+    if !vars.is_empty() {
+        origin.push("--env".into());
+    }
+    Ok((env, Some(origin.join(" and "))))
+}
 
 /// `--quiet`: no warnings or progress.
 pub fn quiet() -> bool {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use chaudit::config::{self, LoadOptions};
+use chaudit::config;
 use chaudit::facts::{self, Facts};
 use chaudit::report::upgrade as emit;
 use chaudit::upgrade::history::{self, History};
@@ -69,8 +69,12 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
         Ok(pack) => pack,
         Err(code) => return code,
     };
+    let load = match super::config_show::load_options(None) {
+        Ok(load) => load,
+        Err(code) => return code,
+    };
     let mut facts = match &args.config {
-        Some(main) => match config::load(main, &LoadOptions::default()) {
+        Some(main) => match config::load(main, &load) {
             // a tree ClickHouse refuses cannot be reviewed: its profiles are unknown
             Ok(mut loaded) if loaded.server_error.is_some() || loaded.users_error.is_some() => {
                 report_all(loaded.server_error.take().into_iter().chain(loaded.users_error.take()).collect());

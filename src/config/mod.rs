@@ -3,6 +3,7 @@
 //! `users.d/`, every value keeping the file, line and column that set it.
 
 pub mod clickhouse_operator;
+pub mod env_file;
 pub mod error;
 pub mod files;
 pub mod fs;
@@ -71,11 +72,18 @@ pub struct LoadOptions {
     pub default_include_from: DefaultInclude,
     /// The environment `from_env` reads (chaudit's own by default).
     pub env: HashMap<String, String>,
+    /// Where `env` comes from when it is not chaudit's own (`--env-file .env`): findings about
+    /// a variable say which environment they judged.
+    pub env_origin: Option<String>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { default_include_from: DefaultInclude::Installed, env: std::env::vars().collect() }
+        LoadOptions {
+            default_include_from: DefaultInclude::Installed,
+            env: std::env::vars().collect(),
+            env_origin: None,
+        }
     }
 }
 
@@ -89,7 +97,7 @@ impl LoadOptions {
             .filter_map(|l| l.split_once('='))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect();
-        LoadOptions { default_include_from: DefaultInclude::File(dir.join("metrika.xml")), env }
+        LoadOptions { default_include_from: DefaultInclude::File(dir.join("metrika.xml")), env, env_origin: None }
     }
 }
 
@@ -231,8 +239,15 @@ fn load_manifest(
     let mut env = options.env.clone();
     env.extend(rendered.env);
     for root in [&mut server, &mut users] {
-        Substituter { include_from: None, env: &env, sources: &sources, problems: &mut problems, added: 0 }
-            .run(root)?;
+        Substituter {
+            include_from: None,
+            env: &env,
+            env_origin: options.env_origin.as_deref(),
+            sources: &sources,
+            problems: &mut problems,
+            added: 0,
+        }
+        .run(root)?;
     }
     Ok(Some(LoadedConfig {
         sources,
@@ -372,8 +387,15 @@ pub fn process(
     if let Some((id, _)) = &include_from {
         used.push(*id);
     }
-    Substituter { include_from: include_from.as_ref().map(|(_, e)| e), env: &options.env, sources, problems, added: 0 }
-        .run(&mut root)?;
+    Substituter {
+        include_from: include_from.as_ref().map(|(_, e)| e),
+        env: &options.env,
+        env_origin: options.env_origin.as_deref(),
+        sources,
+        problems,
+        added: 0,
+    }
+    .run(&mut root)?;
     Ok(ConfigTree { root, files: used })
 }
 
@@ -398,8 +420,15 @@ fn read_include_from(
     let element = root.elements_mut().find(|e| e.name == "include_from");
     let path = match element {
         Some(element) => {
-            let kept =
-                Substituter { include_from: None, env: &options.env, sources, problems, added: 0 }.element(element)?;
+            let kept = Substituter {
+                include_from: None,
+                env: &options.env,
+                env_origin: options.env_origin.as_deref(),
+                sources,
+                problems,
+                added: 0,
+            }
+            .element(element)?;
             let value = element.value();
             if !kept || value.is_empty() {
                 return Ok(None);
@@ -513,7 +542,7 @@ mod tests {
             memory.insert(path, text);
         }
         let env = HashMap::from([("C".to_string(), "3".to_string())]);
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env, env_origin: None };
         let shown = |fs: &dyn ConfigFs| {
             let loaded = load_with(fs, &dir.path().join("config.xml"), &options).unwrap();
             let rendered = render::render(
@@ -535,7 +564,7 @@ mod tests {
         let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";
         std::fs::write(dir.path().join("config.xml"), config).unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users>").unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
         assert!(loaded.users.is_none() && loaded.users_error.is_some());
@@ -549,7 +578,7 @@ mod tests {
         std::fs::write(dir.path().join("config.xml"), "<clickhouse><profiles><default/></profiles></clickhouse>")
             .unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users><u/></users></clickhouse>").unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert!(loaded.users_in_main && loaded.users.is_none());
         assert_eq!(loaded.unread_users_file, Some(dir.path().join("users.xml")));
@@ -562,7 +591,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = "<clickhouse><max_threads replace=\"1\" from_env=\"UNSET\">1</max_threads><a from_env=\"UNSET\"/></clickhouse>";
         std::fs::write(dir.path().join("config.xml"), text).unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         let kept = loaded.server.root.child("max_threads").unwrap();
         assert_eq!(

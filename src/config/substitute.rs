@@ -17,6 +17,8 @@ const MAX_INCLUDE_DEPTH: usize = 256;
 pub struct Substituter<'a> {
     pub include_from: Option<&'a Element>,
     pub env: &'a HashMap<String, String>,
+    /// Where `env` comes from when it is not chaudit's own (`--env-file .env`).
+    pub env_origin: Option<&'a str>,
     pub sources: &'a SourceMap,
     /// Problems ClickHouse starts with (it only logs a warning for them).
     pub problems: &'a mut Vec<ConfigError>,
@@ -211,7 +213,10 @@ impl Substituter<'_> {
         }
         let what = match kind {
             "incl" => format!("incl \"{name}\" (not in the include_from file)"),
-            _ => format!("environment variable {name}"),
+            _ => match self.env_origin {
+                Some(origin) => format!("environment variable {name} of {origin}"),
+                None => format!("environment variable {name}"),
+            },
         };
         let p = self.point(e);
         let (origin, tag, at, src, span) = (e.origin, e.name.to_string(), p.at, p.src, p.span);

@@ -286,6 +286,7 @@ mod tests {
         let options = crate::config::LoadOptions {
             default_include_from: crate::config::DefaultInclude::None,
             env: Default::default(),
+            env_origin: None,
         };
         let loaded = crate::config::load(&main, &options).unwrap();
         let facts = crate::facts::config::facts(&loaded, "example".into(), None);
