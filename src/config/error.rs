@@ -247,7 +247,7 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: {what} is not set, so <{tag}> is left empty")]
+    #[error("{at}: {what} is {}, so <{tag}> is left empty", if *by == "incl" { "not found" } else { "not set" })]
     #[diagnostic(
         code(chaudit::config::substitution_missing),
         severity(Warning),
@@ -259,6 +259,8 @@ pub enum ConfigError {
         what: String,
         /// The variable or include name (`CH_SHARD`).
         name: String,
+        /// The substitution: `from_env` or `incl`.
+        by: &'static str,
         /// The element left as it was.
         origin: Origin,
         tag: String,

@@ -221,9 +221,11 @@ impl Substituter<'_> {
         let p = self.point(e);
         let (origin, tag, at, src, span) = (e.origin, e.name.to_string(), p.at, p.src, p.span);
         let name = name.to_string();
-        // An element left without a value is what breaks a numeric or required setting.
-        self.problems.push(if kind == "from_env" && !is_include && !e.has_child_nodes() {
-            ConfigError::SubstitutionLeftEmpty { what, name, origin, tag, at, src, span }
+        // An element left without a value is what breaks a numeric or required setting (an
+        // incl not found leaves the element as written: empty, when it has no value of its own)
+        let by = if kind == "incl" { "incl" } else { "from_env" };
+        self.problems.push(if !is_include && !e.has_child_nodes() {
+            ConfigError::SubstitutionLeftEmpty { what, name, by, origin, tag, at, src, span }
         } else {
             ConfigError::SubstitutionNotFound { what, name, origin, tag, at, src, span }
         });

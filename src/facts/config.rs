@@ -154,7 +154,7 @@ crate::fact_object!(RootElement { name, leaf, value, at, server_section, known, 
 /// A problem ClickHouse starts with (`config.problems`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoaderProblem {
-    /// substitution_left_empty, substitution_not_found, or root_attribute_ignored (replace/remove on a fragment's root)
+    /// substitution_left_empty (an unset from_env), incl_left_empty (an incl not found, the element without a value), substitution_not_found, or root_attribute_ignored (replace/remove on a fragment's root)
     pub kind: String,
     /// what was substituted (the variable, the include), or the file
     pub what: String,
@@ -453,8 +453,9 @@ impl<'a> ConfigFacts<'a> {
             .problems
             .iter()
             .filter_map(|p| match p {
-                ConfigError::SubstitutionLeftEmpty { what, name, tag, origin, .. } => {
-                    Some(problem("substitution_left_empty", what, name, tag, origin))
+                ConfigError::SubstitutionLeftEmpty { what, name, by, tag, origin, .. } => {
+                    let kind = if *by == "incl" { "incl_left_empty" } else { "substitution_left_empty" };
+                    Some(problem(kind, what, name, tag, origin))
                 }
                 ConfigError::SubstitutionNotFound { what, name, tag, origin, .. } => {
                     Some(problem("substitution_not_found", what, name, tag, origin))
