@@ -120,7 +120,9 @@ pub fn inputs_of(loaded: &LoadedConfig) -> impl Iterator<Item = (&'static str, &
 #[derive(Debug, Error, Diagnostic)]
 pub enum AuditError {
     #[error(
-        "nothing to audit: give --config /etc/clickhouse-server/config.xml and/or --dsn http://host:8123 (see --help)"
+        "nothing to audit: give --config /etc/clickhouse-server/config.xml and/or a server (-h HOST[:PORT], \
+         --dsn http://host:8123; CLICKHOUSE_HOST, CLICKHOUSE_USER and CLICKHOUSE_PASSWORD then complete it, \
+         they never start a live audit alone) (see --help)"
     )]
     #[diagnostic(code(chaudit::audit::nothing))]
     NothingToAudit,

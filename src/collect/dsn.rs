@@ -117,7 +117,14 @@ pub fn resolve(options: &ConnectOptions) -> Result<Resolved, String> {
         Some(dsn) => parse_dsn(dsn, &mut notes)?,
         None => {
             let host = options.host.clone().or_else(|| env.host.clone()).unwrap_or_else(|| "localhost".into());
-            let port = match (options.port, &env.port) {
+            // clickhouse-client's `--host ch1:9440` (and `[::1]:8123`): the port in the host
+            let (host, port_in_host) = split_host_port(&host)?;
+            if let (Some(given), Some(port)) = (options.port, port_in_host)
+                && given != port
+            {
+                return Err(format!("--host {host}:{port} and --port {given} name two ports: give one"));
+            }
+            let port = match (options.port.or(port_in_host), &env.port) {
                 (Some(port), _) => Some(port),
                 (None, Some(text)) => {
                     Some(text.parse::<u16>().map_err(|_| format!("CLICKHOUSE_PORT `{text}` is not a port number"))?)
@@ -154,6 +161,25 @@ pub fn resolve(options: &ConnectOptions) -> Result<Resolved, String> {
     }
     endpoint.ca_cert = options.ca_cert.clone();
     Ok(Resolved { endpoint, notes })
+}
+
+/// `host:port` as clickhouse-client takes it (`ch1:8123`, `[::1]:8123`); a bare IPv6 address
+/// (`::1`) is a host alone.
+fn split_host_port(host: &str) -> Result<(String, Option<u16>), String> {
+    let port = |text: &str| text.parse::<u16>().map_err(|_| format!("--host {host}: `{text}` is not a port number"));
+    if let Some(rest) = host.strip_prefix('[') {
+        let (address, after) =
+            rest.split_once(']').ok_or_else(|| format!("--host {host}: no `]` closes the address"))?;
+        return match after.strip_prefix(':') {
+            Some(text) => Ok((address.to_string(), Some(port(text)?))),
+            None if after.is_empty() => Ok((address.to_string(), None)),
+            None => Err(format!("--host {host}: `{after}` after the address")),
+        };
+    }
+    match host.split_once(':') {
+        Some((name, text)) if !text.contains(':') => Ok((name.to_string(), Some(port(text)?))),
+        _ => Ok((host.to_string(), None)),
+    }
 }
 
 /// A port as given: a native one becomes the HTTP(S) port a stock server pairs with it.
@@ -336,6 +362,22 @@ mod tests {
             ..Default::default()
         };
         assert!(resolve(&bad).unwrap_err().contains("CLICKHOUSE_PORT `ninety`"));
+    }
+
+    #[test]
+    fn a_port_in_the_host_as_clickhouse_client_takes_it() {
+        let resolve_host = |host: &str, port: Option<u16>| {
+            resolve(&ConnectOptions { host: Some(host.into()), port, ..Default::default() })
+                .map(|r| (r.endpoint.host, r.endpoint.port))
+        };
+        assert_eq!(resolve_host("127.0.0.1:53123", None), Ok(("127.0.0.1".into(), 53123)));
+        assert_eq!(resolve_host("[::1]:8124", None), Ok(("::1".into(), 8124)));
+        assert_eq!(resolve_host("::1", None), Ok(("::1".into(), 8123)));
+        assert_eq!(resolve_host("ch1:8123", Some(8123)), Ok(("ch1".into(), 8123)));
+        // a native port in the host is read as the stock HTTP port beside it, as --port is
+        assert_eq!(resolve_host("ch1:9000", None), Ok(("ch1".into(), 8123)));
+        assert!(resolve_host("ch1:8123", Some(9999)).unwrap_err().contains("two ports"));
+        assert!(resolve_host("ch1:http", None).unwrap_err().contains("not a port number"));
     }
 
     #[test]
