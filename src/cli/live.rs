@@ -223,6 +223,13 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
             })
         };
         let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
+        if session.readonly == 0 {
+            super::warn(&format!(
+                "the auditing user `{}` may write (readonly = 0): chaudit sends only reads, and a readonly=1 user \
+                 is all it needs (docs/live.md)",
+                chaudit::report::mask::without_controls(&session.user)
+            ));
+        }
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
         let log_window = Some(args.since).filter(|s| *s > 0);
         let node = collect::node(&session, log_window, review_history).await.map_err(fail)?;
