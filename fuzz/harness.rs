@@ -71,7 +71,7 @@ pub fn config_tree(data: &[u8]) {
     }
     let env = [("CH_PORT".to_string(), "9000".to_string()), ("EMPTY".to_string(), String::new())];
     let include = config::DefaultInclude::File(dir.join("metrika.xml"));
-    let options = LoadOptions { default_include_from: include, env: env.into_iter().collect() };
+    let options = LoadOptions { default_include_from: include, env: env.into_iter().collect(), env_origin: None };
     if let Some(loaded) = load_and_render(&fs, &main_path, &options) {
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
         audit(builtin_pack(), &facts);
@@ -93,7 +93,8 @@ pub fn config_file(data: &[u8]) {
         fs.insert(dir.join("config.xml"), "<clickhouse><a><b>1</b></a></clickhouse>");
         dir.join("config.xml")
     };
-    let options = LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default() };
+    let options =
+        LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default(), env_origin: None };
     load_and_render(&fs, &main, &options);
 }
 
@@ -177,5 +178,19 @@ pub fn dsn(data: &[u8]) {
                 );
             }
         }
+    }
+}
+
+/// An env file (`--env-file`): variables or an error at a line of the file, never a panic;
+/// every name is one a shell could export.
+pub fn env_file(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    match chaudit::config::env_file::parse(text, "fuzz.env") {
+        Ok(vars) => {
+            for (name, _) in &vars {
+                assert!(!name.is_empty() && !name.contains('='), "{text:?}: variable {name:?}");
+            }
+        }
+        Err(e) => assert!(e.line >= 1 && e.line <= text.lines().count().max(1), "{text:?}: line {}", e.line),
     }
 }

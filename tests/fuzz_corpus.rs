@@ -67,3 +67,8 @@ fn baseline() {
 fn dsn() {
     replay("dsn", harness::dsn);
 }
+
+#[test]
+fn env_file() {
+    replay("env_file", harness::env_file);
+}

@@ -110,6 +110,26 @@ mod tests {
         assert_eq!(get("SPACED"), Some("v"));
     }
 
+    proptest::proptest! {
+        /// Any variables written as Compose writes a double-quoted value read back as they were.
+        #[test]
+        fn double_quoted_values_read_back(vars in proptest::collection::vec(("[A-Z_][A-Z0-9_]{0,8}", "[ -~\n]{0,20}"), 0..6)) {
+            let text: String = vars
+                .iter()
+                .map(|(k, v)| format!("{k}=\"{}\"\n", v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")))
+                .collect();
+            proptest::prop_assert_eq!(parse(&text, "p.env").unwrap(), vars);
+        }
+
+        /// Any text: variables or an error at a line of it, never a panic.
+        #[test]
+        fn any_text_parses_or_names_a_line(text in "[A-Za-z_=#'\" \\\n]{0,40}") {
+            if let Err(e) = parse(&text, "p.env") {
+                proptest::prop_assert!(e.line >= 1 && e.line <= text.lines().count().max(1));
+            }
+        }
+    }
+
     #[test]
     fn errors_name_the_line() {
         assert_eq!(parse("A=1\nno equals sign\n", ".env").unwrap_err().to_string(), ".env:2: not KEY=VALUE");
