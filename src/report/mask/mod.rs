@@ -89,14 +89,20 @@ fn mask_xml(text: &str) -> Cow<'_, str> {
         spans.extend(text_runs(text, tag.end, value_end));
         at = value_end;
     }
+    replace_spans(text, &spans, masked_span)
+}
+
+/// `text` with each of `spans` (byte ranges in order, not overlapping) replaced by what `with`
+/// makes of it; borrowed when there is none.
+fn replace_spans<'a>(text: &'a str, spans: &[(usize, usize)], with: impl Fn(&str) -> String) -> Cow<'a, str> {
     if spans.is_empty() {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for (start, end) in spans {
+    for &(start, end) in spans {
         out.push_str(&text[last..start]);
-        out.push_str(&masked_span(&text[start..end]));
+        out.push_str(&with(&text[start..end]));
         last = end;
     }
     out.push_str(&text[last..]);

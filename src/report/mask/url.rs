@@ -37,18 +37,7 @@ pub fn mask_url_credentials(text: &str) -> Cow<'_, str> {
         }
         at = end.max(scheme_end);
     }
-    if spans.is_empty() {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (start, end) in spans {
-        out.push_str(&text[last..start]);
-        out.push_str(MASK);
-        last = end;
-    }
-    out.push_str(&text[last..]);
-    Cow::Owned(out)
+    super::replace_spans(text, &spans, |_| MASK.to_string())
 }
 
 /// Where a URL written in a config, a message or a shell line ends.

@@ -33,18 +33,8 @@ pub(super) fn mask(text: &str) -> Option<String> {
         if opens_block {
             block = Some(indent);
         }
-        if spans.is_empty() {
-            out.push_str(line);
-            continue;
-        }
-        changed = true;
-        let mut last = 0;
-        for (start, end) in spans {
-            out.push_str(&line[last..start]);
-            out.push_str(MASK);
-            last = end;
-        }
-        out.push_str(&line[last..]);
+        changed |= !spans.is_empty();
+        out.push_str(&super::replace_spans(line, &spans, |_| MASK.to_string()));
     }
     changed.then_some(out)
 }
