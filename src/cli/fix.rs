@@ -131,6 +131,13 @@ fn render(outcome: &FixOutcome) -> String {
             }
         }
     }
+    if !outcome.commands.is_empty() {
+        let _ =
+            writeln!(out, "\n{} finding(s) fixed by a command on the host, not changed here:", outcome.commands.len());
+        for (item, command) in &outcome.commands {
+            let _ = writeln!(out, "  {}\n      $ {}", line(item), command.trim_end().replace('\n', "\n      $ "));
+        }
+    }
     if !outcome.sql.is_empty() {
         let _ = writeln!(out, "\n{} finding(s) with SQL (--sql FILE writes it), not changed here", outcome.sql.len());
     }

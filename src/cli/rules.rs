@@ -119,7 +119,7 @@ pub fn docs(dir: &Path, args: &RuleArgs) -> ExitCode {
         );
         let mut text = page(r);
         let fix = &r.remediation;
-        if !fix.config.is_empty() || fix.manual.is_some() || fix.sql.is_some() {
+        if !fix.config.is_empty() || fix.manual.is_some() || fix.sql.is_some() || fix.command.is_some() {
             // each finding's advice is judged again (src/eval/restart.rs): what the audited
             // version reloads, or a removal of an element no server code reads, needs none
             let restart = if fix.restart {
@@ -141,6 +141,9 @@ pub fn docs(dir: &Path, args: &RuleArgs) -> ExitCode {
             }
             if let Some(sql) = &fix.sql {
                 let _ = writeln!(text, "\n```sql\n{}\n```", sql.text().trim_end());
+            }
+            if let Some(command) = &fix.command {
+                let _ = writeln!(text, "\nOn the host:\n\n```sh\n{}\n```", command.text().trim_end());
             }
         }
         let _ = writeln!(text, "\nRule file: `{}`", r.file);

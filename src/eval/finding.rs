@@ -65,6 +65,9 @@ pub struct Remediation {
     pub manual: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sql: Option<String>,
+    /// A shell command to run on the server's host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 /// A `<clickhouse>` document merged into one config tree.

@@ -417,6 +417,7 @@ fn finding(
         manual: render(&rule.remediation.manual)?,
         // a statement rendered empty is not one for this server (its version lacks the syntax)
         sql: render(&rule.remediation.sql)?.filter(|sql| !sql.trim().is_empty()),
+        command: render(&rule.remediation.command)?.filter(|command| !command.trim().is_empty()),
     };
     let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {

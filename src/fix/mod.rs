@@ -97,6 +97,8 @@ pub struct FixOutcome {
     pub needs_user: Vec<(Item, String)>,
     /// Findings with neither fragments nor steps (a live finding's SQL, a query to run).
     pub sql: Vec<(Item, String)>,
+    /// Findings fixed by a command on the server's host, with it.
+    pub commands: Vec<(Item, String)>,
     /// Findings with no remediation chaudit can write or describe.
     pub no_fix: Vec<Item>,
     /// Findings with a fragment that the re-audit still reports, each with why.
@@ -129,6 +131,12 @@ impl FixOutcome {
                 .iter()
                 .filter(|(i, _)| counts(i))
                 .map(|(item, _)| (item, "fixed by SQL on the server (--sql FILE writes it)".into())),
+        );
+        out.extend(
+            self.commands
+                .iter()
+                .filter(|(i, _)| counts(i))
+                .map(|(item, _)| (item, "fixed by a command on the host".into())),
         );
         out.extend(self.no_fix.iter().filter(|i| counts(i)).map(|item| (item, "no fix chaudit can write".into())));
         out.extend(self.introduced.iter().map(|item| (item, "brought by the fix".into())));
@@ -215,6 +223,8 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
                 outcome.needs_user.push((item, manual.clone()));
             } else if let Some(sql) = &finding.remediation.sql {
                 outcome.sql.push((item, sql.clone()));
+            } else if let Some(command) = &finding.remediation.command {
+                outcome.commands.push((item, command.clone()));
             } else {
                 outcome.no_fix.push(item);
             }

@@ -78,6 +78,9 @@ pub fn render(report: &Report) -> String {
         if let Some(sql) = &f.remediation.sql {
             let _ = writeln!(out, "```sql\n{}\n```\n", sql.trim_end());
         }
+        if let Some(command) = &f.remediation.command {
+            let _ = writeln!(out, "On the host:\n\n```sh\n{}\n```\n", command.trim_end());
+        }
     }
     let _ = writeln!(out, "## Rules\n\n| rule | outcome | reason |\n|---|---|---|");
     for o in &report.outcomes {

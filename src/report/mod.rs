@@ -214,7 +214,10 @@ fn present_finding(f: &mut Finding) {
             mask::show(message);
         }
     }
-    let texts = [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql].into_iter().flatten();
+    let texts =
+        [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql, &mut f.remediation.command]
+            .into_iter()
+            .flatten();
     for text in texts.chain(f.remediation.fragments.iter_mut().map(|fragment| &mut fragment.xml)) {
         if let Cow::Owned(masked) = mask::mask_text(text) {
             *text = masked;

@@ -249,6 +249,12 @@ fn write_fix(out: &mut String, f: &Finding) {
             let _ = writeln!(out, "      {line}");
         }
     }
+    if let Some(command) = &f.remediation.command {
+        let _ = writeln!(out, "      on the host:");
+        for line in command.trim_end().lines() {
+            let _ = writeln!(out, "      $ {line}");
+        }
+    }
 }
 
 /// The lines of a file around a finding, secrets masked and each line bounded, numbered as

@@ -465,12 +465,18 @@ impl Parser<'_> {
 
     fn remediation(&mut self, origin: Origin) -> Option<Remediation> {
         let Some(node) = self.doc.get("remediation") else {
-            self.error(origin, "missing `remediation` (restart, config, manual or sql)", None);
+            self.error(origin, "missing `remediation` (restart, config, manual, sql or command)", None);
             return None;
         };
         match node {
-            Yaml::Mapping(pairs, _) => self.known_keys(pairs, &["restart", "config", "manual", "sql"], "remediation."),
-            other => self.error(other.origin(), "`remediation` maps `restart`, `config`, `manual` and `sql`", None),
+            Yaml::Mapping(pairs, _) => {
+                self.known_keys(pairs, &["restart", "config", "manual", "sql", "command"], "remediation.")
+            }
+            other => self.error(
+                other.origin(),
+                "`remediation` maps `restart`, `config`, `manual`, `sql` and `command`",
+                None,
+            ),
         }
         let restart = match node.get("restart").and_then(Yaml::as_str) {
             Some("true") => true,
@@ -483,14 +489,19 @@ impl Parser<'_> {
         let config = self.fragments(node, origin)?;
         let manual = self.template(node, "manual", false, origin)?;
         let sql = self.template(node, "sql", false, origin)?;
-        if config.is_empty() && manual.is_none() && sql.is_none() {
-            self.error(node.origin(), "a remediation gives `config` fragments, `manual` steps or `sql`", None);
+        let command = self.template(node, "command", false, origin)?;
+        if config.is_empty() && manual.is_none() && sql.is_none() && command.is_none() {
+            self.error(
+                node.origin(),
+                "a remediation gives `config` fragments, `manual` steps, `sql` or a `command`",
+                None,
+            );
         }
         if !config.is_empty() && manual.is_some() {
             // a fix is either written by `chaudit fix` or left to the user, never half of each
             self.error(node.origin(), "a remediation has `config` fragments or `manual` steps, not both", None);
         }
-        Some(Remediation { restart, config, manual, sql })
+        Some(Remediation { restart, config, manual, sql, command })
     }
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states

@@ -145,12 +145,18 @@ pub struct Remediation {
     /// such a finding has no fragment and `chaudit fix` lists it as needing the user.
     pub manual: Option<Template>,
     pub sql: Option<Template>,
+    /// A shell command for the host (a sysctl, a mount), never SQL: `chaudit fix` lists the
+    /// finding as fixed by a command.
+    pub command: Option<Template>,
 }
 
 impl Remediation {
-    /// Its templates: the manual step, the SQL, then the config fragments.
+    /// Its templates: the manual step, the SQL, the command, then the config fragments.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        [self.manual.as_ref(), self.sql.as_ref()].into_iter().flatten().chain(self.config.iter().map(|(_, t)| t))
+        [self.manual.as_ref(), self.sql.as_ref(), self.command.as_ref()]
+            .into_iter()
+            .flatten()
+            .chain(self.config.iter().map(|(_, t)| t))
     }
 }
 
