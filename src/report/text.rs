@@ -59,6 +59,8 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     let limit = options.per_rule.unwrap_or(usize::MAX);
     // per rule: its findings, and how many of them are printed
     let mut shown: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
+    // each file masked once, however many findings quote it
+    let mut masked = MaskedFiles::default();
     for group in sibling_groups(&report.findings) {
         let f = group[0];
         let (total, printed) = shown.entry(f.rule_id.as_str()).or_default();
@@ -67,7 +69,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
             continue;
         }
         *printed += 1;
-        let diagnostic = FindingDiagnostic::new(f, sources);
+        let diagnostic = FindingDiagnostic::new(f, sources, &mut masked);
         if handler.render_report(&mut out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
@@ -155,14 +157,14 @@ struct FindingDiagnostic {
 }
 
 impl FindingDiagnostic {
-    fn new(f: &Finding, sources: Option<&SourceMap>) -> Self {
+    fn new(f: &Finding, sources: Option<&SourceMap>, masked: &mut MaskedFiles) -> Self {
         let severity = match f.severity {
             Severity::Critical | Severity::High => miette::Severity::Error,
             Severity::Medium => miette::Severity::Warning,
             Severity::Low | Severity::Info => miette::Severity::Advice,
         };
         let (source, span) = match (&f.location, sources) {
-            (Some(l), Some(s)) => snippet(s, l).map_or((None, None), |(src, span)| (Some(src), Some(span))),
+            (Some(l), Some(s)) => snippet(s, l, masked).map_or((None, None), |(src, span)| (Some(src), Some(span))),
             _ => (None, None),
         };
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({l})"));
@@ -286,12 +288,22 @@ impl SourceCode for Excerpt {
     }
 }
 
+/// The config files as reports quote them: masked as a whole (a secret's value may start
+/// lines above an excerpt), each once.
+#[derive(Default)]
+struct MaskedFiles(std::collections::HashMap<String, String>);
+
+impl MaskedFiles {
+    fn get(&mut self, file: &crate::config::source::SourceFile) -> &str {
+        self.0.entry(file.display.clone()).or_insert_with(|| mask::mask_source(&file.text).into_owned())
+    }
+}
+
 /// The excerpt around the element at `l` and the span of its start tag (or YAML key) in
 /// it, when the file is one of `sources`.
-fn snippet(sources: &SourceMap, l: &Location) -> Option<(Excerpt, SourceSpan)> {
+fn snippet(sources: &SourceMap, l: &Location, masked: &mut MaskedFiles) -> Option<(Excerpt, SourceSpan)> {
     let (_, file) = sources.files().find(|(_, f)| f.display == l.file)?;
-    // masked as a whole: a secret's value may start lines above the excerpt
-    let masked_file = mask::mask_source(&file.text);
+    let masked_file = masked.get(file);
     let target = (l.line.max(1) - 1) as usize;
     let first_line = target.saturating_sub(CONTEXT_LINES);
     let mut text = String::new();
