@@ -375,3 +375,71 @@ pub fn users_xml(password: &str, auditor_extra: &str) -> String {
 "#
     )
 }
+
+/// Apache ZooKeeper, standalone on a free loopback port with its own data dir (installed from
+/// Debian's `zookeeper` package on first use, tests/clickhouse/ensure-zookeeper.sh), stopped
+/// by its pid when dropped. A test that cannot start it fails: it is never skipped.
+pub struct ZooKeeper {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pid: u32,
+}
+
+impl ZooKeeper {
+    pub fn start() -> ZooKeeper {
+        let attempt = || -> Result<ZooKeeper, String> {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let port = free_port();
+            let out = Command::new("bash")
+                .arg(repo_root().join("tests/clickhouse/start-zookeeper.sh"))
+                .env("ZK_DIR", dir.path())
+                .env("ZK_PORT", port.to_string())
+                .env("ZK_START_TIMEOUT", "90")
+                .env("ZK_OWNER_PID", std::process::id().to_string())
+                .output()
+                .expect("run start-zookeeper.sh");
+            if !out.status.success() {
+                return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+            }
+            let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("zookeeper pid");
+            Ok(ZooKeeper { dir, port, pid })
+        };
+        // a port taken meanwhile, a start too slow under load: once more, both failures shown
+        attempt().unwrap_or_else(|first| {
+            attempt().unwrap_or_else(|second| panic!("ZooKeeper did not start, twice:\n{first}\n---\n{second}"))
+        })
+    }
+
+    /// The answer to a four-letter-word command (`ruok`, `mntr`, `cons`...); empty when it
+    /// does not answer within 5 s.
+    pub fn four_letter(&self, command: &str) -> String {
+        use std::io::{Read, Write};
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return String::new() };
+        let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+        let _ = stream.write_all(command.as_bytes());
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    }
+
+    /// The `<zookeeper>` section of a ClickHouse config pointing at it.
+    pub fn clickhouse_section(&self) -> String {
+        format!(
+            "<zookeeper><node><host>127.0.0.1</host><port>{}</port></node>\
+             <session_timeout_ms>30000</session_timeout_ms></zookeeper>",
+            self.port
+        )
+    }
+}
+
+impl Drop for ZooKeeper {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        for _ in 0..200 {
+            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
