@@ -422,6 +422,29 @@ impl ZooKeeper {
         answer
     }
 
+    /// Runs ZooKeeper's own command-line client (`deleteall PATH`, `ls PATH`...) against it;
+    /// returns its output, and fails the test when the client cannot run.
+    pub fn cli(&self, args: &[&str]) -> String {
+        static CLASSPATH: OnceLock<String> = OnceLock::new();
+        let classpath = CLASSPATH.get_or_init(|| {
+            let out = Command::new("bash")
+                .arg(repo_root().join("tests/clickhouse/ensure-zookeeper.sh"))
+                .output()
+                .expect("run ensure-zookeeper.sh");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        });
+        let out = Command::new("timeout")
+            .args(["60", "java", "-Xmx128m", "-cp", classpath, "org.apache.zookeeper.ZooKeeperMain", "-server"])
+            .arg(format!("127.0.0.1:{}", self.port))
+            .args(args)
+            .output()
+            .expect("run the ZooKeeper client");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "ZooKeeper client {args:?} failed:\n{text}");
+        text
+    }
+
     /// The `<zookeeper>` section of a ClickHouse config pointing at it.
     pub fn clickhouse_section(&self) -> String {
         format!(
