@@ -252,22 +252,27 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &[]);
     let readonly = the_finding(&report, "replica-readonly", "default.t");
     assert_eq!(hosts(readonly), vec![node(&b)], "{readonly}");
-    assert_eq!(readonly["message"], "default.t is read-only: inserts into it fail");
+    assert_eq!(
+        readonly["message"],
+        "default.t is read-only (its replica metadata is missing in Keeper: SYSTEM RESTART REPLICA leaves it \
+         read-only): inserts into it fail"
+    );
+    assert_eq!(readonly["evidence"]["metadata_missing"], 1, "{readonly}");
     // its absolute_delay counts from a queue update that never came: left to replica-readonly
     assert!(replica_number(&b, "absolute_delay") > 1_000_000);
     assert!(findings_of(&report, "replication-delay").is_empty(), "{}", summary(&report));
 
-    // the finding's own remediation restarts the replica: with its metadata gone, it stays
-    // read-only
-    let remedy = readonly["remediation"]["sql"].as_str().unwrap();
-    assert_eq!(remedy, "SYSTEM RESTART REPLICA default.t");
-    b.query(remedy);
+    // what the message says: a restart of the replica leaves it read-only
+    b.query("SYSTEM RESTART REPLICA default.t");
     std::thread::sleep(Duration::from_secs(1));
     assert_eq!(replica_number(&b, "is_readonly"), 1, "RESTART REPLICA does not bring back lost metadata");
     assert_eq!(findings_of(&audit_cluster(&a, &[]), "replica-readonly").len(), 1);
 
-    // SYSTEM RESTORE REPLICA writes the metadata back from the local parts: writable again
-    b.query("SYSTEM RESTORE REPLICA default.t");
+    // the finding's remedy, SYSTEM RESTORE REPLICA, writes the metadata back from the local
+    // parts: writable again
+    let remedy = readonly["remediation"]["sql"].as_str().unwrap();
+    assert_eq!(remedy, "SYSTEM RESTORE REPLICA default.t");
+    b.query(remedy);
     wait_until(30, "r2 is writable", || replica_number(&b, "is_readonly") == 0);
     b.query("INSERT INTO default.t VALUES (1, 'after restore')");
     a.query("SYSTEM SYNC REPLICA default.t");
@@ -310,7 +315,11 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
     assert_eq!(finding["location"]["file"], "config.d/replication.xml", "{finding}");
     let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
     the_finding(&report, "replicated-without-interserver-port", "zookeeper");
-    the_finding(&report, "replica-readonly", "default.u");
+    // its metadata is in Keeper: no claim that it is missing, the remedy a restart (which does
+    // not help here either: the config does)
+    let readonly = the_finding(&report, "replica-readonly", "default.u");
+    assert_eq!(readonly["message"], "default.u is read-only: inserts into it fail");
+    assert_eq!(readonly["evidence"]["metadata_missing"], 0, "{readonly}");
     let fix = finding["remediation"]["fragments"][0]["xml"].as_str().unwrap();
     assert!(fix.contains("<interserver_http_port>9009</interserver_http_port>"), "{fix}");
 
