@@ -3,8 +3,9 @@
 //! replicas (the 26.9 engine of the other tests runs as clickhouse-local, without
 //! system.zookeeper). One ZooKeeper for the binary; one two-replica cluster `replicated`
 //! (one shard) carrying a ReplicatedMergeTree table, audited with `--cluster` clean, then in
-//! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone),
-//! each fixed the way an admin would and audited again; and one server configured with
+//! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
+//! Distributed table whose sends are stopped, a shard that cannot be reached), each fixed the
+//! way an admin would where it can be and audited again; and one server configured with
 //! `<zookeeper>` but no interserver port, whose replicated table never leaves read-only.
 
 mod support;
@@ -280,6 +281,54 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &[]);
     assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
     assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // planted backlog: a Distributed table over the cluster on r1, its sends stopped, three
+    // inserts (not to the local replica) wait as files
+    a.query("CREATE TABLE default.dist AS default.t ENGINE = Distributed(replicated, default, t)");
+    a.query("SYSTEM STOP DISTRIBUTED SENDS default.dist");
+    for i in 1..=3 {
+        a.query(&format!(
+            "INSERT INTO default.dist SETTINGS prefer_localhost_replica = 0 SELECT 9000 * {i} + number, 'dist' FROM numbers(10)"
+        ));
+    }
+    let queued =
+        a.query("SELECT data_files, data_compressed_bytes FROM system.distribution_queue WHERE table = 'dist'");
+    let (files, bytes) = queued.trim().split_once('\t').unwrap_or_else(|| panic!("{queued:?}"));
+    assert_eq!(files, "3");
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, "distributed-send-backlog").is_empty(), "50 files by default: {}", summary(&report));
+    let lowered = ["--param", "distributed-send-backlog.max_distributed_files=2"];
+    let report = audit_cluster(&a, &lowered);
+    let backlog = the_finding(&report, "distributed-send-backlog", "default.dist");
+    assert_eq!(hosts(backlog), vec![node(&a)], "{backlog}");
+    assert_eq!(backlog["message"], format!("default.dist has 3 files ({bytes} bytes) waiting to be sent"));
+    // the fix: sends started, the finding's remedy flushes the queue; the rows reach both
+    a.query("SYSTEM START DISTRIBUTED SENDS default.dist");
+    let remedy = backlog["remediation"]["sql"].as_str().unwrap();
+    assert_eq!(remedy, "SYSTEM FLUSH DISTRIBUTED default.dist");
+    a.query(remedy);
+    assert_eq!(a.query("SELECT count() FROM system.distribution_queue WHERE data_files > 0").trim(), "0");
+    for n in [&a, &b] {
+        n.query("SYSTEM SYNC REPLICA default.t");
+        assert_eq!(count(n), 181);
+    }
+    let report = audit_cluster(&a, &lowered);
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // a shard that cannot be reached: r1's remote() to a port nobody listens on fails on every
+    // try, and the count since start is r1's alone
+    let failed =
+        || a.query("SELECT value FROM system.events WHERE event = 'DistributedConnectionFailAtAll'").trim().to_string();
+    assert_eq!(failed(), "", "no failure counted yet");
+    let dead = free_port();
+    let refused = a.try_query(&format!("SELECT * FROM remote('127.0.0.1:{dead}', system.one)")).unwrap_err();
+    assert!(refused.contains("ALL_CONNECTION_TRIES_FAILED"), "{refused}");
+    let counted = failed();
+    let report = audit_cluster(&a, &[]);
+    let errors = the_finding(&report, "distributed-send-errors", "DistributedConnectionFailAtAll");
+    assert_eq!(hosts(errors), vec![node(&a)], "{errors}");
+    let on_a = errors["hosts"][0]["evidence"]["count"].to_string();
+    assert_eq!(on_a.trim_matches('"'), counted, "{errors}");
 }
 
 #[test]
