@@ -6,8 +6,9 @@
 //! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
 //! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
 //! shard that cannot be reached), each fixed the way an admin would where it can be and
-//! audited again; and one server configured with `<zookeeper>` but no interserver port, whose
-//! replicated table never leaves read-only.
+//! audited again; one server configured with `<zookeeper>` but no interserver port, whose
+//! replicated table never leaves read-only; and one server whose own ZooKeeper is stopped and
+//! started again.
 
 mod support;
 
@@ -45,6 +46,10 @@ fn zookeeper() -> &'static ZooKeeper {
 /// config.d/replication.xml of a replica: Keeper, macros, the interserver port (None: left
 /// out, the misconfiguration) and the cluster.
 fn replication_xml(replica: &str, interserver: Option<u16>, remote_servers: &str) -> String {
+    replication_xml_for(zookeeper(), replica, interserver, remote_servers)
+}
+
+fn replication_xml_for(zk: &ZooKeeper, replica: &str, interserver: Option<u16>, remote_servers: &str) -> String {
     let interserver = interserver
         .map(|port| {
             format!("<interserver_http_port>{port}</interserver_http_port><interserver_http_host>127.0.0.1</interserver_http_host>")
@@ -52,7 +57,7 @@ fn replication_xml(replica: &str, interserver: Option<u16>, remote_servers: &str
         .unwrap_or_default();
     format!(
         "<clickhouse>\n{}\n{interserver}\n<macros><shard>1</shard><replica>{replica}</replica></macros>\n{remote_servers}\n</clickhouse>\n",
-        zookeeper().clickhouse_section()
+        zk.clickhouse_section()
     )
 }
 
@@ -422,4 +427,55 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
     server.query("INSERT INTO default.u VALUES (1)");
     let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
+}
+
+#[test]
+fn keeper_lost_and_back() {
+    // its own ZooKeeper: this one is stopped mid-test
+    let mut zk = ZooKeeper::start();
+    let xml = replication_xml_for(&zk, "alone", Some(free_port()), "");
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| prepare(dir, &xml));
+    server.query(
+        "CREATE TABLE default.k (k UInt64) \
+         ENGINE = ReplicatedMergeTree('/clickhouse/tables/keeper/k', '{replica}') ORDER BY k",
+    );
+    server.query("INSERT INTO default.k VALUES (1)");
+    let event = |name: &str| {
+        server.query(&format!("SELECT sum(value) FROM system.events WHERE event = '{name}'")).trim().to_string()
+    };
+    let audit_it = || audit(&["--dsn", &dsn(&server)]);
+    let report = audit_it();
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+    assert_eq!(event("ZooKeeperHardwareExceptions"), "0");
+
+    // Keeper gone: the session expires, the table turns read-only
+    zk.stop();
+    let readonly = || server.query("SELECT is_readonly, is_session_expired FROM system.replicas WHERE table = 'k'");
+    wait_until(90, "k is read-only with its session expired", || readonly().trim() == "1\t1");
+    let refused = server.try_query("INSERT INTO default.k SETTINGS insert_keeper_max_retries = 0 VALUES (2)");
+    assert!(refused.is_err(), "{refused:?}");
+    let before = event("ZooKeeperHardwareExceptions");
+    let report = audit_it();
+    let after = event("ZooKeeperHardwareExceptions");
+    let finding = the_finding(&report, "replica-readonly", "default.k");
+    assert_eq!(finding["message"], "default.k is read-only (its Keeper session expired): inserts into it fail");
+    assert_eq!(finding["remediation"]["sql"], "SYSTEM RESTART REPLICA default.k");
+    let lost = the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
+    let count: u64 = lost["evidence"]["count"].to_string().trim_matches('"').parse().unwrap();
+    let (before, after): (u64, u64) = (before.parse().unwrap(), after.parse().unwrap());
+    assert!(before > 0 && (before..=after).contains(&count), "{before} <= {count} <= {after}");
+
+    // Keeper back: the replica reconnects by itself and takes inserts; the read-only finding is
+    // gone, the failures since start stay counted, and the one session open is no
+    // multiple-sessions finding
+    zk.start_again();
+    wait_until(90, "k is writable again", || readonly().trim() == "0\t0");
+    server.query("INSERT INTO default.k VALUES (2)");
+    let report = audit_it();
+    assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
+    the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
+    assert!(findings_of(&report, "keeper-multiple-sessions").is_empty(), "{}", summary(&report));
+    let sessions = server.query("SELECT value FROM system.metrics WHERE metric = 'ZooKeeperSession'");
+    assert_eq!(sessions.trim(), "1");
+    assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 2, "a new session was established");
 }

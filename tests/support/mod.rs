@@ -386,22 +386,43 @@ pub struct ZooKeeper {
 }
 
 impl ZooKeeper {
+    fn launch(dir: &Path, port: u16) -> Result<u32, String> {
+        let out = Command::new("bash")
+            .arg(repo_root().join("tests/clickhouse/start-zookeeper.sh"))
+            .env("ZK_DIR", dir)
+            .env("ZK_PORT", port.to_string())
+            .env("ZK_START_TIMEOUT", "90")
+            .env("ZK_OWNER_PID", std::process::id().to_string())
+            .output()
+            .expect("run start-zookeeper.sh");
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("zookeeper pid"))
+    }
+
+    /// Stops it (by its pid) and waits until it is gone; its data stays for `start_again`.
+    pub fn stop(&self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        for _ in 0..200 {
+            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Starts it again after `stop`, on the same port and data.
+    pub fn start_again(&mut self) {
+        self.pid = ZooKeeper::launch(self.dir.path(), self.port)
+            .unwrap_or_else(|e| panic!("ZooKeeper did not start again: {e}"));
+    }
+
     pub fn start() -> ZooKeeper {
         let attempt = || -> Result<ZooKeeper, String> {
             let dir = tempfile::tempdir().expect("tempdir");
             let port = free_port();
-            let out = Command::new("bash")
-                .arg(repo_root().join("tests/clickhouse/start-zookeeper.sh"))
-                .env("ZK_DIR", dir.path())
-                .env("ZK_PORT", port.to_string())
-                .env("ZK_START_TIMEOUT", "90")
-                .env("ZK_OWNER_PID", std::process::id().to_string())
-                .output()
-                .expect("run start-zookeeper.sh");
-            if !out.status.success() {
-                return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-            }
-            let pid = String::from_utf8_lossy(&out.stdout).trim().parse().expect("zookeeper pid");
+            let pid = ZooKeeper::launch(dir.path(), port)?;
             Ok(ZooKeeper { dir, port, pid })
         };
         // a port taken meanwhile, a start too slow under load: once more, both failures shown
@@ -457,12 +478,6 @@ impl ZooKeeper {
 
 impl Drop for ZooKeeper {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg(self.pid.to_string()).status();
-        for _ in 0..200 {
-            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        self.stop();
     }
 }
