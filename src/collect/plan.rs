@@ -139,12 +139,17 @@ pub const FACTS: &[FactQuery] = &[
               FROM system.mutations WHERE NOT is_done ORDER BY create_time LIMIT 1000",
         since: None,
     },
-    // rows: {database, table, is_readonly, is_session_expired, absolute_delay, queue_size, ...}
+    // rows: {database, table, is_readonly, is_session_expired, absolute_delay, queue_size, ...,
+    // metadata_missing: read-only, the session alive, the replica's own name not among the
+    // table's replicas in Keeper (measured on 25.8 with its replica node deleted: {} or the
+    // other replicas only; a replica kept read-only for another reason is listed)}
     FactQuery {
         name: "replicas",
-        purpose: "replicated tables: read-only, delay, queue",
+        purpose: "replicated tables: read-only, delay, queue, metadata missing in Keeper",
         sql: "SELECT database, table, is_readonly, is_session_expired, absolute_delay, queue_size, inserts_in_queue, \
-              merges_in_queue, active_replicas, total_replicas FROM system.replicas",
+              merges_in_queue, active_replicas, total_replicas, \
+              is_readonly AND NOT is_session_expired AND NOT has(mapKeys(replica_is_active), replica_name) \
+              AS metadata_missing FROM system.replicas",
         since: None,
     },
     // rows: {database, table, type, entries, failing, max_tries, exception (one failing entry's)}

@@ -447,6 +447,8 @@ pub struct Replica {
     pub merges_in_queue: Count,
     pub active_replicas: Count,
     pub total_replicas: Count,
+    /// read-only, its Keeper session alive, its name not among the table's replicas in Keeper
+    pub metadata_missing: Flag,
 }
 
 /// system.replication_queue counted per table and entry type.

@@ -375,3 +375,109 @@ pub fn users_xml(password: &str, auditor_extra: &str) -> String {
 "#
     )
 }
+
+/// Apache ZooKeeper, standalone on a free loopback port with its own data dir (installed from
+/// Debian's `zookeeper` package on first use, tests/clickhouse/ensure-zookeeper.sh), stopped
+/// by its pid when dropped. A test that cannot start it fails: it is never skipped.
+pub struct ZooKeeper {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    pid: u32,
+}
+
+impl ZooKeeper {
+    fn launch(dir: &Path, port: u16) -> Result<u32, String> {
+        let out = Command::new("bash")
+            .arg(repo_root().join("tests/clickhouse/start-zookeeper.sh"))
+            .env("ZK_DIR", dir)
+            .env("ZK_PORT", port.to_string())
+            .env("ZK_START_TIMEOUT", "90")
+            .env("ZK_OWNER_PID", std::process::id().to_string())
+            .output()
+            .expect("run start-zookeeper.sh");
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("zookeeper pid"))
+    }
+
+    /// Stops it (by its pid) and waits until it is gone; its data stays for `start_again`.
+    pub fn stop(&self) {
+        let _ = Command::new("kill").arg(self.pid.to_string()).status();
+        for _ in 0..200 {
+            if !Path::new(&format!("/proc/{}", self.pid)).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
+    /// Starts it again after `stop`, on the same port and data.
+    pub fn start_again(&mut self) {
+        self.pid = ZooKeeper::launch(self.dir.path(), self.port)
+            .unwrap_or_else(|e| panic!("ZooKeeper did not start again: {e}"));
+    }
+
+    pub fn start() -> ZooKeeper {
+        let attempt = || -> Result<ZooKeeper, String> {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let port = free_port();
+            let pid = ZooKeeper::launch(dir.path(), port)?;
+            Ok(ZooKeeper { dir, port, pid })
+        };
+        // a port taken meanwhile, a start too slow under load: once more, both failures shown
+        attempt().unwrap_or_else(|first| {
+            attempt().unwrap_or_else(|second| panic!("ZooKeeper did not start, twice:\n{first}\n---\n{second}"))
+        })
+    }
+
+    /// The answer to a four-letter-word command (`ruok`, `mntr`, `cons`...); empty when it
+    /// does not answer within 5 s.
+    pub fn four_letter(&self, command: &str) -> String {
+        use std::io::{Read, Write};
+        let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", self.port)) else { return String::new() };
+        let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(5)));
+        let _ = stream.write_all(command.as_bytes());
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    }
+
+    /// Runs ZooKeeper's own command-line client (`deleteall PATH`, `ls PATH`...) against it;
+    /// returns its output, and fails the test when the client cannot run.
+    pub fn cli(&self, args: &[&str]) -> String {
+        static CLASSPATH: OnceLock<String> = OnceLock::new();
+        let classpath = CLASSPATH.get_or_init(|| {
+            let out = Command::new("bash")
+                .arg(repo_root().join("tests/clickhouse/ensure-zookeeper.sh"))
+                .output()
+                .expect("run ensure-zookeeper.sh");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        });
+        let out = Command::new("timeout")
+            .args(["60", "java", "-Xmx128m", "-cp", classpath, "org.apache.zookeeper.ZooKeeperMain", "-server"])
+            .arg(format!("127.0.0.1:{}", self.port))
+            .args(args)
+            .output()
+            .expect("run the ZooKeeper client");
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "ZooKeeper client {args:?} failed:\n{text}");
+        text
+    }
+
+    /// The `<zookeeper>` section of a ClickHouse config pointing at it.
+    pub fn clickhouse_section(&self) -> String {
+        format!(
+            "<zookeeper><node><host>127.0.0.1</host><port>{}</port></node>\
+             <session_timeout_ms>30000</session_timeout_ms></zookeeper>",
+            self.port
+        )
+    }
+}
+
+impl Drop for ZooKeeper {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

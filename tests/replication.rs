@@ -1,0 +1,481 @@
+//! The replication rules against real replicated tables: Apache ZooKeeper on loopback (from
+//! Debian's `zookeeper` package, installed by the test setup) and clickhouse-server 25.8
+//! replicas (the 26.9 engine of the other tests runs as clickhouse-local, without
+//! system.zookeeper). One ZooKeeper for the binary; one two-replica cluster `replicated`
+//! (one shard) carrying a ReplicatedMergeTree table, audited with `--cluster` clean, then in
+//! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
+//! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
+//! shard that cannot be reached), each fixed the way an admin would where it can be and
+//! audited again; one server configured with `<zookeeper>` but no interserver port, whose
+//! replicated table never leaves read-only; and one server whose own ZooKeeper is stopped and
+//! started again.
+
+mod support;
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{CLICKHOUSE_25_8, LiveServer, ZooKeeper, chaudit, findings_of, free_port};
+
+/// The rules a healthy replicated cluster must not trigger.
+const REPLICATION_RULES: &[&str] = &[
+    "replica-readonly",
+    "replication-delay",
+    "replication-queue-errors",
+    "replication-queue-large",
+    "replicated-part-errors",
+    "keeper-hardware-exceptions",
+    "keeper-multiple-sessions",
+    "distributed-send-backlog",
+    "distributed-send-errors",
+    "replicated-without-interserver-port",
+];
+
+const TABLE: &str = "CREATE TABLE default.t (k UInt64, v String) \
+    ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/t', '{replica}') ORDER BY k \
+    SETTINGS max_replicated_merges_in_queue = 0";
+
+/// One ZooKeeper for the whole binary (it follows this process when the binary ends).
+fn zookeeper() -> &'static ZooKeeper {
+    static ZK: OnceLock<ZooKeeper> = OnceLock::new();
+    ZK.get_or_init(ZooKeeper::start)
+}
+
+/// config.d/replication.xml of a replica: Keeper, macros, the interserver port (None: left
+/// out, the misconfiguration) and the cluster.
+fn replication_xml(replica: &str, interserver: Option<u16>, remote_servers: &str) -> String {
+    replication_xml_for(zookeeper(), replica, interserver, remote_servers)
+}
+
+fn replication_xml_for(zk: &ZooKeeper, replica: &str, interserver: Option<u16>, remote_servers: &str) -> String {
+    let interserver = interserver
+        .map(|port| {
+            format!("<interserver_http_port>{port}</interserver_http_port><interserver_http_host>127.0.0.1</interserver_http_host>")
+        })
+        .unwrap_or_default();
+    format!(
+        "<clickhouse>\n{}\n{interserver}\n<macros><shard>1</shard><replica>{replica}</replica></macros>\n{remote_servers}\n</clickhouse>\n",
+        zk.clickhouse_section()
+    )
+}
+
+fn prepare(dir: &Path, xml: &str) {
+    std::fs::create_dir_all(dir.join("config.d")).unwrap();
+    std::fs::write(dir.join("config.d/replication.xml"), xml).unwrap();
+}
+
+/// Two 25.8 replicas (`r1`, `r2`) of cluster `replicated`, each with its interserver port.
+fn start_pair() -> (LiveServer, LiveServer) {
+    let ports: Vec<(u16, u16)> = (0..2).map(|_| (free_port(), free_port())).collect();
+    let replicas: String =
+        ports.iter().map(|(_, tcp)| format!("<replica><host>127.0.0.1</host><port>{tcp}</port></replica>")).collect();
+    let remote_servers = format!(
+        "<remote_servers><replicated><shard><internal_replication>true</internal_replication>{replicas}</shard></replicated></remote_servers>"
+    );
+    let zk = zookeeper(); // started before the replicas, which connect as they start
+    assert_eq!(zk.four_letter("ruok"), "imok");
+    let mut nodes = std::thread::scope(|scope| {
+        let handles: Vec<_> = ports
+            .iter()
+            .enumerate()
+            .map(|(i, (http, tcp))| {
+                let xml = replication_xml(&format!("r{}", i + 1), Some(free_port()), &remote_servers);
+                scope.spawn(move || LiveServer::start_on(CLICKHOUSE_25_8, *http, *tcp, |dir| prepare(dir, &xml)))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("server start")).collect::<Vec<_>>()
+    });
+    let b = nodes.pop().unwrap();
+    (nodes.pop().unwrap(), b)
+}
+
+fn dsn(server: &LiveServer) -> String {
+    format!("http://127.0.0.1:{}", server.http_port)
+}
+
+/// The replica's name in a cluster report (its system.clusters host:port).
+fn node(server: &LiveServer) -> String {
+    format!("127.0.0.1:{}", server.tcp_port)
+}
+
+fn audit(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--format", "json", "--fail-on", "never", "--since", "1h", "--allow-inconclusive"]);
+    let (code, out, err) = chaudit(dir.path(), &all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
+}
+
+/// The cluster audit through replica `a`, with extra arguments (--param).
+fn audit_cluster(a: &LiveServer, extra: &[&str]) -> Value {
+    audit(&[&["--dsn", &dsn(a), "--cluster", "replicated"][..], extra].concat())
+}
+
+/// The replicas a finding names (a cluster finding's `hosts`).
+fn hosts(finding: &Value) -> Vec<String> {
+    finding["hosts"].as_array().into_iter().flatten().map(|h| h["host"].as_str().unwrap().to_string()).collect()
+}
+
+/// The one finding of `rule` on `table`, or a failure showing the report's findings.
+fn the_finding<'a>(report: &'a Value, rule: &str, table: &str) -> &'a Value {
+    let found = findings_of(report, rule);
+    assert_eq!(found.len(), 1, "{rule}: {found:#?}\nall findings: {}", summary(report));
+    assert_eq!(found[0]["object"], table, "{}", found[0]);
+    found[0]
+}
+
+/// rule: message, one line per finding (for failure messages).
+fn summary(report: &Value) -> String {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{} [{}]: {}", f["rule_id"], hosts(f).join(", "), f["message"]))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn replication_findings(report: &Value) -> Vec<String> {
+    REPLICATION_RULES
+        .iter()
+        .flat_map(|rule| findings_of(report, rule))
+        .map(|f| format!("{} [{}]: {}", f["rule_id"], hosts(f).join(", "), f["message"]))
+        .collect()
+}
+
+/// Polls `check` every 200 ms until it holds; fails after `seconds` saying `what`.
+fn wait_until(seconds: u64, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while !check() {
+        assert!(Instant::now() < deadline, "not within {seconds} s: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// One number of default.t's row in system.replicas.
+fn replica_number(server: &LiveServer, column: &str) -> u64 {
+    let answer =
+        server.query(&format!("SELECT {column} FROM system.replicas WHERE database = 'default' AND table = 't'"));
+    answer.trim().parse().unwrap_or_else(|_| panic!("{column}: {answer:?}"))
+}
+
+fn count(server: &LiveServer) -> u64 {
+    server.query("SELECT count() FROM default.t").trim().parse().unwrap()
+}
+
+#[test]
+fn zookeeper_starts_and_answers() {
+    let zk = zookeeper();
+    assert_eq!(zk.four_letter("ruok"), "imok");
+    let stats = zk.four_letter("mntr");
+    assert!(stats.contains("zk_version\t3.") && stats.contains("zk_server_state\tstandalone"), "{stats}");
+}
+
+#[test]
+fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
+    let (a, b) = start_pair();
+    // Keeper answers on both, and the table replicates
+    for n in [&a, &b] {
+        assert!(n.query("SELECT name FROM system.zookeeper WHERE path = '/'").contains("clickhouse"));
+        n.query(TABLE);
+    }
+    a.query("INSERT INTO default.t SELECT number, 'a' FROM numbers(100)");
+    b.query("SYSTEM SYNC REPLICA default.t");
+    assert_eq!(count(&b), 100);
+
+    // clean: no replication finding on either replica, the config of each passes too
+    let report = audit_cluster(&a, &[]);
+    assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+    for n in [&a, &b] {
+        let report = audit(&["--config", n.config_path().to_str().unwrap(), "--dsn", &dsn(n)]);
+        assert_eq!(replication_findings(&report), Vec::<String>::new(), "{}", n.config_path().display());
+    }
+
+    // planted lag: r2 stops fetching while r1 takes five inserts (no merges are assigned,
+    // max_replicated_merges_in_queue = 0: the queue holds the fetches alone; with merges, r2's
+    // merge of parts it has not fetched fails with NO_REPLICA_HAS_PART meanwhile)
+    b.query("SYSTEM STOP FETCHES default.t");
+    for i in 1..=5 {
+        a.query(&format!("INSERT INTO default.t SELECT 1000 * {i} + number, 'lag' FROM numbers(10)"));
+    }
+    wait_until(30, "r2's queue holds the 5 fetches", || replica_number(&b, "queue_size") == 5);
+    wait_until(30, "r2 is 2 s behind", || replica_number(&b, "absolute_delay") >= 2);
+    assert_eq!(replica_number(&b, "inserts_in_queue"), 5);
+    let on_a = a.query("SELECT type, new_part_name, last_exception FROM system.replication_queue");
+    assert_eq!(replica_number(&a, "queue_size"), 0, "{on_a}");
+
+    // at the default thresholds (300 s, 200 entries) a few seconds and five entries pass
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, "replication-delay").is_empty(), "{}", summary(&report));
+    assert!(findings_of(&report, "replication-queue-large").is_empty(), "{}", summary(&report));
+
+    // with the thresholds lowered both fire, at r2 alone, with the numbers r2 shows
+    let lowered = [
+        "--param",
+        "replication-delay.max_replica_delay_seconds=1",
+        "--param",
+        "replication-queue-large.max_replication_queue=3",
+    ];
+    let before = replica_number(&b, "absolute_delay");
+    let report = audit_cluster(&a, &lowered);
+    let after = replica_number(&b, "absolute_delay");
+    let delay = the_finding(&report, "replication-delay", "default.t");
+    assert_eq!(hosts(delay), vec![node(&b)], "{delay}");
+    let message = delay["message"].as_str().unwrap();
+    let seconds: u64 = message
+        .strip_prefix("default.t is ")
+        .and_then(|m| m.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    assert!((before..=after).contains(&seconds), "{before} <= {seconds} <= {after}: {message}");
+    assert!(message.ends_with("(queue: 5 entries)"), "{message}");
+    let queue = the_finding(&report, "replication-queue-large", "default.t");
+    assert_eq!(hosts(queue), vec![node(&b)], "{queue}");
+    assert_eq!(queue["message"], "default.t has 5 replication queue entries (5 fetches of inserts, 0 merges)");
+    assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
+
+    // the fix: fetches started again, the replica synced; the same lowered thresholds pass
+    b.query("SYSTEM START FETCHES default.t");
+    b.query("SYSTEM SYNC REPLICA default.t");
+    assert_eq!(count(&b), 150);
+    assert_eq!(replica_number(&b, "queue_size"), 0);
+    let report = audit_cluster(&a, &lowered);
+    assert!(findings_of(&report, "replication-delay").is_empty(), "{}", summary(&report));
+    assert!(findings_of(&report, "replication-queue-large").is_empty(), "{}", summary(&report));
+    // nothing else of the lag is left either
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // planted read-only: r2's metadata removed from Keeper, the table restarted on r2
+    let zk = zookeeper();
+    zk.cli(&["deleteall", "/clickhouse/tables/1/default/t/replicas/r2"]);
+    b.query("SYSTEM RESTART REPLICA default.t");
+    wait_until(30, "r2 is read-only", || replica_number(&b, "is_readonly") == 1);
+    let refused = b.try_query("INSERT INTO default.t VALUES (1, 'refused')").unwrap_err();
+    assert!(refused.contains("Code: 242") && refused.contains("TABLE_IS_READ_ONLY"), "{refused}");
+    let report = audit_cluster(&a, &[]);
+    let readonly = the_finding(&report, "replica-readonly", "default.t");
+    assert_eq!(hosts(readonly), vec![node(&b)], "{readonly}");
+    assert_eq!(
+        readonly["message"],
+        "default.t is read-only (its replica metadata is missing in Keeper: SYSTEM RESTART REPLICA leaves it \
+         read-only): inserts into it fail"
+    );
+    assert_eq!(readonly["evidence"]["metadata_missing"], 1, "{readonly}");
+    // its absolute_delay counts from a queue update that never came: left to replica-readonly
+    assert!(replica_number(&b, "absolute_delay") > 1_000_000);
+    assert!(findings_of(&report, "replication-delay").is_empty(), "{}", summary(&report));
+
+    // what the message says: a restart of the replica leaves it read-only
+    b.query("SYSTEM RESTART REPLICA default.t");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(replica_number(&b, "is_readonly"), 1, "RESTART REPLICA does not bring back lost metadata");
+    assert_eq!(findings_of(&audit_cluster(&a, &[]), "replica-readonly").len(), 1);
+
+    // the finding's remedy, SYSTEM RESTORE REPLICA, writes the metadata back from the local
+    // parts: writable again
+    let remedy = readonly["remediation"]["sql"].as_str().unwrap();
+    assert_eq!(remedy, "SYSTEM RESTORE REPLICA default.t");
+    b.query(remedy);
+    wait_until(30, "r2 is writable", || replica_number(&b, "is_readonly") == 0);
+    b.query("INSERT INTO default.t VALUES (1, 'after restore')");
+    a.query("SYSTEM SYNC REPLICA default.t");
+    assert_eq!(count(&a), 151);
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // planted backlog: a Distributed table over the cluster on r1, its sends stopped, three
+    // inserts (not to the local replica) wait as files
+    a.query("CREATE TABLE default.dist AS default.t ENGINE = Distributed(replicated, default, t)");
+    a.query("SYSTEM STOP DISTRIBUTED SENDS default.dist");
+    for i in 1..=3 {
+        a.query(&format!(
+            "INSERT INTO default.dist SETTINGS prefer_localhost_replica = 0 SELECT 9000 * {i} + number, 'dist' FROM numbers(10)"
+        ));
+    }
+    let queued =
+        a.query("SELECT data_files, data_compressed_bytes FROM system.distribution_queue WHERE table = 'dist'");
+    let (files, bytes) = queued.trim().split_once('\t').unwrap_or_else(|| panic!("{queued:?}"));
+    assert_eq!(files, "3");
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, "distributed-send-backlog").is_empty(), "50 files by default: {}", summary(&report));
+    let lowered = ["--param", "distributed-send-backlog.max_distributed_files=2"];
+    let report = audit_cluster(&a, &lowered);
+    let backlog = the_finding(&report, "distributed-send-backlog", "default.dist");
+    assert_eq!(hosts(backlog), vec![node(&a)], "{backlog}");
+    assert_eq!(backlog["message"], format!("default.dist has 3 files ({bytes} bytes) waiting to be sent"));
+    // the fix: sends started, the finding's remedy flushes the queue; the rows reach both
+    a.query("SYSTEM START DISTRIBUTED SENDS default.dist");
+    let remedy = backlog["remediation"]["sql"].as_str().unwrap();
+    assert_eq!(remedy, "SYSTEM FLUSH DISTRIBUTED default.dist");
+    a.query(remedy);
+    assert_eq!(a.query("SELECT count() FROM system.distribution_queue WHERE data_files > 0").trim(), "0");
+    for n in [&a, &b] {
+        n.query("SYSTEM SYNC REPLICA default.t");
+        assert_eq!(count(n), 181);
+    }
+    let report = audit_cluster(&a, &lowered);
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // planted queue errors: a table that merges; r2 stops fetching while r1 takes six inserts
+    // and merges them: r2's merge entry, whose parts it lacks, fails
+    for n in [&a, &b] {
+        n.query(
+            "CREATE TABLE default.m (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/m', '{replica}') ORDER BY k",
+        );
+    }
+    b.query("SYSTEM STOP FETCHES default.m");
+    for i in 1..=6 {
+        a.query(&format!("INSERT INTO default.m SELECT 100 * {i} + number FROM numbers(10)"));
+    }
+    let failing = || {
+        b.query(
+            "SELECT type, countIf(last_exception != ''), anyIf(last_exception, last_exception != '') \
+             FROM system.replication_queue WHERE table = 'm' AND last_exception != '' GROUP BY type",
+        )
+    };
+    wait_until(90, "an entry of r2's queue fails", || !failing().is_empty());
+    let seen = failing();
+    let report = audit_cluster(&a, &[]);
+    let queue = findings_of(&report, "replication-queue-errors");
+    assert_eq!(queue.len(), 1, "{seen}\n{}", summary(&report));
+    let (kind, rest) = seen.split_once('\t').unwrap();
+    let count = rest.split('\t').next().unwrap();
+    assert_eq!(queue[0]["object"], format!("default.m {kind}"), "{seen}");
+    assert_eq!(hosts(queue[0]), vec![node(&b)], "{}", queue[0]);
+    let message = queue[0]["message"].as_str().unwrap();
+    assert!(message.starts_with(&format!("{count} {kind} entries of default.m fail (up to ")), "{message}\n{seen}");
+    // the fix: fetches started, the replica synced; the queue is empty, the finding gone
+    b.query("SYSTEM START FETCHES default.m");
+    b.query("SYSTEM SYNC REPLICA default.m");
+    assert_eq!(b.query("SELECT count() FROM default.m").trim(), "60");
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, "replication-queue-errors").is_empty(), "{}", summary(&report));
+    // (r2's ReplicatedPartChecksFailed count, raised while it looked for the merged part, stays:
+    // replicated-part-errors reports it until the server restarts; not asserted either way)
+
+    // a shard that cannot be reached: r1's remote() to a port nobody listens on fails on every
+    // try, and the count since start is r1's alone
+    let failed =
+        || a.query("SELECT value FROM system.events WHERE event = 'DistributedConnectionFailAtAll'").trim().to_string();
+    assert_eq!(failed(), "", "no failure counted yet");
+    let dead = free_port();
+    let refused = a.try_query(&format!("SELECT * FROM remote('127.0.0.1:{dead}', system.one)")).unwrap_err();
+    assert!(refused.contains("ALL_CONNECTION_TRIES_FAILED"), "{refused}");
+    let counted = failed();
+    let report = audit_cluster(&a, &[]);
+    let errors = the_finding(&report, "distributed-send-errors", "DistributedConnectionFailAtAll");
+    assert_eq!(hosts(errors), vec![node(&a)], "{errors}");
+    let on_a = errors["hosts"][0]["evidence"]["count"].to_string();
+    assert_eq!(on_a.trim_matches('"'), counted, "{errors}");
+}
+
+#[test]
+fn without_an_interserver_port_a_replicated_table_stays_read_only() {
+    let ddl = "CREATE TABLE default.u (k UInt64) \
+               ENGINE = ReplicatedMergeTree('/clickhouse/tables/noport/u', '{replica}') ORDER BY k";
+    let port = std::cell::Cell::new(None::<u16>);
+    let mut server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| {
+        prepare(dir, &replication_xml("lonely", port.get(), ""));
+    });
+    // the server starts and reaches Keeper...
+    assert!(server.query("SELECT name FROM system.zookeeper WHERE path = '/'").contains("clickhouse"));
+    server.query(ddl);
+    // ...and the table is read-only: the insert is refused, the cause only in the server log
+    // (at the default insert_keeper_max_retries, 20, the refusal comes after the retries'
+    // backoff, 143 s measured: the test asks for none)
+    assert_eq!(server.query("SELECT value FROM system.settings WHERE name = 'insert_keeper_max_retries'").trim(), "20");
+    let refused =
+        server.try_query("INSERT INTO default.u SETTINGS insert_keeper_max_retries = 0 VALUES (1)").unwrap_err();
+    assert!(refused.contains("Code: 242") && refused.contains("TABLE_IS_READ_ONLY"), "{refused}");
+    assert_eq!(server.query("SELECT is_readonly FROM system.replicas WHERE table = 'u'").trim(), "1");
+    let log = server.dir.path().join("server/clickhouse-server.err.log");
+    wait_until(30, "the cause in the server log", || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains(
+            "Parameter 'interserver_http(s)_port' required for replication is not specified in configuration file",
+        )
+    });
+
+    // the config alone says so, offline; with the live server, the table is read-only too
+    let config = server.config_path();
+    let report = audit(&["--config", config.to_str().unwrap()]);
+    let finding = the_finding(&report, "replicated-without-interserver-port", "zookeeper");
+    assert_eq!(finding["location"]["file"], "config.d/replication.xml", "{finding}");
+    let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
+    the_finding(&report, "replicated-without-interserver-port", "zookeeper");
+    // its metadata is in Keeper: no claim that it is missing, the remedy a restart (which does
+    // not help here either: the config does)
+    let readonly = the_finding(&report, "replica-readonly", "default.u");
+    assert_eq!(readonly["message"], "default.u is read-only: inserts into it fail");
+    assert_eq!(readonly["evidence"]["metadata_missing"], 0, "{readonly}");
+    let fix = finding["remediation"]["fragments"][0]["xml"].as_str().unwrap();
+    assert!(fix.contains("<interserver_http_port>9009</interserver_http_port>"), "{fix}");
+
+    // the fix (the port the remediation names is taken on a shared host: a free one), a
+    // restart, and the table takes inserts; neither finding remains
+    port.set(Some(free_port()));
+    prepare(&server.dir.path().join("server"), &replication_xml("lonely", port.get(), ""));
+    server.restart();
+    wait_until(60, "u is writable after the restart", || {
+        server.query("SELECT is_readonly FROM system.replicas WHERE table = 'u'").trim() == "0"
+    });
+    server.query("INSERT INTO default.u VALUES (1)");
+    let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+}
+
+#[test]
+fn keeper_lost_and_back() {
+    // its own ZooKeeper: this one is stopped mid-test
+    let mut zk = ZooKeeper::start();
+    let xml = replication_xml_for(&zk, "alone", Some(free_port()), "");
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| prepare(dir, &xml));
+    server.query(
+        "CREATE TABLE default.k (k UInt64) \
+         ENGINE = ReplicatedMergeTree('/clickhouse/tables/keeper/k', '{replica}') ORDER BY k",
+    );
+    server.query("INSERT INTO default.k VALUES (1)");
+    let event = |name: &str| {
+        server.query(&format!("SELECT sum(value) FROM system.events WHERE event = '{name}'")).trim().to_string()
+    };
+    let audit_it = || audit(&["--dsn", &dsn(&server)]);
+    let report = audit_it();
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+    assert_eq!(event("ZooKeeperHardwareExceptions"), "0");
+
+    // Keeper gone: the session expires, the table turns read-only
+    zk.stop();
+    let readonly = || server.query("SELECT is_readonly, is_session_expired FROM system.replicas WHERE table = 'k'");
+    wait_until(90, "k is read-only with its session expired", || readonly().trim() == "1\t1");
+    let refused = server.try_query("INSERT INTO default.k SETTINGS insert_keeper_max_retries = 0 VALUES (2)");
+    assert!(refused.is_err(), "{refused:?}");
+    let before = event("ZooKeeperHardwareExceptions");
+    let report = audit_it();
+    let after = event("ZooKeeperHardwareExceptions");
+    let finding = the_finding(&report, "replica-readonly", "default.k");
+    assert_eq!(finding["message"], "default.k is read-only (its Keeper session expired): inserts into it fail");
+    assert_eq!(finding["remediation"]["sql"], "SYSTEM RESTART REPLICA default.k");
+    let lost = the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
+    let count: u64 = lost["evidence"]["count"].to_string().trim_matches('"').parse().unwrap();
+    let (before, after): (u64, u64) = (before.parse().unwrap(), after.parse().unwrap());
+    assert!(before > 0 && (before..=after).contains(&count), "{before} <= {count} <= {after}");
+
+    // Keeper back: the replica reconnects by itself and takes inserts; the read-only finding is
+    // gone, the failures since start stay counted, and the one session open is no
+    // multiple-sessions finding
+    zk.start_again();
+    wait_until(90, "k is writable again", || readonly().trim() == "0\t0");
+    server.query("INSERT INTO default.k VALUES (2)");
+    let report = audit_it();
+    assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
+    the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
+    assert!(findings_of(&report, "keeper-multiple-sessions").is_empty(), "{}", summary(&report));
+    let sessions = server.query("SELECT value FROM system.metrics WHERE metric = 'ZooKeeperSession'");
+    assert_eq!(sessions.trim(), "1");
+    assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 2, "a new session was established");
+}
