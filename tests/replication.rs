@@ -38,6 +38,13 @@ const TABLE: &str = "CREATE TABLE default.t (k UInt64, v String) \
     SETTINGS max_replicated_merges_in_queue = 0";
 
 /// One ZooKeeper for the whole binary (it follows this process when the binary ends).
+/// The tests run one at a time: each starts servers of its own, and on two cores four clusters
+/// at once made a replica miss its deadlines.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn zookeeper() -> &'static ZooKeeper {
     static ZK: OnceLock<ZooKeeper> = OnceLock::new();
     ZK.get_or_init(ZooKeeper::start)
@@ -176,6 +183,7 @@ fn zookeeper_starts_and_answers() {
 
 #[test]
 fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
+    let _serial = one_at_a_time();
     let (a, b) = start_pair();
     // Keeper answers on both, and the table replicates
     for n in [&a, &b] {
@@ -202,8 +210,8 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     for i in 1..=5 {
         a.query(&format!("INSERT INTO default.t SELECT 1000 * {i} + number, 'lag' FROM numbers(10)"));
     }
-    wait_until(30, "r2's queue holds the 5 fetches", || replica_number(&b, "queue_size") == 5);
-    wait_until(30, "r2 is 2 s behind", || replica_number(&b, "absolute_delay") >= 2);
+    wait_until(90, "r2's queue holds the 5 fetches", || replica_number(&b, "queue_size") == 5);
+    wait_until(90, "r2 is 2 s behind", || replica_number(&b, "absolute_delay") >= 2);
     assert_eq!(replica_number(&b, "inserts_in_queue"), 5);
     let on_a = a.query("SELECT type, new_part_name, last_exception FROM system.replication_queue");
     assert_eq!(replica_number(&a, "queue_size"), 0, "{on_a}");
@@ -253,7 +261,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let zk = zookeeper();
     zk.cli(&["deleteall", "/clickhouse/tables/1/default/t/replicas/r2"]);
     b.query("SYSTEM RESTART REPLICA default.t");
-    wait_until(30, "r2 is read-only", || replica_number(&b, "is_readonly") == 1);
+    wait_until(90, "r2 is read-only", || replica_number(&b, "is_readonly") == 1);
     let refused = b.try_query("INSERT INTO default.t VALUES (1, 'refused')").unwrap_err();
     assert!(refused.contains("Code: 242") && refused.contains("TABLE_IS_READ_ONLY"), "{refused}");
     let report = audit_cluster(&a, &[]);
@@ -280,7 +288,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let remedy = readonly["remediation"]["sql"].as_str().unwrap();
     assert_eq!(remedy, "SYSTEM RESTORE REPLICA default.t");
     b.query(remedy);
-    wait_until(30, "r2 is writable", || replica_number(&b, "is_readonly") == 0);
+    wait_until(90, "r2 is writable", || replica_number(&b, "is_readonly") == 0);
     b.query("INSERT INTO default.t VALUES (1, 'after restore')");
     a.query("SYSTEM SYNC REPLICA default.t");
     assert_eq!(count(&a), 151);
@@ -377,6 +385,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
 
 #[test]
 fn without_an_interserver_port_a_replicated_table_stays_read_only() {
+    let _serial = one_at_a_time();
     let ddl = "CREATE TABLE default.u (k UInt64) \
                ENGINE = ReplicatedMergeTree('/clickhouse/tables/noport/u', '{replica}') ORDER BY k";
     let port = std::cell::Cell::new(None::<u16>);
@@ -395,7 +404,7 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
     assert!(refused.contains("Code: 242") && refused.contains("TABLE_IS_READ_ONLY"), "{refused}");
     assert_eq!(server.query("SELECT is_readonly FROM system.replicas WHERE table = 'u'").trim(), "1");
     let log = server.dir.path().join("server/clickhouse-server.err.log");
-    wait_until(30, "the cause in the server log", || {
+    wait_until(90, "the cause in the server log", || {
         std::fs::read_to_string(&log).unwrap_or_default().contains(
             "Parameter 'interserver_http(s)_port' required for replication is not specified in configuration file",
         )
@@ -431,6 +440,7 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
 
 #[test]
 fn keeper_lost_and_back() {
+    let _serial = one_at_a_time();
     // its own ZooKeeper: this one is stopped mid-test
     let mut zk = ZooKeeper::start();
     let xml = replication_xml_for(&zk, "alone", Some(free_port()), "");
