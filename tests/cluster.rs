@@ -64,23 +64,6 @@ fn start_cluster() -> Vec<LiveServer> {
     })
 }
 
-fn dsn(server: &LiveServer) -> String {
-    format!("http://127.0.0.1:{}", server.http_port)
-}
-
-fn node(server: &LiveServer) -> String {
-    format!("127.0.0.1:{}", server.tcp_port)
-}
-
-fn audit(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let mut all = args.to_vec();
-    all.extend(["--format", "json", "--fail-on", "never", "--since", "1h", "--allow-inconclusive"]);
-    let (code, out, err) = chaudit(dir.path(), &all);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
-}
-
 fn message(report: &Value, rule: &str) -> String {
     support::findings_of(report, rule)
         .iter()
@@ -105,25 +88,30 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert!(first != second && !first.contains("'100000'"), "{first} {second}");
 
     // all up: one report, divergences named with values and hosts
-    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    let report = support::cluster_audit(&["--dsn", &a.dsn(), "--cluster", "c3"]);
     assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
     let setting = message(&report, "cluster-server-setting-divergence");
     assert!(setting.contains("max_table_size_to_drop differs"), "{setting}");
     assert!(
-        setting.contains(&format!("{} = 1000", node(b))) && setting.contains(&format!("{} = 50000000000", node(a))),
+        setting.contains(&format!("{} = 1000", b.node())) && setting.contains(&format!("{} = 50000000000", a.node())),
         "{setting}"
     );
     assert!(message(&report, "cluster-profile-setting-divergence").contains(&format!(
         "default.max_threads differs: {} = (not set), {} = 1",
-        node(a),
-        node(b)
+        a.node(),
+        b.node()
     )));
     let storage = message(&report, "cluster-storage-divergence");
     assert!(
-        storage.contains(&format!("storage policy archive exists on {} but not on {}, {}", node(b), node(a), node(c))),
+        storage.contains(&format!(
+            "storage policy archive exists on {} but not on {}, {}",
+            b.node(),
+            a.node(),
+            c.node()
+        )),
         "{storage}"
     );
-    assert!(message(&report, "cluster-query-log-divergence").contains(&format!("but not on {}", node(b))));
+    assert!(message(&report, "cluster-query-log-divergence").contains(&format!("but not on {}", b.node())));
     assert!(support::findings_of(&report, "cluster-replica-unreachable").is_empty());
     assert!(support::findings_of(&report, "cluster-version-divergence").is_empty(), "all run 26.9");
     // the same finding on every replica is one finding listing them
@@ -132,21 +120,22 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 3, "{}", cache[0]);
     // the replica without query_log: its log rules are inconclusive for it, not passed
     let shapes = support::report_entry(&report, "outcomes", "repeat-queries-miss-the-cache").unwrap();
-    let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(b).as_str()).unwrap();
+    let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == b.node().as_str()).unwrap();
     assert_eq!(on_b["outcome"], "inconclusive", "{shapes}");
 
     // --cluster over direct connections (the path of a readonly user): without the replicas'
     // HTTP ports it is an error (it read the seed three times); with them every replica is read
     let dir = tempfile::tempdir().unwrap();
-    let direct = ["--dsn", &dsn(a), "--cluster", "c3", "--fan-out", "direct"];
+    let direct = ["--dsn", &a.dsn(), "--cluster", "c3", "--fan-out", "direct"];
     let (code, _, err) = chaudit(dir.path(), &direct);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--replica-port") && err.contains(&node(b)), "{err}");
+    assert!(err.contains("--replica-port") && err.contains(&b.node()), "{err}");
     let seed_port = a.http_port.to_string();
     let (code, _, err) = chaudit(dir.path(), &[&direct[..], &["--replica-port", &seed_port]].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("both resolve to"), "{err}");
-    let each: Vec<String> = [a, b, c].iter().map(|n| format!("{}=http://127.0.0.1:{}", node(n), n.http_port)).collect();
+    let each: Vec<String> =
+        [a, b, c].iter().map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)).collect();
     let mut args = direct.to_vec();
     for e in &each {
         args.extend(["--replica-dsn", e]);
@@ -162,30 +151,30 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     assert!(report["target"].as_str().unwrap().contains("direct connections"), "{}", report["target"]);
     let setting = message(&report, "cluster-server-setting-divergence");
     assert!(
-        setting.contains(&format!("{} = 1000", node(b))) && setting.contains(&format!("{} = 50000000000", node(a))),
+        setting.contains(&format!("{} = 1000", b.node())) && setting.contains(&format!("{} = 50000000000", a.node())),
         "{setting}"
     );
     let storage = message(&report, "cluster-storage-divergence");
-    assert!(storage.contains(&format!("storage policy archive exists on {} but not on", node(b))), "{storage}");
+    assert!(storage.contains(&format!("storage policy archive exists on {} but not on", b.node())), "{storage}");
     assert_eq!(support::findings_of(&report, "live-lazy-materialization-off")[0]["hosts"].as_array().unwrap().len(), 3);
 
     // one replica stopped: it is reported, its rules are inconclusive for it, the rest is audited
     c.stop();
     let failed = || a.query("SELECT sum(value) FROM system.events WHERE event = 'DistributedConnectionFailAtAll'");
     let failed_before = failed();
-    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    let report = support::cluster_audit(&["--dsn", &a.dsn(), "--cluster", "c3"]);
     // the fan-out's own connections to the stopped replica count in the seed's failures...
     assert_ne!(failed(), failed_before, "clusterAllReplicas counts a connection that failed on every try");
     // ...and are not reported as the server's Distributed tables failing
     assert!(support::findings_of(&report, "distributed-send-errors").is_empty(), "{report}");
     assert!(
-        message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", node(c)))
+        message(&report, "cluster-replica-unreachable").contains(&format!("replica {} could not be read", c.node()))
     );
-    assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", node(b))));
+    assert!(message(&report, "cluster-server-setting-divergence").contains(&format!("{} = 1000", b.node())));
     let cache = support::findings_of(&report, "live-lazy-materialization-off");
     assert_eq!(cache[0]["hosts"].as_array().unwrap().len(), 2, "the live replicas still audited");
     let outcome = support::report_entry(&report, "outcomes", "live-lazy-materialization-off").unwrap();
-    let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node(c).as_str()).unwrap();
+    let on_c = outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == c.node().as_str()).unwrap();
     assert_eq!(on_c["outcome"], "inconclusive", "{outcome}");
 
     // a cluster snapshot re-audits offline to the same findings
@@ -193,27 +182,27 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let snapshot = dir.path().join("cluster.json");
     let (code, _, err) = chaudit(
         dir.path(),
-        &["collect", "--dsn", &dsn(a), "--cluster", "c3", "--since", "1h", "-o", snapshot.to_str().unwrap()],
+        &["collect", "--dsn", &a.dsn(), "--cluster", "c3", "--since", "1h", "-o", snapshot.to_str().unwrap()],
     );
     // written, and exit 3: the stopped replica could not be read
     assert_eq!(code, 3, "{err}");
-    assert!(err.contains(&format!("not collected: {}", node(c))), "{err}");
+    assert!(err.contains(&format!("not collected: {}", c.node())), "{err}");
     let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
     for replica in recorded["document"]["nodes"]["nodes"].as_array().unwrap().iter().take(2) {
         let settings = replica["live"]["settings"].as_object().unwrap();
         assert!(settings.contains_key("max_threads") && !settings.contains_key("interactive_delay"));
     }
-    let offline = audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
+    let offline = support::cluster_audit(&["check", "--snapshot", snapshot.to_str().unwrap()]);
     // audited again: the seed's failure count now holds the first audit's fan-out, as the
     // snapshot's does (before its own: each run leaves out only its own connections)
-    let report = audit(&["--dsn", &dsn(a), "--cluster", "c3"]);
+    let report = support::cluster_audit(&["--dsn", &a.dsn(), "--cluster", "c3"]);
     let rules = |r: &Value| {
         r["findings"].as_array().unwrap().iter().map(|f| f["message"].as_str().unwrap().to_string()).collect::<Vec<_>>()
     };
     assert_eq!(rules(&offline), rules(&report));
 
     // the same over direct connections, one --dsn per node
-    let report = audit(&["--dsn", &dsn(a), "--dsn", &dsn(b), "--dsn", &dsn(c)]);
+    let report = support::cluster_audit(&["--dsn", &a.dsn(), "--dsn", &b.dsn(), "--dsn", &c.dsn()]);
     assert!(report["target"].as_str().unwrap().contains("direct connections"));
     assert!(message(&report, "cluster-replica-unreachable").contains(&format!("127.0.0.1:{}", c.http_port)));
     assert!(message(&report, "cluster-server-setting-divergence").contains("max_table_size_to_drop differs"));
@@ -223,8 +212,8 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
 
     // text shows the hosts of a merged finding, each with its version
     let dir = tempfile::tempdir().unwrap();
-    let (_, text, _) = chaudit(dir.path(), &["--dsn", &dsn(a), "--cluster", "c3", "--fail-on", "never"]);
+    let (_, text, _) = chaudit(dir.path(), &["--dsn", &a.dsn(), "--cluster", "c3", "--fail-on", "never"]);
     let version = a.query("SELECT version()");
     let version = version.trim();
-    assert!(text.contains(&format!("on 2 replica(s): {} ({version}), {} ({version})", node(a), node(b))), "{text}");
+    assert!(text.contains(&format!("on 2 replica(s): {} ({version}), {} ({version})", a.node(), b.node())), "{text}");
 }

@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{CLICKHOUSE_25_8, LiveServer, ZooKeeper, chaudit, findings_of, free_port};
+use support::{CLICKHOUSE_25_8, LiveServer, ZooKeeper, findings_of, free_port};
 
 /// The rules a healthy replicated cluster must not trigger.
 const REPLICATION_RULES: &[&str] = &[
@@ -98,27 +98,9 @@ fn start_pair() -> (LiveServer, LiveServer) {
     (nodes.pop().unwrap(), b)
 }
 
-fn dsn(server: &LiveServer) -> String {
-    format!("http://127.0.0.1:{}", server.http_port)
-}
-
-/// The replica's name in a cluster report (its system.clusters host:port).
-fn node(server: &LiveServer) -> String {
-    format!("127.0.0.1:{}", server.tcp_port)
-}
-
-fn audit(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let mut all = args.to_vec();
-    all.extend(["--format", "json", "--fail-on", "never", "--since", "1h", "--allow-inconclusive"]);
-    let (code, out, err) = chaudit(dir.path(), &all);
-    assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
-}
-
 /// The cluster audit through replica `a`, with extra arguments (--param).
 fn audit_cluster(a: &LiveServer, extra: &[&str]) -> Value {
-    audit(&[&["--dsn", &dsn(a), "--cluster", "replicated"][..], extra].concat())
+    support::cluster_audit(&[&["--dsn", &a.dsn(), "--cluster", "replicated"][..], extra].concat())
 }
 
 /// The replicas a finding names (a cluster finding's `hosts`).
@@ -199,7 +181,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
     for n in [&a, &b] {
-        let report = audit(&["--config", n.config_path().to_str().unwrap(), "--dsn", &dsn(n)]);
+        let report = support::cluster_audit(&["--config", n.config_path().to_str().unwrap(), "--dsn", &n.dsn()]);
         assert_eq!(replication_findings(&report), Vec::<String>::new(), "{}", n.config_path().display());
     }
 
@@ -232,7 +214,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &lowered);
     let after = replica_number(&b, "absolute_delay");
     let delay = the_finding(&report, "replication-delay", "default.t");
-    assert_eq!(hosts(delay), vec![node(&b)], "{delay}");
+    assert_eq!(hosts(delay), vec![b.node()], "{delay}");
     let message = delay["message"].as_str().unwrap();
     let seconds: u64 = message
         .strip_prefix("default.t is ")
@@ -242,7 +224,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert!((before..=after).contains(&seconds), "{before} <= {seconds} <= {after}: {message}");
     assert!(message.ends_with("(queue: 5 entries)"), "{message}");
     let queue = the_finding(&report, "replication-queue-large", "default.t");
-    assert_eq!(hosts(queue), vec![node(&b)], "{queue}");
+    assert_eq!(hosts(queue), vec![b.node()], "{queue}");
     assert_eq!(queue["message"], "default.t has 5 replication queue entries (5 fetches of inserts, 0 merges)");
     assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
 
@@ -266,7 +248,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert!(refused.contains("Code: 242") && refused.contains("TABLE_IS_READ_ONLY"), "{refused}");
     let report = audit_cluster(&a, &[]);
     let readonly = the_finding(&report, "replica-readonly", "default.t");
-    assert_eq!(hosts(readonly), vec![node(&b)], "{readonly}");
+    assert_eq!(hosts(readonly), vec![b.node()], "{readonly}");
     assert_eq!(
         readonly["message"],
         "default.t is read-only (its replica metadata is missing in Keeper: SYSTEM RESTART REPLICA leaves it \
@@ -314,7 +296,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let lowered = ["--param", "distributed-send-backlog.max_distributed_files=2"];
     let report = audit_cluster(&a, &lowered);
     let backlog = the_finding(&report, "distributed-send-backlog", "default.dist");
-    assert_eq!(hosts(backlog), vec![node(&a)], "{backlog}");
+    assert_eq!(hosts(backlog), vec![a.node()], "{backlog}");
     assert_eq!(backlog["message"], format!("default.dist has 3 files ({bytes} bytes) waiting to be sent"));
     // the fix: sends started, the finding's remedy flushes the queue; the rows reach both
     a.query("SYSTEM START DISTRIBUTED SENDS default.dist");
@@ -355,7 +337,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let (kind, rest) = seen.split_once('\t').unwrap();
     let count = rest.split('\t').next().unwrap();
     assert_eq!(queue[0]["object"], format!("default.m {kind}"), "{seen}");
-    assert_eq!(hosts(queue[0]), vec![node(&b)], "{}", queue[0]);
+    assert_eq!(hosts(queue[0]), vec![b.node()], "{}", queue[0]);
     let message = queue[0]["message"].as_str().unwrap();
     assert!(message.starts_with(&format!("{count} {kind} entries of default.m fail (up to ")), "{message}\n{seen}");
     // the fix: fetches started, the replica synced; the queue is empty, the finding gone
@@ -378,7 +360,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let counted = failed();
     let report = audit_cluster(&a, &[]);
     let errors = the_finding(&report, "distributed-send-errors", "DistributedConnectionFailAtAll");
-    assert_eq!(hosts(errors), vec![node(&a)], "{errors}");
+    assert_eq!(hosts(errors), vec![a.node()], "{errors}");
     let on_a = errors["hosts"][0]["evidence"]["count"].to_string();
     assert_eq!(on_a.trim_matches('"'), counted, "{errors}");
 }
@@ -412,10 +394,10 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
 
     // the config alone says so, offline; with the live server, the table is read-only too
     let config = server.config_path();
-    let report = audit(&["--config", config.to_str().unwrap()]);
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
     let finding = the_finding(&report, "replicated-without-interserver-port", "zookeeper");
     assert_eq!(finding["location"]["file"], "config.d/replication.xml", "{finding}");
-    let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap(), "--dsn", &server.dsn()]);
     the_finding(&report, "replicated-without-interserver-port", "zookeeper");
     // its metadata is in Keeper: no claim that it is missing, the remedy a restart (which does
     // not help here either: the config does)
@@ -434,7 +416,7 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
         server.query("SELECT is_readonly FROM system.replicas WHERE table = 'u'").trim() == "0"
     });
     server.query("INSERT INTO default.u VALUES (1)");
-    let report = audit(&["--config", config.to_str().unwrap(), "--dsn", &dsn(&server)]);
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap(), "--dsn", &server.dsn()]);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
 }
 
@@ -453,7 +435,7 @@ fn keeper_lost_and_back() {
     let event = |name: &str| {
         server.query(&format!("SELECT sum(value) FROM system.events WHERE event = '{name}'")).trim().to_string()
     };
-    let audit_it = || audit(&["--dsn", &dsn(&server)]);
+    let audit_it = || support::cluster_audit(&["--dsn", &server.dsn()]);
     let report = audit_it();
     assert_eq!(replication_findings(&report), Vec::<String>::new());
     assert_eq!(event("ZooKeeperHardwareExceptions"), "0");

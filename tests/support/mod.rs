@@ -180,6 +180,16 @@ impl LiveServer {
         Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid"))
     }
 
+    /// Its HTTP endpoint, as `--dsn` takes it.
+    pub fn dsn(&self) -> String {
+        format!("http://127.0.0.1:{}", self.http_port)
+    }
+
+    /// Its name in a cluster report (its system.clusters host:port).
+    pub fn node(&self) -> String {
+        format!("127.0.0.1:{}", self.tcp_port)
+    }
+
     pub fn config_path(&self) -> PathBuf {
         self.dir.path().join("server/config.xml")
     }
@@ -230,6 +240,17 @@ impl Drop for LiveServer {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
+}
+
+/// A cluster audit in JSON as the cluster tests run it (the last hour of logs, replicas that
+/// cannot be read allowed): the report, after asserting it exits 0.
+pub fn cluster_audit(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--format", "json", "--fail-on", "never", "--since", "1h", "--allow-inconclusive"]);
+    let (code, out, err) = chaudit(dir.path(), &all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}:\n{out}\n{err}"))
 }
 
 /// Runs the chaudit binary in `dir`; returns (exit code, stdout, stderr).
