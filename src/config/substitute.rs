@@ -38,9 +38,17 @@ impl Substituter<'_> {
     /// Substitutes `root` and everything below it. ClickHouse substitutes the root like any
     /// other element: `<yandex incl="base_config">` (an old layout with include_from
     /// metrika.xml) takes its content from the include file. A root left without its
-    /// substitution stays (an optional one is not removed: a config has a root).
+    /// substitution stays, unless it is optional: ClickHouse removes an optional element
+    /// whose substitution finds nothing, the root too, and then refuses the document ("No
+    /// root node in document", 25.8.2.1).
     pub fn run(&mut self, root: &mut Element) -> Result<()> {
-        self.process(root, 0).map(|_| ())
+        match self.process(root, 0)? {
+            Outcome::Remove => Err(self.syntax(
+                root,
+                "the optional root element's substitution finds nothing: ClickHouse removes the root and refuses the file (no root node in document)",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Substitutes one element in place, e.g. `<include_from from_env=...>` before it is read.
@@ -143,14 +151,16 @@ impl Substituter<'_> {
         }
         let Some(mut source) = source else {
             let outcome = self.missing(e, kind, &name, is_include);
-            if matches!(outcome, Outcome::Keep) {
-                self.children(e, depth)?;
-            }
+            // an optional element that goes has its children substituted all the same (they
+            // are gone with it, but what ClickHouse refuses there, it refuses)
+            self.children(e, depth)?;
             return Ok(outcome);
         };
         if is_include {
             return Ok(if e.has_attribute("merge") {
-                Outcome::MergeIntoParent(source)
+                // ClickHouse merges the included element once per child node it has: with
+                // none, nothing merges (the parent keeps its text)
+                if source.children.is_empty() { Outcome::Remove } else { Outcome::MergeIntoParent(source) }
             } else {
                 Outcome::Splice(std::mem::take(&mut source.children))
             });
@@ -168,9 +178,10 @@ impl Substituter<'_> {
         for attribute in std::mem::take(&mut source.attributes) {
             e.set_attribute(&attribute.name, &attribute.value);
         }
-        // ClickHouse processes the element again: included content may hold substitutions.
-        self.process(e, depth + 1)?;
-        Ok(Outcome::Keep)
+        // ClickHouse processes the element again: included content may hold substitutions,
+        // and attributes copied from the included element may be one (an optional element
+        // whose new substitution finds nothing then goes).
+        self.process(e, depth + 1)
     }
 
     /// The value of an environment variable, parsed as XML content as ClickHouse does.
