@@ -5,7 +5,8 @@ Usage: engine-preprocess.py TREE OUT [--timeout SECONDS]
        engine-preprocess.py --all CASES_DIR   (every CASES_DIR/*/tree -> CASES_DIR/*/expected)
        engine-preprocess.py --batch CASES_DIR (the same, in one namespace and one Python: the
            engine's library is loaded once and forked per tree, each on fresh tmpfs mounts;
-           about 3 trees a second instead of one; CASES_DIR/*/env is each tree's environment)
+           about 10 trees a second instead of one; CASES_DIR/*/env is each tree's environment;
+           a users file named otherwise, accounts.xml say, is written as OUT/users.xml)
        engine-preprocess.py --start TREE [--timeout SECONDS]
            does the server start on TREE? One JSON line on stdout:
            {"started": bool, "exit_status": int|null, "errors": [first <Error> lines]}
@@ -337,15 +338,23 @@ def batch_inside(cases, timeout):
                 os._exit(rc if 0 <= rc < 256 else 1)
             finally:
                 os._exit(1)
+        # the users file is preprocessed under its own name (users_config: accounts.xml, say);
+        # a config without <path> is preprocessed beside itself, as NAME-preprocessed.xml
         wanted = ("config.xml", "users.xml")
+
+        def written():
+            for d in preprocessed_dirs(work):
+                for p in glob.glob(os.path.join(d, "*.xml")):
+                    yield "config.xml" if os.path.basename(p) == "config.xml" else "users.xml", p
+            for p in glob.glob(os.path.join(work, "*-preprocessed.xml")):
+                yield "config.xml" if os.path.basename(p) == "config-preprocessed.xml" else "users.xml", p
+
         end = time.time() + timeout
         found, status = {}, None
         while time.time() < end:
-            for d in preprocessed_dirs(work):
-                for name in wanted:
-                    p = os.path.join(d, name)
-                    if name not in found and os.path.isfile(p) and complete(p):
-                        found[name] = p
+            for name, p in written():
+                if name not in found and complete(p):
+                    found[name] = p
             done, st = os.waitpid(pid, os.WNOHANG)
             if done:
                 status = os.waitstatus_to_exitcode(st)
@@ -357,11 +366,8 @@ def batch_inside(cases, timeout):
             os.killpg(pid, signal.SIGKILL)
             status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         log.write(f"\nengine exit status: {status}\n")
-        for d in preprocessed_dirs(work):
-            for name in wanted:
-                p = os.path.join(d, name)
-                if os.path.isfile(p):
-                    found[name] = p
+        for name, p in written():
+            found[name] = p
         for name, p in found.items():
             shutil.copyfile(p, os.path.join(out, name))
         err = "/var/log/clickhouse-server/clickhouse-server.err.log"
