@@ -587,6 +587,21 @@ mod tests {
     }
 
     #[test]
+    fn an_include_merge_merges_once_per_child_node_and_goes_on_with_the_next_sibling() {
+        // t2 has three child nodes (whitespace, <a remove>, whitespace): three merges, each
+        // removing one more <a>, as 25.8.2.1 does
+        let include = "<clickhouse><t2>\n<a remove=\"1\"/>\n</t2><t3><c>1</c></t3></clickhouse>";
+        let main = r#"<clickhouse><include_from>inc.xml</include_from><x><include incl="t2" merge="true"/><a k="1"/><a/><a/><a/><a/><b/></x></clickhouse>"#;
+        let shown = load_main(main, include).unwrap();
+        assert!(shown.contains(r#"<a k="1"/>"#) && shown.matches("<a").count() == 2, "{shown}");
+        // the merge drops the text before the <include>; the optional <b> after it is still
+        // substituted (and goes)
+        let main = r#"<clickhouse><include_from>inc.xml</include_from><x>t<include incl="t3" merge="true"/><b incl="t9" optional="true"/></x></clickhouse>"#;
+        let shown = load_main(main, include).unwrap();
+        assert!(!shown.contains("<b") && shown.contains("<c>1</c>"), "{shown}");
+    }
+
+    #[test]
     fn a_broken_users_config_leaves_the_server_tree() {
         let dir = tempfile::tempdir().unwrap();
         let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::error::{ConfigError, Pointer, Result};
 use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_fragments};
 use super::source::{Origin, SourceMap};
-use super::tree::{Children, Element, Node};
+use super::tree::{Children, Element, Node, Text};
 use super::xml;
 use crate::limits::MAX_SUBSTITUTED_NODES;
 
@@ -23,6 +23,10 @@ pub struct Substituter<'a> {
     /// Nodes the substitutions added so far (at most [`MAX_SUBSTITUTED_NODES`]).
     pub added: usize,
 }
+
+/// The text of the comment that holds an `<include merge>`'s place while it merges (NUL
+/// cannot be in a parsed comment).
+const PLACE: &str = "\0include";
 
 /// What the parent does with a child after its substitution.
 enum Outcome {
@@ -74,8 +78,38 @@ impl Substituter<'_> {
                     i += n;
                 }
                 Outcome::MergeIntoParent(source) => {
-                    e.children.remove(i);
-                    merge_fragments(e, vec![source], self.sources)?;
+                    // ClickHouse goes on with the sibling that followed the <include>, but the
+                    // merge drops text nodes (and `remove` may drop elements) before it: a
+                    // comment, which merges leave alone, keeps the place
+                    e.children[i] = Node::Comment(Text::new(PLACE, false, e.origin));
+                    // it merges the included element once per child node the element has
+                    // (whitespace nodes count: chaudit keeps none, so an indented element is
+                    // taken for one with whitespace around each child); again and again only
+                    // changes something while `remove` finds more
+                    let child_nodes = match source.blank_text {
+                        true => 2 * source.children.len() + 1,
+                        false => source.children.len(),
+                    };
+                    let mut last = None;
+                    for time in 0..child_nodes {
+                        if time > 0 {
+                            self.count(e, nodes(&source))?;
+                        }
+                        merge_fragments(e, vec![source.clone()], self.sources)?;
+                        let now = nodes(e);
+                        if last == Some(now) {
+                            break;
+                        }
+                        last = Some(now);
+                    }
+                    i = e
+                        .children
+                        .iter()
+                        .position(|n| matches!(n, Node::Comment(t) if t.value() == PLACE))
+                        .unwrap_or(i);
+                    if matches!(e.children.get(i), Some(Node::Comment(t)) if t.value() == PLACE) {
+                        e.children.remove(i);
+                    }
                 }
             }
         }
@@ -160,7 +194,7 @@ impl Substituter<'_> {
             return Ok(if e.has_attribute("merge") {
                 // ClickHouse merges the included element once per child node it has: with
                 // none, nothing merges (the parent keeps its text)
-                if source.children.is_empty() { Outcome::Remove } else { Outcome::MergeIntoParent(source) }
+                if source.has_child_nodes() { Outcome::MergeIntoParent(source) } else { Outcome::Remove }
             } else {
                 Outcome::Splice(std::mem::take(&mut source.children))
             });
