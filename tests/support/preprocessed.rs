@@ -11,7 +11,10 @@ use chaudit::config::{self, Element, LoadOptions, Node, SourceMap};
 pub const ENGINE_HEADER: &str = "This file was generated automatically.";
 
 /// An element as the comparison sees it: name, sorted attributes, its text trimmed (text
-/// and CDATA joined), child elements in order.
+/// and CDATA joined), child elements in order. In mixed content (text beside child
+/// elements), whitespace runs with a line break are left out of the text: there they are
+/// the pretty-printers' indentation, which parsing glues to the text around it (the engine
+/// writes two text nodes as `a2`, or `a` newline `2`, where chaudit indents).
 #[derive(Debug, PartialEq)]
 pub struct Shape {
     pub name: String,
@@ -33,7 +36,28 @@ pub fn shape(e: &Element) -> Shape {
             Node::Comment(_) => {}
         }
     }
+    if !children.is_empty() {
+        text = without_indentation(&text);
+    }
     Shape { name: e.name.to_string(), attributes, text, children }
+}
+
+/// `text` without its whitespace runs that hold a line break.
+fn without_indentation(text: &str) -> String {
+    let mut out = String::new();
+    let mut run = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() {
+            run.push(c);
+            continue;
+        }
+        if !run.contains('\n') {
+            out.push_str(&run);
+        }
+        run.clear();
+        out.push(c);
+    }
+    out
 }
 
 pub fn parse_xml(text: String, what: &str) -> Element {
