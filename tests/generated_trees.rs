@@ -406,9 +406,15 @@ impl Tree {
 }
 
 impl File {
+    /// The XML: indented, or, for a file with a YAML twin, without any whitespace between
+    /// elements (YAMLParser makes no whitespace nodes, and they count: a `from_env` element
+    /// with only whitespace inside has a value).
     fn xml(&self) -> String {
         let mut out = String::new();
         self.root.xml(&mut out, 0);
+        if self.yaml {
+            out = out.lines().map(str::trim).collect::<String>() + "\n";
+        }
         out
     }
 
