@@ -12,11 +12,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use chaudit::config::render::{RenderOptions, render};
-use chaudit::config::{self, DefaultInclude, Element, LoadOptions, Node, SourceMap};
-
-/// The first words of the comment ClickHouse's ConfigProcessor puts atop a preprocessed file.
-const ENGINE_HEADER: &str = "This file was generated automatically.";
+use chaudit::config::{DefaultInclude, LoadOptions};
+use support::preprocessed;
 
 fn cases() -> Vec<PathBuf> {
     let root = support::repo_root().join("tests/engine-cases");
@@ -27,59 +24,6 @@ fn cases() -> Vec<PathBuf> {
         .collect();
     dirs.sort();
     dirs
-}
-
-/// An element as the comparison sees it: name, sorted attributes, its text trimmed (text
-/// and CDATA joined), child elements in order.
-#[derive(Debug, PartialEq)]
-struct Shape {
-    name: String,
-    attributes: Vec<(String, String)>,
-    text: String,
-    children: Vec<Shape>,
-}
-
-fn shape(e: &Element) -> Shape {
-    let mut attributes: Vec<(String, String)> =
-        e.attributes.iter().map(|a| (a.name.clone(), a.value.clone())).collect();
-    attributes.sort();
-    let mut text = String::new();
-    let mut children = Vec::new();
-    for node in &e.children {
-        match node {
-            Node::Element(child) => children.push(shape(child)),
-            Node::Text(t) => text.push_str(t.value().trim()),
-            Node::Comment(_) => {}
-        }
-    }
-    Shape { name: e.name.to_string(), attributes, text, children }
-}
-
-fn parse_xml(text: String, what: &str) -> Element {
-    let mut sources = SourceMap::new("/".into());
-    let id = sources.add(what.into(), text);
-    config::xml::parse(sources.file(id), id).unwrap_or_else(|e| panic!("{what}: {e}"))
-}
-
-/// The first difference between two shapes, as a path and what differs.
-fn difference(a: &Shape, b: &Shape, path: &str) -> Option<String> {
-    let here = format!("{path}/{}", a.name);
-    if a.name != b.name || a.attributes != b.attributes || a.text != b.text {
-        return Some(format!(
-            "{here}: chaudit <{} {:?}>{:?} vs engine <{} {:?}>{:?}",
-            a.name, a.attributes, a.text, b.name, b.attributes, b.text
-        ));
-    }
-    for (i, (x, y)) in a.children.iter().zip(&b.children).enumerate() {
-        if let Some(d) = difference(x, y, &format!("{here}[{i}]")) {
-            return Some(d);
-        }
-    }
-    if a.children.len() != b.children.len() {
-        let names = |s: &Shape| s.children.iter().map(|c| c.name.clone()).collect::<Vec<_>>().join(",");
-        return Some(format!("{here}: chaudit children [{}] vs engine [{}]", names(a), names(b)));
-    }
-    None
 }
 
 fn options(case: &Path) -> LoadOptions {
@@ -96,60 +40,11 @@ fn config_show_equals_the_engines_preprocessed_configs() {
     let (mut compared, mut refused) = (0, 0);
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
-        let expected = case.join("expected");
-        let loaded = config::load(&case.join("tree/config.xml"), &options(case));
-        let engine_config = std::fs::read_to_string(expected.join("config.xml")).ok();
-        // the engine's own file, not a copy of chaudit's
-        if let Some(text) = &engine_config {
-            assert!(text.contains(ENGINE_HEADER), "{name}: expected/config.xml is not the engine's");
-        }
-        let loaded = match (loaded, engine_config) {
-            (Ok(loaded), Some(engine)) => {
-                let ours = render(&loaded.server, &loaded.sources, &RenderOptions { provenance: false, masking: None });
-                if let Some(d) =
-                    difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine, "engine")), "")
-                {
-                    failures.push(format!("{name} config.xml: {d}"));
-                }
-                compared += 1;
-                loaded
-            }
-            (Err(_), None) => {
-                refused += 1;
-                continue;
-            }
-            (Ok(_), None) => {
-                failures.push(format!("{name}: the engine refused the tree, chaudit loaded it"));
-                continue;
-            }
-            (Err(e), Some(_)) => {
-                failures.push(format!("{name}: chaudit refused the tree ({e}), the engine processed it"));
-                continue;
-            }
-        };
-        let Ok(engine_users) = std::fs::read_to_string(expected.join("users.xml")) else {
-            // the engine failed the users config alone (its server config is written): so must chaudit
-            let log = std::fs::read_to_string(expected.join("log")).unwrap_or_default();
-            // (a users file that does not exist is reported as such: users-config-missing)
-            let reported = loaded.users_error.is_some()
-                || loaded.problems.iter().any(|p| matches!(p, chaudit::config::ConfigError::UsersConfigMissing { .. }));
-            if log.contains("while setting up access control") && !reported {
-                failures.push(format!("{name}: the engine failed the users config, chaudit loaded it"));
-            }
-            continue;
-        };
-        match &loaded.users {
-            Some(users) => {
-                let ours = render(users, &loaded.sources, &RenderOptions { provenance: false, masking: None });
-                if let Some(d) =
-                    difference(&shape(&parse_xml(ours, "chaudit")), &shape(&parse_xml(engine_users, "engine")), "")
-                {
-                    failures.push(format!("{name} users.xml: {d}"));
-                }
-                compared += 1;
-            }
-            None => failures.push(format!("{name}: the engine wrote users.xml, chaudit has no users tree")),
-        }
+        let result =
+            preprocessed::compare(&name, &case.join("tree/config.xml"), &case.join("expected"), &options(case));
+        compared += result.files;
+        refused += usize::from(result.refused_by_both);
+        failures.extend(result.failures);
     }
     eprintln!("{} cases: {compared} files compared, {refused} trees refused by both", cases.len());
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));

@@ -559,6 +559,84 @@ mod tests {
     }
 
     #[test]
+    fn an_optional_root_whose_substitution_finds_nothing_refuses_the_config() {
+        // 25.8.2.1 removes the optional element, the root too: "No root node in document"
+        let dir = tempfile::tempdir().unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let main = dir.path().join("config.xml");
+        std::fs::write(dir.path().join("inc.xml"), "<clickhouse><t1><a>1</a></t1></clickhouse>").unwrap();
+        for (root, refused) in [
+            (r#"<clickhouse incl="t9" optional="true">"#, true),
+            (r#"<clickhouse from_env="UNSET_HERE" optional="true">"#, true),
+            (r#"<clickhouse incl="t9">"#, false),
+            (r#"<clickhouse incl="t1" optional="true">"#, false),
+        ] {
+            std::fs::write(&main, format!("{root}<include_from>inc.xml</include_from><b>2</b></clickhouse>")).unwrap();
+            assert_eq!(load(&main, &options).is_err(), refused, "{root}");
+        }
+    }
+
+    /// Loads `main` (with `inc.xml` as include_from) and renders it without provenance;
+    /// `Err` when it is refused.
+    fn load_main(main: &str, include: &str) -> std::result::Result<String, String> {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("inc.xml"), include).unwrap();
+        std::fs::write(dir.path().join("config.xml"), main).unwrap();
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let loaded = load(&dir.path().join("config.xml"), &options).map_err(|e| e.to_string())?;
+        Ok(render::render(&loaded.server, &loaded.sources, &render::RenderOptions { provenance: false, masking: None }))
+    }
+
+    #[test]
+    fn an_optional_element_that_goes_has_its_children_substituted_first() {
+        // 25.8.2.1 refuses the from_env on a value inside the removed element
+        let main = r#"<clickhouse><include_from>inc.xml</include_from>
+            <a incl="t9" optional="true"><b from_env="UNSET_HERE"><c/></b></a></clickhouse>"#;
+        assert!(load_main(main, "<clickhouse/>").is_err());
+        let main = r#"<clickhouse><include_from>inc.xml</include_from>
+            <a incl="t9" optional="true"><b><c/></b></a></clickhouse>"#;
+        assert!(!load_main(main, "<clickhouse/>").unwrap().contains("<a"));
+    }
+
+    #[test]
+    fn attributes_an_incl_brings_are_substituted_like_the_elements_own() {
+        // the included element's from_env lands on <b>, which is optional: unset, <b> goes
+        let main =
+            r#"<clickhouse><include_from>inc.xml</include_from><b incl="t1" optional="true"/><c>1</c></clickhouse>"#;
+        let shown = load_main(main, r#"<clickhouse><t1 from_env="UNSET_HERE"/></clickhouse>"#).unwrap();
+        assert!(!shown.contains("<b") && shown.contains("<c>1</c>"), "{shown}");
+    }
+
+    #[test]
+    fn an_include_merge_of_an_empty_element_merges_nothing() {
+        // ClickHouse merges the included element once per child node: none, no merge, and
+        // the parent's text stays (a merge drops it)
+        let main =
+            r#"<clickhouse><include_from>inc.xml</include_from><a>2<include incl="t2" merge="true"/></a></clickhouse>"#;
+        let shown = load_main(main, "<clickhouse><t2/><t3><b>1</b></t3></clickhouse>").unwrap();
+        assert!(shown.contains("<a>2</a>"), "{shown}");
+        let main =
+            r#"<clickhouse><include_from>inc.xml</include_from><a>2<include incl="t3" merge="true"/></a></clickhouse>"#;
+        let shown = load_main(main, "<clickhouse><t2/><t3><b>1</b></t3></clickhouse>").unwrap();
+        assert!(!shown.contains(">2") && shown.contains("<b>1</b>"), "{shown}");
+    }
+
+    #[test]
+    fn an_include_merge_merges_once_per_child_node_and_goes_on_with_the_next_sibling() {
+        // t2 has three child nodes (whitespace, <a remove>, whitespace): three merges, each
+        // removing one more <a>, as 25.8.2.1 does
+        let include = "<clickhouse><t2>\n<a remove=\"1\"/>\n</t2><t3><c>1</c></t3></clickhouse>";
+        let main = r#"<clickhouse><include_from>inc.xml</include_from><x><include incl="t2" merge="true"/><a k="1"/><a/><a/><a/><a/><b/></x></clickhouse>"#;
+        let shown = load_main(main, include).unwrap();
+        assert!(shown.contains(r#"<a k="1"/>"#) && shown.matches("<a").count() == 2, "{shown}");
+        // the merge drops the text before the <include>; the optional <b> after it is still
+        // substituted (and goes)
+        let main = r#"<clickhouse><include_from>inc.xml</include_from><x>t<include incl="t3" merge="true"/><b incl="t9" optional="true"/></x></clickhouse>"#;
+        let shown = load_main(main, include).unwrap();
+        assert!(!shown.contains("<b") && shown.contains("<c>1</c>"), "{shown}");
+    }
+
+    #[test]
     fn a_broken_users_config_leaves_the_server_tree() {
         let dir = tempfile::tempdir().unwrap();
         let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";

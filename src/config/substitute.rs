@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use super::error::{ConfigError, Pointer, Result};
 use super::merge::{SUBSTITUTION_ATTRIBUTES, merge_fragments};
 use super::source::{Origin, SourceMap};
-use super::tree::{Children, Element, Node};
+use super::tree::{Children, Element, Node, Text};
 use super::xml;
 use crate::limits::MAX_SUBSTITUTED_NODES;
 
@@ -26,6 +26,10 @@ pub struct Substituter<'a> {
     pub added: usize,
 }
 
+/// The text of the comment that holds an `<include merge>`'s place while it merges (NUL
+/// cannot be in a parsed comment).
+const PLACE: &str = "\0include";
+
 /// What the parent does with a child after its substitution.
 enum Outcome {
     Keep,
@@ -40,9 +44,17 @@ impl Substituter<'_> {
     /// Substitutes `root` and everything below it. ClickHouse substitutes the root like any
     /// other element: `<yandex incl="base_config">` (an old layout with include_from
     /// metrika.xml) takes its content from the include file. A root left without its
-    /// substitution stays (an optional one is not removed: a config has a root).
+    /// substitution stays, unless it is optional: ClickHouse removes an optional element
+    /// whose substitution finds nothing, the root too, and then refuses the document ("No
+    /// root node in document", 25.8.2.1).
     pub fn run(&mut self, root: &mut Element) -> Result<()> {
-        self.process(root, 0).map(|_| ())
+        match self.process(root, 0)? {
+            Outcome::Remove => Err(self.syntax(
+                root,
+                "the optional root element's substitution finds nothing: ClickHouse removes the root and refuses the file (no root node in document)",
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Substitutes one element in place, e.g. `<include_from from_env=...>` before it is read.
@@ -68,8 +80,38 @@ impl Substituter<'_> {
                     i += n;
                 }
                 Outcome::MergeIntoParent(source) => {
-                    e.children.remove(i);
-                    merge_fragments(e, vec![source], self.sources)?;
+                    // ClickHouse goes on with the sibling that followed the <include>, but the
+                    // merge drops text nodes (and `remove` may drop elements) before it: a
+                    // comment, which merges leave alone, keeps the place
+                    e.children[i] = Node::Comment(Text::new(PLACE, false, e.origin));
+                    // it merges the included element once per child node the element has
+                    // (whitespace nodes count: chaudit keeps none, so an indented element is
+                    // taken for one with whitespace around each child); again and again only
+                    // changes something while `remove` finds more
+                    let child_nodes = match source.blank_text {
+                        true => 2 * source.children.len() + 1,
+                        false => source.children.len(),
+                    };
+                    let mut last = None;
+                    for time in 0..child_nodes {
+                        if time > 0 {
+                            self.count(e, nodes(&source))?;
+                        }
+                        merge_fragments(e, vec![source.clone()], self.sources)?;
+                        let now = nodes(e);
+                        if last == Some(now) {
+                            break;
+                        }
+                        last = Some(now);
+                    }
+                    i = e
+                        .children
+                        .iter()
+                        .position(|n| matches!(n, Node::Comment(t) if t.value() == PLACE))
+                        .unwrap_or(i);
+                    if matches!(e.children.get(i), Some(Node::Comment(t)) if t.value() == PLACE) {
+                        e.children.remove(i);
+                    }
                 }
             }
         }
@@ -145,14 +187,16 @@ impl Substituter<'_> {
         }
         let Some(mut source) = source else {
             let outcome = self.missing(e, kind, &name, is_include);
-            if matches!(outcome, Outcome::Keep) {
-                self.children(e, depth)?;
-            }
+            // an optional element that goes has its children substituted all the same (they
+            // are gone with it, but what ClickHouse refuses there, it refuses)
+            self.children(e, depth)?;
             return Ok(outcome);
         };
         if is_include {
             return Ok(if e.has_attribute("merge") {
-                Outcome::MergeIntoParent(source)
+                // ClickHouse merges the included element once per child node it has: with
+                // none, nothing merges (the parent keeps its text)
+                if source.has_child_nodes() { Outcome::MergeIntoParent(source) } else { Outcome::Remove }
             } else {
                 Outcome::Splice(std::mem::take(&mut source.children))
             });
@@ -170,9 +214,10 @@ impl Substituter<'_> {
         for attribute in std::mem::take(&mut source.attributes) {
             e.set_attribute(&attribute.name, &attribute.value);
         }
-        // ClickHouse processes the element again: included content may hold substitutions.
-        self.process(e, depth + 1)?;
-        Ok(Outcome::Keep)
+        // ClickHouse processes the element again: included content may hold substitutions,
+        // and attributes copied from the included element may be one (an optional element
+        // whose new substitution finds nothing then goes).
+        self.process(e, depth + 1)
     }
 
     /// The value of an environment variable, parsed as XML content as ClickHouse does.
