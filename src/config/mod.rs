@@ -562,7 +562,7 @@ mod tests {
     fn an_optional_root_whose_substitution_finds_nothing_refuses_the_config() {
         // 25.8.2.1 removes the optional element, the root too: "No root node in document"
         let dir = tempfile::tempdir().unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
         let main = dir.path().join("config.xml");
         std::fs::write(dir.path().join("inc.xml"), "<clickhouse><t1><a>1</a></t1></clickhouse>").unwrap();
         for (root, refused) in [
@@ -582,7 +582,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("inc.xml"), include).unwrap();
         std::fs::write(dir.path().join("config.xml"), main).unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new() };
+        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
         let loaded = load(&dir.path().join("config.xml"), &options).map_err(|e| e.to_string())?;
         Ok(render::render(&loaded.server, &loaded.sources, &render::RenderOptions { provenance: false, masking: None }))
     }
