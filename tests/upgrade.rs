@@ -354,3 +354,22 @@ fn every_keep_the_old_default_advice_holds_where_it_says() {
         assert!(served.contains(&name), "26.9 does not serve {name} from the profile");
     }
 }
+
+/// The offline review takes what the audit takes: `-o` (never over a file of the reviewed
+/// tree) and `--allow-inconclusive` for the known issues it cannot check without a server,
+/// which otherwise make it exit 3 with a word on stderr.
+#[test]
+fn the_offline_review_writes_its_file_and_says_what_it_could_not_check() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse/>\n").unwrap();
+    let review = ["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9"];
+    let (code, out, err) = chaudit(dir.path(), &[&review[..], &["-o", "review.txt"]].concat());
+    assert_eq!(code, 3, "{err}");
+    assert!(out.is_empty() && err.contains("could not be checked without a server"), "{out}{err}");
+    assert!(std::fs::read_to_string(dir.path().join("review.txt")).unwrap().contains("26.9"));
+    let (code, _, err) = chaudit(dir.path(), &[&review[..], &["--allow-inconclusive"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = chaudit(dir.path(), &[&review[..], &["-o", "config.xml"]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("config.xml")).unwrap(), "<clickhouse/>\n");
+}

@@ -12,7 +12,7 @@ use chaudit::upgrade::history::{self, History};
 use chaudit::upgrade::{self, Inputs};
 use chaudit::version::Version;
 
-use super::{RuleArgs, exit, live, report_all, write_stdout};
+use super::{RuleArgs, exit, live, report_all, write_output};
 
 #[derive(Args)]
 pub struct UpgradeArgs {
@@ -32,6 +32,13 @@ pub struct UpgradeArgs {
     pub rules: RuleArgs,
     #[arg(long, value_enum, default_value_t = ReviewFormat::Text)]
     pub format: ReviewFormat,
+    /// Write the review to this file (whole or not at all) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Let known issues that could not be checked on a server pass the review; without it
+    /// they make it exit 3, as inconclusive rules do in an audit.
+    #[arg(long)]
+    pub allow_inconclusive: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -80,7 +87,17 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
                 report_all(loaded.server_error.take().into_iter().chain(loaded.users_error.take()).collect());
                 return ExitCode::from(exit::USAGE_OR_CONFIG);
             }
-            Ok(loaded) => facts::config::facts(&loaded, main.display().to_string(), stated_from),
+            Ok(loaded) => {
+                // the review never goes over a file of the tree it reviews
+                if let Some(output) = &args.output {
+                    let inputs: Vec<(&str, &std::path::Path)> = chaudit::audit::inputs_of(&loaded).collect();
+                    if let Err(e) = chaudit::regular_file::ensure_not_input(output, &inputs) {
+                        eprintln!("chaudit: {e}");
+                        return ExitCode::from(exit::USAGE_OR_CONFIG);
+                    }
+                }
+                facts::config::facts(&loaded, main.display().to_string(), stated_from)
+            }
             Err(err) => {
                 report_all(vec![err]);
                 return ExitCode::from(exit::USAGE_OR_CONFIG);
@@ -136,10 +153,17 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
         ReviewFormat::Markdown => emit::markdown::render(&review),
     };
     // a stop is a stop; otherwise an issue that could not be checked leaves the review unjudged
-    let code = match (review.summary.blocking, review.summary.issues_unchecked > 0) {
+    let code = match (review.summary.blocking, review.summary.issues_unchecked > 0 && !args.allow_inconclusive) {
         (true, _) => exit::FINDINGS,
-        (false, true) => exit::RUNTIME,
+        (false, true) => {
+            eprintln!(
+                "chaudit: {} known issue(s) of the target could not be checked without a server (--dsn): \
+                 the review is not complete (--allow-inconclusive lets it pass)",
+                review.summary.issues_unchecked
+            );
+            exit::RUNTIME
+        }
         (false, false) => exit::OK,
     };
-    write_stdout(&text, code)
+    write_output(args.output.as_deref(), &text, code)
 }
