@@ -113,6 +113,20 @@ pub const CLICKHOUSE_26_9: &str = "chdb-core==26.9.0";
 pub const CLICKHOUSE_25_8: &str = "chdb==3.7.2";
 pub const CLICKHOUSE_24_8: &str = "chdb==2.1.1";
 
+/// Runs one of tests/clickhouse's start scripts with `env`: the pid it prints once the
+/// service is ready, or its stderr.
+fn start_script(script: &str, env: &[(&str, &str)]) -> Result<u32, String> {
+    let out = Command::new("bash")
+        .arg(repo_root().join("tests/clickhouse").join(script))
+        .envs(env.iter().copied())
+        .output()
+        .unwrap_or_else(|e| panic!("run {script}: {e}"));
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or_else(|e| panic!("{script}: not a pid: {e}")))
+}
+
 /// A port the kernel just handed out on 127.0.0.1 (free at the time of asking).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0").local_addr().unwrap().port()
@@ -165,21 +179,18 @@ impl LiveServer {
     }
 
     fn launch(package: &str, dir: &Path, http_port: u16, tcp_port: u16) -> Result<u32, String> {
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/clickhouse/start-server.sh"))
-            .env("CH_PKG", package)
-            .env("CH_DIR", dir)
-            .env("CH_HTTP_PORT", http_port.to_string())
-            .env("CH_TCP_PORT", tcp_port.to_string())
-            .env("CH_START_TIMEOUT", "120")
-            // a server kept in a static is never dropped: it follows this process instead
-            .env("CH_OWNER_PID", std::process::id().to_string())
-            .output()
-            .expect("run start-server.sh");
-        if !out.status.success() {
-            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("server pid"))
+        let dir = dir.display().to_string();
+        let (http, tcp) = (http_port.to_string(), tcp_port.to_string());
+        // a server kept in a static is never dropped: it follows this process instead
+        let env = [
+            ("CH_PKG", package),
+            ("CH_DIR", &dir),
+            ("CH_HTTP_PORT", &http),
+            ("CH_TCP_PORT", &tcp),
+            ("CH_START_TIMEOUT", "120"),
+            ("CH_OWNER_PID", &std::process::id().to_string()),
+        ];
+        start_script("start-server.sh", &env)
     }
 
     /// Its HTTP endpoint, as `--dsn` takes it.
@@ -410,18 +421,14 @@ pub struct ZooKeeper {
 
 impl ZooKeeper {
     fn launch(dir: &Path, port: u16) -> Result<u32, String> {
-        let out = Command::new("bash")
-            .arg(repo_root().join("tests/clickhouse/start-zookeeper.sh"))
-            .env("ZK_DIR", dir)
-            .env("ZK_PORT", port.to_string())
-            .env("ZK_START_TIMEOUT", "90")
-            .env("ZK_OWNER_PID", std::process::id().to_string())
-            .output()
-            .expect("run start-zookeeper.sh");
-        if !out.status.success() {
-            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().expect("zookeeper pid"))
+        let (dir, port) = (dir.display().to_string(), port.to_string());
+        let env = [
+            ("ZK_DIR", dir.as_str()),
+            ("ZK_PORT", &port),
+            ("ZK_START_TIMEOUT", "90"),
+            ("ZK_OWNER_PID", &std::process::id().to_string()),
+        ];
+        start_script("start-zookeeper.sh", &env)
     }
 
     /// Stops it (by its pid) and waits until it is gone; its data stays for `start_again`.
