@@ -7,9 +7,13 @@ Usage: engine-preprocess.py TREE OUT [--timeout SECONDS]
            engine's library is loaded once and forked per tree, each on fresh tmpfs mounts;
            about 10 trees a second instead of one; CASES_DIR/*/env is each tree's environment;
            a users file named otherwise, accounts.xml say, is written as OUT/users.xml)
-       engine-preprocess.py --start TREE [--timeout SECONDS]
+       engine-preprocess.py --start TREE [--timeout SECONDS] [--then COMMAND]
            does the server start on TREE? One JSON line on stdout:
            {"started": bool, "exit_status": int|null, "errors": [first <Error> lines]}
+           With --then, once the server is up, COMMAND runs (bash -c, in the namespace, with
+           CHAUDIT_ENGINE_URL=http://HOST:PORT/ of the server's HTTP port) before it is
+           stopped; the verdict adds "then_status" (COMMAND's exit status; null when the
+           server did not start or has no HTTP port).
 
 TREE holds config.xml (and config.d/, users.xml, users.d/, ...); an optional TREE/../env
 file (KEY=VALUE lines) is the only environment the engine sees. OUT receives config.xml and
@@ -170,8 +174,27 @@ def refuse_outside(tree):
     return outside
 
 
-def start(tree, timeout, env_file):
-    """In the namespace: run the server on TREE until it is ready or exits; print the verdict."""
+def http_url(work):
+    """The URL of the running server's HTTP port (its preprocessed config's, else the stock
+    port the harness gave it), on the loopback address that answers; None without one."""
+    ports = [] if opens_a_port(work) else [STOCK_HTTP_PORT]
+    for d in preprocessed_dirs(work):
+        p = os.path.join(d, "config.xml")
+        if os.path.isfile(p):
+            ports += re.findall(r"<http_port>\s*(\d+)\s*<", open(p, errors="replace").read())
+    for port in ports:
+        for host, shown in (("127.0.0.1", "127.0.0.1"), ("::1", "[::1]")):
+            try:
+                socket.create_connection((host, int(port)), timeout=0.5).close()
+            except OSError:
+                continue
+            return f"http://{shown}:{port}/"
+    return None
+
+
+def start(tree, timeout, env_file, then=None):
+    """In the namespace: run the server on TREE until it is ready or exits, run THEN against
+    it when given; print the verdict."""
     outside = writes_outside(tree)
     if outside:
         print(json.dumps({"started": False, "exit_status": None,
@@ -209,6 +232,12 @@ def start(tree, timeout, env_file):
             started = True
             break
         time.sleep(0.1)
+    then_status = None
+    if started and then:
+        url = http_url(work)
+        if url:
+            then_status = subprocess.run(["bash", "-c", then], env=dict(os.environ, CHAUDIT_ENGINE_URL=url),
+                                         stdout=sys.stderr).returncode
     status = child.poll()
     if status is None:
         os.killpg(child.pid, signal.SIGKILL)
@@ -226,7 +255,10 @@ def start(tree, timeout, env_file):
             seen.append(e)
     if not seen and not started:  # no error line: the last words it printed say why
         seen = [l.strip() for l in open(os.path.join(work, "server.out"), errors="replace") if l.strip()][-5:]
-    print(json.dumps({"started": started, "exit_status": status, "errors": seen[:5]}))
+    verdict = {"started": started, "exit_status": status, "errors": seen[:5]}
+    if then:
+        verdict["then_status"] = then_status
+    print(json.dumps(verdict))
 
 
 def inside(tree, out, timeout, env_file):
@@ -397,6 +429,7 @@ def main():
     ap.add_argument("--batch-inside", metavar="CASES_DIR", help=argparse.SUPPRESS)
     ap.add_argument("--start", metavar="TREE", help="does the server start on TREE (JSON verdict)")
     ap.add_argument("--start-inside", metavar="TREE", help=argparse.SUPPRESS)
+    ap.add_argument("--then", metavar="COMMAND", help="with --start: run COMMAND against the started server")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--serve-arg", action="append", default=[], help=argparse.SUPPRESS)
     ap.add_argument("--serve-override", action="append", default=[], help=argparse.SUPPRESS)
@@ -407,12 +440,13 @@ def main():
         overrides = ["--"] + [f"--{o}" for o in args.serve_override] if args.serve_override else []
         server(args.serve, args.serve_arg + overrides)
     elif args.start_inside:
-        start(args.start_inside, args.timeout, args.env_file)
+        start(args.start_inside, args.timeout, args.env_file, args.then)
     elif args.start:
         tree = os.path.abspath(args.start)
         env_file = os.path.join(os.path.dirname(tree), "env")
+        then = ["--then", args.then] if args.then else []
         sys.exit(subprocess.run(["unshare", "-rnm", sys.executable, __file__, "--start-inside", tree,
-                                 "--timeout", str(args.timeout), "--env-file", env_file]).returncode)
+                                 "--timeout", str(args.timeout), "--env-file", env_file] + then).returncode)
     elif args.batch_inside:
         batch_inside(args.batch_inside, args.timeout)
     elif args.batch:

@@ -35,3 +35,22 @@ fn the_embedded_pack_is_the_rules_directory() {
     assert_eq!(ids(&embedded), ids(&on_disk));
     assert!(embedded.rules.len() >= 20);
 }
+
+/// Every config rule about a server that starts says which live rule judges the same objects
+/// on the running server, or why none can: the parity harness (tests/parity_engine.rs) holds
+/// each pair to it.
+#[test]
+fn every_config_rule_of_a_starting_server_names_its_live_twin() {
+    use chaudit::facts::Source;
+    use chaudit::rules::schema::Effect;
+    let pack = RulePack::load(true, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let undeclared: Vec<&str> = pack
+        .rules
+        .iter()
+        .filter(|r| r.sources == [Source::Config] && r.effect != Some(Effect::RefusesToStart))
+        .filter(|r| r.live_twin.is_none())
+        .map(|r| r.id.as_str())
+        .collect();
+    assert!(undeclared.is_empty(), "config rules without `live_twin`: {undeclared:?}");
+    assert!(pack.live_twins.len() >= 12, "{:?}", pack.live_twins);
+}

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use chaudit::rules::RulePack;
+use chaudit::rules::twin::LiveTwin;
 use chaudit::ruletest;
 
 use super::audit::load_pack;
@@ -49,12 +50,12 @@ pub fn explain(id: &str, args: &RuleArgs) -> ExitCode {
         eprintln!("chaudit: no rule `{id}` (see `chaudit rules list`)");
         return ExitCode::from(exit::USAGE_OR_CONFIG);
     };
-    write_stdout(&page(r), exit::OK)
+    write_stdout(&page(r, &pack.live_twins), exit::OK)
 }
 
 /// A rule's documentation, in Markdown: what `rules explain` prints and the page of the rules
 /// reference.
-fn page(r: &chaudit::rules::Rule) -> String {
+fn page(r: &chaudit::rules::Rule, live_twins: &[(String, String)]) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# {}: {}\n", r.id, r.title);
     let sources: Vec<&str> = r.sources.iter().map(|s| s.name()).collect();
@@ -76,6 +77,21 @@ fn page(r: &chaudit::rules::Rule) -> String {
             let doc = p.doc.as_deref().map_or(String::new(), |d| format!(": {d}"));
             let _ = writeln!(out, "- `{}` ({}, default {}){doc}", p.name, p.kind.name(), p.default);
         }
+    }
+    match &r.live_twin {
+        Some(LiveTwin::Rule(live)) => {
+            let _ = writeln!(out, "\nOn a running server: [`{live}`]({live}.md) judges the same objects.");
+        }
+        Some(LiveTwin::None(why)) => {
+            let _ = writeln!(out, "\nOn a running server: no rule judges this, because {why}.");
+        }
+        None => {}
+    }
+    let in_files: Vec<String> =
+        live_twins.iter().filter(|(l, _)| *l == r.id).map(|(_, c)| format!("[`{c}`]({c}.md)")).collect();
+    if !in_files.is_empty() {
+        let verb = if in_files.len() == 1 { "judges" } else { "judge" };
+        let _ = writeln!(out, "\nIn the config files: {} {verb} the same objects.", in_files.join(" and "));
     }
     if !r.references.is_empty() {
         let _ = writeln!(out, "\nReferences:");
@@ -117,7 +133,7 @@ pub fn docs(dir: &Path, args: &RuleArgs) -> ExitCode {
             sources.join(", "),
             r.title.replace('|', "\\|")
         );
-        let mut text = page(r);
+        let mut text = page(r, &pack.live_twins);
         let fix = &r.remediation;
         if !fix.config.is_empty() || fix.manual.is_some() || fix.sql.is_some() || fix.command.is_some() {
             // each finding's advice is judged again (src/eval/restart.rs): what the audited

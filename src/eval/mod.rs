@@ -165,15 +165,15 @@ pub fn evaluate_with(pack: &RulePack, facts: &Facts, variables: &Variables, sele
     let results = crate::parallel::on_every_core(&rules, |rule| {
         evaluate_rule_with(rule, facts, variables, selection.overrides(rule))
     });
-    assemble(results)
+    assemble(results, &pack.live_twins)
 }
 
 /// The evaluation of rules' results: their outcomes by rule, their findings as one finding
 /// per problem, ranked.
-pub fn assemble(results: Vec<RuleResult>) -> Evaluation {
+pub fn assemble(results: Vec<RuleResult>, live_twins: &[(String, String)]) -> Evaluation {
     let (mut outcomes, found): (Vec<Outcome>, Vec<Vec<Finding>>) = results.into_iter().unzip();
     outcomes.sort_by(|a, b| a.rule_id.cmp(&b.rule_id));
-    Evaluation { outcomes, findings: one_per_problem(concatenated(found)) }
+    Evaluation { outcomes, findings: one_per_problem(concatenated(found), live_twins) }
 }
 
 /// The findings of several rules (or chunks of one rule's items) in one list, each moved
@@ -186,10 +186,10 @@ fn concatenated(parts: Vec<Vec<Finding>>) -> Vec<Finding> {
     all
 }
 
-/// Findings as one per problem (a live finding joined to the config finding about the same
-/// object), ranked.
-pub fn one_per_problem(findings: Vec<Finding>) -> Vec<Finding> {
-    let mut findings = same_problem::merge(findings);
+/// Findings as one per problem (a live finding joined to its live twin's config finding
+/// about the same object), ranked.
+pub fn one_per_problem(findings: Vec<Finding>, live_twins: &[(String, String)]) -> Vec<Finding> {
+    let mut findings = same_problem::merge(findings, live_twins);
     finding::rank(&mut findings);
     findings
 }

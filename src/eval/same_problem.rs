@@ -1,29 +1,22 @@
 //! One finding per problem: a live rule that sees on the running server what a config rule
-//! sees in the files reports the same object twice when both sources are audited
-//! (`--config` with `--dsn`). The live finding then joins the config finding as its second
-//! evidence.
+//! sees in the files (the config rule's `live_twin`) reports the same object twice when both
+//! sources are audited (`--config` with `--dsn`). The live finding then joins the config
+//! finding as its second evidence.
 
 use serde_json::{Value, json};
 
 use super::finding::Finding;
 
-/// (live rule, config rule): both name the object (the log table, the cache disk) alike.
-const PAIRS: &[(&str, &str)] = &[
-    ("live-system-log-without-ttl", "system-log-without-ttl"),
-    ("live-cache-disk-not-in-policy", "cache-disk-not-in-policy"),
-];
-
-/// Folds every live finding of a pair into the config finding about the same object.
-pub fn merge(findings: Vec<Finding>) -> Vec<Finding> {
+/// Folds every live finding of a pair (live rule, config rule) into the config finding about
+/// the same object.
+pub fn merge(findings: Vec<Finding>, pairs: &[(String, String)]) -> Vec<Finding> {
     // taken out in place: the others (100,000 findings of a large tree) are not moved
     let mut kept = findings;
-    let live: Vec<Finding> = kept.extract_if(.., |f| PAIRS.iter().any(|(l, _)| *l == f.rule_id)).collect();
+    let live: Vec<Finding> = kept.extract_if(.., |f| pairs.iter().any(|(l, _)| *l == f.rule_id)).collect();
     for f in live {
-        let Some((_, config_rule)) = PAIRS.iter().find(|(l, _)| *l == f.rule_id) else { continue };
-        let twin = f
-            .object
-            .as_ref()
-            .and_then(|o| kept.iter_mut().find(|k| k.rule_id == *config_rule && k.object.as_ref() == Some(o)));
+        // a live rule may be the twin of several config rules (the default user's and the others')
+        let twin_of = |k: &Finding| pairs.iter().any(|(l, c)| *l == f.rule_id && *c == k.rule_id);
+        let twin = f.object.as_ref().and_then(|o| kept.iter_mut().find(|k| twin_of(k) && k.object.as_ref() == Some(o)));
         match twin {
             Some(twin) => {
                 twin.evidence.insert(
@@ -50,11 +43,15 @@ mod tests {
 
     #[test]
     fn a_live_finding_joins_the_config_finding_about_the_same_table() {
-        let merged = merge(vec![
-            finding("system-log-without-ttl", Severity::Medium, "part_log"),
-            finding("live-system-log-without-ttl", Severity::Medium, "part_log"),
-            finding("live-system-log-without-ttl", Severity::Medium, "query_log"),
-        ]);
+        let pairs = [("live-system-log-without-ttl".to_string(), "system-log-without-ttl".to_string())];
+        let merged = merge(
+            vec![
+                finding("system-log-without-ttl", Severity::Medium, "part_log"),
+                finding("live-system-log-without-ttl", Severity::Medium, "part_log"),
+                finding("live-system-log-without-ttl", Severity::Medium, "query_log"),
+            ],
+            &pairs,
+        );
         assert_eq!(merged.len(), 2, "{merged:?}");
         let part_log = merged.iter().find(|f| f.rule_id == "system-log-without-ttl").expect("config finding kept");
         assert_eq!(part_log.evidence["live"]["rule"], "live-system-log-without-ttl");

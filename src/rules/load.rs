@@ -40,6 +40,7 @@ const KEYS: &[&str] = &[
     "tests",
     "opt_in",
     "params",
+    "live_twin",
 ];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
@@ -143,6 +144,10 @@ impl Parser<'_> {
         let category = self.optional_str(self.doc, "category").unwrap_or_else(|| "general".into());
         let tags = self.string_list(self.doc, "tags");
         let references = self.string_list(self.doc, "references");
+        let live_twin = super::twin::parse(self.doc.get("live_twin")).unwrap_or_else(|(at, message)| {
+            self.error(at, message, None);
+            None
+        });
         let description = self.required_str(self.doc, "description", origin);
         let (sources, optional_sources, versions) = self.applies(origin);
         let effect = self.effect(severity, origin);
@@ -207,6 +212,7 @@ impl Parser<'_> {
             evidence,
             remediation: remediation?,
             references,
+            live_twin,
             confidence: confidence?,
             impact,
             tests,

@@ -6,6 +6,7 @@ pub mod error;
 pub mod expr;
 pub mod load;
 pub mod schema;
+pub mod twin;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,8 @@ pub struct RulePack {
     pub rules: Vec<Rule>,
     /// The rule files' text, for diagnostics.
     pub sources: SourceMap,
+    /// (live rule, config rule) of every config rule with a live twin.
+    pub live_twins: Vec<(String, String)>,
 }
 
 impl RulePack {
@@ -104,7 +107,20 @@ impl RulePack {
                 None,
             )));
         }
-        if errors.is_empty() { Ok(RulePack { rules, sources }) } else { Err(errors) }
+        for rule in &rules {
+            if let Err(message) = twin::check(rule, &rules) {
+                errors.push(RuleError::Invalid(FileProblem::new(
+                    "chaudit::rules::invalid",
+                    &sources,
+                    rule.origin,
+                    message,
+                    "this rule",
+                    None,
+                )));
+            }
+        }
+        let live_twins = twin::pairs(&rules);
+        if errors.is_empty() { Ok(RulePack { rules, sources, live_twins }) } else { Err(errors) }
     }
 
     pub fn get(&self, id: &str) -> Option<&Rule> {

@@ -295,6 +295,8 @@ pub struct Rule {
     pub evidence: Vec<(String, Expr)>,
     pub remediation: Remediation,
     pub references: Vec<String>,
+    /// The live rule judging the same objects on the running server, or why none can.
+    pub live_twin: Option<super::twin::LiveTwin>,
     pub confidence: Confidence,
     /// A number in 0..=1 for ranking among findings of one severity (default 1).
     pub impact: Option<Expr>,
