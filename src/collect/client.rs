@@ -229,6 +229,24 @@ impl Session {
         Ok(session)
     }
 
+    /// Whether the server lets `user` log in with an empty password (one `SELECT 1` as it):
+    /// Some(false) when it refuses the credentials, None when the answer says neither (the
+    /// server unreachable, the user's networks excluding chaudit's address).
+    pub async fn accepts_empty_password(&self, user: &str) -> Option<bool> {
+        let client = base_client(&self.endpoint).ok()?.with_url(self.endpoint.url()).with_user(user).with_password("");
+        let left = self.limits.deadline.saturating_duration_since(Instant::now()).min(self.limits.per_query);
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        match tokio::time::timeout(left, client.query("SELECT 1").fetch_all::<u8>()).await {
+            Ok(Ok(_)) => Some(true),
+            // AUTHENTICATION_FAILED (516), REQUIRED_PASSWORD (194), WRONG_PASSWORD (193)
+            Ok(Err(e)) => {
+                let text = e.to_string();
+                ["Code: 516", "Code: 194", "Code: 193"].iter().any(|code| text.contains(code)).then_some(false)
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Lets one answer be `replicas` times [`MAX_ANSWER_BYTES`] and [`MAX_ANSWER_ROWS`] (a
     /// fan-out's answer holds every replica's).
     pub fn answers_of_replicas(&self, replicas: usize) {

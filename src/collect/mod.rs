@@ -6,6 +6,7 @@ pub mod client;
 pub mod cluster;
 mod combined;
 pub mod dsn;
+mod empty_password;
 pub mod explain;
 mod guard;
 pub mod host;
@@ -64,6 +65,7 @@ pub(crate) async fn node_in(
     }
     let (answers, mut log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
+    empty_password::mark(session, &mut fact_answers).await;
     let filtered = row_policy::filtered(&fact_answers, &session.user, &session.roles);
     row_policy::mark(&mut fact_answers, &filtered, &session.user, |name| {
         plan::FACTS.iter().find(|f| f.name == name).map(|f| f.sql)

@@ -76,6 +76,8 @@ pub struct User {
     pub host_names: Vec<String>,
     pub host_names_regexp: Vec<String>,
     pub host_names_like: Vec<String>,
+    /// for a user with a plaintext password that accepts any address: whether the server let chaudit log in as it with an empty password (null: not tried)
+    pub empty_password: Option<bool>,
 }
 
 /// A row of system.role_grants: a role granted to a user or a role.
