@@ -147,7 +147,7 @@ pub struct RootElement {
     pub known: bool,
     /// written in a conf.d/ fragment, which ClickHouse merges into the users config too
     pub in_conf_d: bool,
-    /// named by the config itself, not by code: a static HTTP handler's `config://` payload, a protocol's `<handlers>`, or a GraphiteMergeTree rollup (shaped as one; a table names it)
+    /// named by the config itself, not by code: a static HTTP handler's `config://` payload, a protocol's `<handlers>`, a section of the `<include_from>` file (an `incl` source), or a GraphiteMergeTree rollup (shaped as one; a table names it)
     pub referenced: bool,
 }
 
@@ -430,7 +430,7 @@ impl<'a> ConfigFacts<'a> {
                     server_section: is_server_section(name),
                     known,
                     in_conf_d: self.in_conf_d(e.origin),
-                    referenced: referenced.contains(name) || is_graphite_rollup(e),
+                    referenced: referenced.contains(name) || is_graphite_rollup(e) || self.in_include_from(e.origin),
                 }
             })
             .collect()
@@ -441,6 +441,20 @@ impl<'a> ConfigFacts<'a> {
     fn in_conf_d(&self, origin: Origin) -> bool {
         let path = &self.loaded.sources.file(origin.file).path;
         path.parent().and_then(|p| p.file_name()).is_some_and(|d| d == "conf.d")
+    }
+
+    /// Whether `origin` is in the file `<include_from>` names (merged into the config because
+    /// it lies in config.d/): its sections are `incl` sources, which ClickHouse's check for
+    /// unknown top-level keys lets pass.
+    fn in_include_from(&self, origin: Origin) -> bool {
+        let Some(include) = self.loaded.server.root.child("include_from").map(|e| e.value()) else { return false };
+        let (include, path) = (std::path::Path::new(include.trim()), &self.loaded.sources.file(origin.file).path);
+        let in_config_d = |p: &std::path::Path| p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "config.d");
+        path == include
+            || (in_config_d(path)
+                && in_config_d(include)
+                && path.file_name().is_some()
+                && path.file_name() == include.file_name())
     }
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
