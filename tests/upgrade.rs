@@ -439,3 +439,45 @@ fn a_key_no_code_reads_blocks_the_upgrade_past_the_check_for_unknown_keys() {
     let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
     assert_eq!((code, r["refused_at_startup"].as_array().unwrap().len()), (0, 0), "{err}");
 }
+
+/// What ClickHouse's check lets pass, the review lets pass: a static handler's `config://`
+/// payload (also inside a protocol's handler section), a protocol's `<handlers>` section, a
+/// section of the `<include_from>` file kept in config.d/, a GraphiteMergeTree rollup section
+/// of any name. An unknown section is refused like an unknown setting; a payload only a
+/// `redirect` handler names is not exempt.
+#[test]
+fn the_review_refuses_what_the_check_refuses_and_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("config.d")).unwrap();
+    std::fs::write(
+        dir.path().join("config.d/metrika.xml"),
+        "<clickhouse>\n<clickhouse_compression><case><method>zstd</method></case></clickhouse_compression>\n</clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("config.xml"),
+        r#"<clickhouse>
+<include_from>config.d/metrika.xml</include_from>
+<retention_5m><pattern><regexp>x</regexp><function>any</function></pattern></retention_5m>
+<protocols><alt><type>http</type><port>8124</port><handlers>my_handlers</handlers></alt></protocols>
+<my_handlers><rule><handler><type>static</type><response_content>config://nested_payload</response_content></handler></rule></my_handlers>
+<nested_payload>served</nested_payload>
+<http_handlers><rule><url>/r</url><handler><type>redirect</type><location>/x</location><response_content>config://redirect_payload</response_content></handler></rule><defaults/></http_handlers>
+<redirect_payload>ignored</redirect_payload>
+<unknown_section><a>1</a></unknown_section>
+</clickhouse>
+"#,
+    )
+    .unwrap();
+    let args = ["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9", "--format", "json"];
+    let (code, out, err) = chaudit(dir.path(), &args);
+    assert_eq!(code, 1, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let refused: Vec<(&str, bool)> = r["refused_at_startup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap(), k["section"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(refused, [("redirect_payload", false), ("unknown_section", true)]);
+}
