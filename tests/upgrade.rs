@@ -373,3 +373,111 @@ fn the_offline_review_writes_its_file_and_says_what_it_could_not_check() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(std::fs::read_to_string(dir.path().join("config.xml")).unwrap(), "<clickhouse/>\n");
 }
+
+/// A top-level key no code reads: the real 25.8 server starts and ignores it, and ClickHouse
+/// from the first release with its check for unknown top-level keys (PR 100332; 26.9 here)
+/// refuses to start. The review from 25.8 to 26.9 is blocked on it, at its file:line, with the
+/// fix; a review that stays before the check (25.8 to a 25.8 patch release, to 26.7) is not.
+#[test]
+fn a_key_no_code_reads_blocks_the_upgrade_past_the_check_for_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("running/tree");
+    advised_tree(&tree, &[], &[]);
+    std::fs::write(
+        tree.join("config.d/pools.xml"),
+        "<clickhouse>\n    <max_thred_pool_size>20000</max_thred_pool_size>\n</clickhouse>\n",
+    )
+    .unwrap();
+    let started = support::engine_start(&tree);
+    assert!(started.started, "25.8 refuses a key it should ignore: {:?}", started.errors);
+
+    let review = |to: &str, format: &str| {
+        let args = ["upgrade", "--config", "running/tree/config.xml", "--from", "25.8", "--to", to];
+        chaudit(dir.path(), &[&args[..], &["--format", format, "--allow-inconclusive"]].concat())
+    };
+    let (code, out, err) = review("26.9", "json");
+    assert_eq!(code, 1, "blocked: {err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["summary"]["blocking"], true);
+    let refused = r["refused_at_startup"].as_array().unwrap();
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["name"], "max_thred_pool_size");
+    assert!(refused[0]["at"].as_str().unwrap().starts_with("config.d/pools.xml:2"), "{}", refused[0]["at"]);
+    assert_eq!(refused[0]["suggestion"], "max_thread_pool_size");
+    let fix = refused[0]["fix"].as_str().unwrap();
+    assert!(
+        fix.contains("skip_check_for_incorrect_settings") && fix.contains("rename it to <max_thread_pool_size>"),
+        "{fix}"
+    );
+    let (code, text, _) = review("26.9", "text");
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("<max_thred_pool_size>  config.d/pools.xml:2") && text.contains("the upgrade is blocked"),
+        "{text}"
+    );
+    let (code, markdown, _) = review("26.9", "markdown");
+    assert_eq!(code, 1);
+    assert!(
+        markdown.contains("## Refused at startup") && markdown.contains("`max_thred_pool_size` | config.d/pools.xml:2"),
+        "{markdown}"
+    );
+
+    for before_the_check in ["25.8.9.1", "26.7"] {
+        let (code, out, err) = review(before_the_check, "json");
+        let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+        assert_eq!(r["refused_at_startup"].as_array().unwrap().len(), 0, "to {before_the_check}");
+        assert_eq!((code, &r["summary"]["blocking"]), (0, &Value::Bool(false)), "to {before_the_check}: {err}");
+    }
+
+    // the escape hatch, set before the upgrade, lets the target start
+    std::fs::write(
+        tree.join("config.d/skip.xml"),
+        "<clickhouse><skip_check_for_incorrect_settings>1</skip_check_for_incorrect_settings></clickhouse>\n",
+    )
+    .unwrap();
+    let (code, out, err) = review("26.9", "json");
+    let r: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert_eq!((code, r["refused_at_startup"].as_array().unwrap().len()), (0, 0), "{err}");
+}
+
+/// What ClickHouse's check lets pass, the review lets pass: a static handler's `config://`
+/// payload (also inside a protocol's handler section), a protocol's `<handlers>` section, a
+/// section of the `<include_from>` file kept in config.d/, a GraphiteMergeTree rollup section
+/// of any name. An unknown section is refused like an unknown setting; a payload only a
+/// `redirect` handler names is not exempt.
+#[test]
+fn the_review_refuses_what_the_check_refuses_and_no_more() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("config.d")).unwrap();
+    std::fs::write(
+        dir.path().join("config.d/metrika.xml"),
+        "<clickhouse>\n<clickhouse_compression><case><method>zstd</method></case></clickhouse_compression>\n</clickhouse>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("config.xml"),
+        r#"<clickhouse>
+<include_from>config.d/metrika.xml</include_from>
+<retention_5m><pattern><regexp>x</regexp><function>any</function></pattern></retention_5m>
+<protocols><alt><type>http</type><port>8124</port><handlers>my_handlers</handlers></alt></protocols>
+<my_handlers><rule><handler><type>static</type><response_content>config://nested_payload</response_content></handler></rule></my_handlers>
+<nested_payload>served</nested_payload>
+<http_handlers><rule><url>/r</url><handler><type>redirect</type><location>/x</location><response_content>config://redirect_payload</response_content></handler></rule><defaults/></http_handlers>
+<redirect_payload>ignored</redirect_payload>
+<unknown_section><a>1</a></unknown_section>
+</clickhouse>
+"#,
+    )
+    .unwrap();
+    let args = ["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9", "--format", "json"];
+    let (code, out, err) = chaudit(dir.path(), &args);
+    assert_eq!(code, 1, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let refused: Vec<(&str, bool)> = r["refused_at_startup"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| (k["name"].as_str().unwrap(), k["section"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(refused, [("redirect_payload", false), ("unknown_section", true)]);
+}

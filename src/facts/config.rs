@@ -147,9 +147,11 @@ pub struct RootElement {
     pub known: bool,
     /// written in a conf.d/ fragment, which ClickHouse merges into the users config too
     pub in_conf_d: bool,
+    /// named by the config itself, not by code: a static HTTP handler's `config://` payload, a protocol's `<handlers>`, a section of the `<include_from>` file (an `incl` source), or a GraphiteMergeTree rollup (shaped as one; a table names it)
+    pub referenced: bool,
 }
 
-crate::fact_object!(RootElement { name, leaf, value, at, server_section, known, in_conf_d });
+crate::fact_object!(RootElement { name, leaf, value, at, server_section, known, in_conf_d, referenced });
 
 /// A problem ClickHouse starts with (`config.problems`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -408,6 +410,7 @@ impl<'a> ConfigFacts<'a> {
 
     fn root_elements(&self) -> Vec<RootElement> {
         let catalog = self.catalog;
+        let referenced = referenced_root_names(&self.loaded.server.root);
         self.loaded
             .server
             .root
@@ -427,6 +430,7 @@ impl<'a> ConfigFacts<'a> {
                     server_section: is_server_section(name),
                     known,
                     in_conf_d: self.in_conf_d(e.origin),
+                    referenced: referenced.contains(name) || is_graphite_rollup(e) || self.in_include_from(e.origin),
                 }
             })
             .collect()
@@ -437,6 +441,20 @@ impl<'a> ConfigFacts<'a> {
     fn in_conf_d(&self, origin: Origin) -> bool {
         let path = &self.loaded.sources.file(origin.file).path;
         path.parent().and_then(|p| p.file_name()).is_some_and(|d| d == "conf.d")
+    }
+
+    /// Whether `origin` is in the file `<include_from>` names (merged into the config because
+    /// it lies in config.d/): its sections are `incl` sources, which ClickHouse's check for
+    /// unknown top-level keys lets pass.
+    fn in_include_from(&self, origin: Origin) -> bool {
+        let Some(include) = self.loaded.server.root.child("include_from").map(|e| e.value()) else { return false };
+        let (include, path) = (std::path::Path::new(include.trim()), &self.loaded.sources.file(origin.file).path);
+        let in_config_d = |p: &std::path::Path| p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "config.d");
+        path == include
+            || (in_config_d(path)
+                && in_config_d(include)
+                && path.file_name().is_some()
+                && path.file_name() == include.file_name())
     }
 
     /// Loader problems that rules turn into findings (an unset from_env, ...).
@@ -502,6 +520,40 @@ pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
 
 /// `read` of each leaf child by name: the first occurrence wins, a later one of the same
 /// name is not read.
+/// The root elements the config names itself (ClickHouse's check for unknown top-level keys,
+/// PR 100332, lets these pass): the payload of a static HTTP handler
+/// (`<response_content>config://NAME</response_content>`) and a protocol's handler section
+/// (`<protocols><NAME><handlers>SECTION</handlers>`), each by its first path component.
+fn referenced_root_names(root: &Element) -> FxHashSet<String> {
+    let top = |path: &str| path.split(['.', '[']).next().unwrap_or_default().to_string();
+    let mut out = FxHashSet::default();
+    let mut stack: Vec<&Element> = vec![root];
+    while let Some(e) = stack.pop() {
+        if e.name == "handler"
+            && e.child("type").is_some_and(|t| t.value().trim() == "static")
+            && let Some(payload) = e.child("response_content").map(Element::value)
+            && let Some(path) = payload.trim().strip_prefix("config://")
+        {
+            out.insert(top(path));
+        }
+        stack.extend(e.elements());
+    }
+    for protocol in root.children_named("protocols").flat_map(|p| p.elements()) {
+        for handlers in protocol.children_named("handlers") {
+            out.insert(top(handlers.value().trim()));
+        }
+    }
+    out
+}
+
+/// A section shaped as a GraphiteMergeTree rollup (named by a table's engine, not by code):
+/// every child one a rollup section has.
+fn is_graphite_rollup(e: &Element) -> bool {
+    const ROLLUP: [&str; 6] =
+        ["pattern", "default", "path_column_name", "time_column_name", "value_column_name", "version_column_name"];
+    e.has_element_children() && e.elements().all(|c| ROLLUP.contains(&c.name.as_str()))
+}
+
 fn first_leaves<T>(e: &Element, read: impl Fn(&Element) -> T) -> BTreeMap<String, T> {
     let mut out = BTreeMap::new();
     for child in e.elements().filter(|c| !c.has_element_children()) {

@@ -13,6 +13,7 @@ pub mod history;
 mod issues;
 pub mod releases;
 mod server;
+pub mod startup;
 pub mod workload;
 
 use serde::Serialize;
@@ -31,6 +32,7 @@ use issues::known_issues;
 pub use issues::{IssueChange, KnownIssue};
 use releases::ReleaseStatus;
 use server::ServerFacts;
+use startup::RefusedKey;
 use workload::{Usage, UsedBy};
 
 #[derive(Debug, Clone, Serialize)]
@@ -48,6 +50,9 @@ pub struct Review {
     /// How to keep every old session default at once (`compatibility`).
     pub escape_hatch: String,
     pub breaking: Vec<BreakingSetting>,
+    /// Top-level keys of the config the target refuses to start with (the running version
+    /// ignores them).
+    pub refused_at_startup: Vec<RefusedKey>,
     pub known_issues: Vec<KnownIssue>,
     /// What the review could not check, and why.
     pub notes: Vec<String>,
@@ -111,13 +116,16 @@ pub struct ReviewSummary {
     pub left_at_default: usize,
     pub set_explicitly: usize,
     pub breaking: usize,
+    /// Top-level keys the target refuses to start with.
+    pub refused_at_startup: usize,
     pub issues_fixed: usize,
     pub issues_remaining_or_introduced_here: usize,
     /// Known issues the target keeps or brings that could not be checked on this server
     /// (their facts not collected or not readable).
     pub issues_unchecked: usize,
-    /// Whether the review should stop the upgrade (exit 1): a breaking setting, or a known
-    /// issue this server shows that the target does not fix.
+    /// Whether the review should stop the upgrade (exit 1): a breaking setting, a key the
+    /// target refuses to start with, or a known issue this server shows that the target does
+    /// not fix.
     pub blocking: bool,
 }
 
@@ -246,6 +254,20 @@ pub fn review(inputs: &Inputs) -> Review {
         .collect();
     rank(&mut default_changes);
     let breaking = breaking(&explicit, &from_names, target_catalog, history, from, to);
+    let refused_at_startup = match &server.root_elements {
+        Some(elements) => startup::refused_keys(elements, from, to),
+        None => {
+            if startup::crosses_check(from, to) {
+                notes.push(format!(
+                    "the config's top-level keys were not checked (no --config): {} refuses to start with a key no \
+                     code reads, which {} ignores",
+                    version_name(to),
+                    version_name(from)
+                ));
+            }
+            Vec::new()
+        }
+    };
     let known_issues = known_issues(pack, facts, from, to);
     let count = |f: fn(&Exposure) -> bool| default_changes.iter().filter(|c| f(&c.exposure)).count();
     let summary = ReviewSummary {
@@ -254,6 +276,7 @@ pub fn review(inputs: &Inputs) -> Review {
         left_at_default: count(|e| matches!(e, Exposure::Default)),
         set_explicitly: count(|e| matches!(e, Exposure::Explicit { .. })),
         breaking: breaking.iter().filter(|b| b.problem != Problem::Renamed).count(),
+        refused_at_startup: refused_at_startup.len(),
         issues_fixed: known_issues.iter().filter(|i| i.change == IssueChange::FixedByTarget).count(),
         issues_remaining_or_introduced_here: known_issues
             .iter()
@@ -265,8 +288,9 @@ pub fn review(inputs: &Inputs) -> Review {
             .count(),
         blocking: false,
     };
-    let summary =
-        ReviewSummary { blocking: summary.breaking > 0 || summary.issues_remaining_or_introduced_here > 0, ..summary };
+    let blocking =
+        summary.breaking > 0 || summary.refused_at_startup > 0 || summary.issues_remaining_or_introduced_here > 0;
+    let summary = ReviewSummary { blocking, ..summary };
     let known = history.releases();
     Review {
         chaudit_version: env!("CARGO_PKG_VERSION"),
@@ -288,6 +312,7 @@ pub fn review(inputs: &Inputs) -> Review {
             from.major, from.minor, from.major, from.minor
         ),
         breaking,
+        refused_at_startup,
         known_issues,
         notes,
         summary,

@@ -3,6 +3,7 @@
 
 use serde::Deserialize;
 
+use crate::facts::config::RootElement;
 use crate::facts::config_users::WrittenSetting;
 use crate::facts::rows::{MergeTreeSetting, SessionSetting, Table};
 use crate::facts::typed::{self, Location, Settings};
@@ -16,6 +17,8 @@ pub(super) struct ServerFacts<'a> {
     /// `config.merge_tree` and `config.merge_tree_at`
     pub(super) merge_tree: Settings<String>,
     pub(super) merge_tree_at: Settings<Location>,
+    /// `config.root_elements`: `None` without a config
+    pub(super) root_elements: Option<Vec<RootElement>>,
     /// `live.endpoint`: the server as user@url
     pub(super) endpoint: String,
     /// `live.settings` (system.settings) and `live.merge_tree_settings`
@@ -35,6 +38,7 @@ impl<'a> ServerFacts<'a> {
             profile_settings: read.config_fact("profile_settings"),
             merge_tree: read.config_fact("merge_tree"),
             merge_tree_at: read.config_fact("merge_tree_at"),
+            root_elements: read.has_config_fact("root_elements").then(|| read.config_fact("root_elements")),
             endpoint: read.fact("live", "endpoint"),
             settings: read.fact("live", "settings"),
             merge_tree_settings: read.fact("live", "merge_tree_settings"),
@@ -50,6 +54,11 @@ struct Reader<'a, 'n> {
 }
 
 impl<'a> Reader<'a, '_> {
+    /// Whether the config's facts hold `fact` (there was a config).
+    fn has_config_fact(&self, fact: &str) -> bool {
+        self.facts.typed.get(&Source::Config).is_some_and(|config| config.get(fact).is_some())
+    }
+
     /// A fact of the config, of the type it is built as.
     fn config_fact<T: Clone + Default + 'static>(&mut self, fact: &str) -> T {
         let Some(config) = self.facts.typed.get(&Source::Config) else { return T::default() };

@@ -29,6 +29,9 @@ pub fn render(review: &Review) -> String {
     let s = &review.summary;
     let same_release = review.from.status.release == review.to.status.release && s.default_changes == 0;
     let verdict = match (s.blocking, s.issues_unchecked > 0, same_release) {
+        (true, _, _) if s.refused_at_startup > 0 => {
+            "**The upgrade is blocked**: the target will not start with this config (refused keys below)."
+        }
         (true, _, _) => "**Review needed before upgrading.**",
         (false, true, _) => {
             "**Not judged**: known issues the target keeps or brings could not be checked on this server."
@@ -47,6 +50,15 @@ pub fn render(review: &Review) -> String {
         s.left_at_default,
         s.set_explicitly
     );
+    if !review.refused_at_startup.is_empty() {
+        let _ = writeln!(out, "## Refused at startup\n");
+        let _ = writeln!(out, "{} will not start with these top-level keys.\n", to.status.release);
+        let _ = writeln!(out, "| key | at | detail | fix |\n|---|---|---|---|");
+        for k in &review.refused_at_startup {
+            let _ = writeln!(out, "| `{}` | {} | {} | {} |", k.name, cell(&k.at), cell(&k.detail), cell(&k.fix));
+        }
+        out.push('\n');
+    }
     let _ = writeln!(out, "## Breaking settings\n");
     if review.breaking.is_empty() {
         let _ = writeln!(out, "None.\n");

@@ -39,6 +39,19 @@ pub fn render(review: &Review) -> String {
         }
         let _ = writeln!(out, "      {}", b.detail);
     }
+    if !review.refused_at_startup.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nRefused at startup ({}): {} will not start with these top-level keys",
+            review.refused_at_startup.len(),
+            to.status.release
+        );
+        for k in &review.refused_at_startup {
+            let _ = writeln!(out, "  <{}>  {}", k.name, k.at);
+            let _ = writeln!(out, "      {}", k.detail);
+            let _ = writeln!(out, "      fix: {}", k.fix);
+        }
+    }
     let _ = writeln!(out, "\nKnown issues ({})", review.known_issues.len());
     if review.known_issues.is_empty() {
         let _ = writeln!(out, "  none of chaudit's version-gated rules changes verdict between these versions");
@@ -97,7 +110,11 @@ pub fn render(review: &Review) -> String {
         }
     }
     let verdict = if s.blocking {
-        "review needed before upgrading: breaking settings or known issues above".to_string()
+        if s.refused_at_startup > 0 {
+            "the upgrade is blocked: the target will not start with this config (refused keys above)".to_string()
+        } else {
+            "review needed before upgrading: breaking settings or known issues above".to_string()
+        }
     } else if s.issues_unchecked > 0 {
         format!(
             "not judged: {} known issue(s) the target keeps or brings could not be checked on this server (above); \
