@@ -197,7 +197,12 @@ fn offline_and_live_judge_the_same_objects_alike() {
             .arg(&offline)
             .output()
             .unwrap();
-        assert!(offline.is_file(), "{}: the offline audit wrote no report:\n{}", case.name, String::from_utf8_lossy(&out.stderr));
+        assert!(
+            offline.is_file(),
+            "{}: the offline audit wrote no report:\n{}",
+            case.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
         let live = dir.path().join("live.json");
         let tables = dir.path().join("tables.tsv");
         let then = format!(
@@ -231,8 +236,12 @@ fn offline_and_live_judge_the_same_objects_alike() {
             failures.push(format!("{}: {difference}", case.name));
         }
     }
-    eprintln!("{} trees, {started} started by the server, {compared} compared over {} rule pairs", cases.len(), pairs.len());
-    assert!(started >= 10, "only {started} of {} trees started", cases.len());
+    eprintln!(
+        "{} trees, {started} started by the server, {compared} compared over {} rule pairs",
+        cases.len(),
+        pairs.len()
+    );
+    assert!(!only.is_empty() || started >= 40, "only {started} of {} trees started", cases.len());
     assert!(failures.is_empty(), "{} differences:\n{}", failures.len(), failures.join("\n"));
 }
 
