@@ -236,7 +236,7 @@ impl Session {
         let client = base_client(&self.endpoint).ok()?.with_url(self.endpoint.url()).with_user(user).with_password("");
         let left = self.limits.deadline.saturating_duration_since(Instant::now()).min(self.limits.per_query);
         self.round_trips.fetch_add(1, Ordering::Relaxed);
-        match tokio::time::timeout(left, client.query("SELECT 1").fetch_all::<u8>()).await {
+        match tokio::time::timeout(left, client.query(super::empty_password::SQL).fetch_all::<u8>()).await {
             Ok(Ok(_)) => Some(true),
             // AUTHENTICATION_FAILED (516), REQUIRED_PASSWORD (194), WRONG_PASSWORD (193)
             Ok(Err(e)) => {

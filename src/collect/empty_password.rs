@@ -9,6 +9,11 @@ use serde_json::{Value, json};
 use super::client::Session;
 use super::combined::{Answer, Rows};
 
+/// What `--dry-run` says of the attempt, and the query sent.
+pub(crate) const PURPOSE: &str = "as each user with a plaintext password that accepts any address (at most 64), \
+     with an empty password: does the server let it in (an empty <password> of the config files)";
+pub(crate) const SQL: &str = "SELECT 1";
+
 /// Users tried at most (a server with more open plaintext users is not tried past them).
 const MAX_TRIED: usize = 64;
 

@@ -419,6 +419,7 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     describe_parts(&mut out, &all, &logs);
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
+    out.push_str(&format!("-- {}\n{};\n", super::empty_password::PURPOSE, super::empty_password::SQL));
     if log_window.is_some() {
         let example =
             super::explain::Candidate { shape: String::new(), check: "", sql: "EXPLAIN ...".into(), about: None };
