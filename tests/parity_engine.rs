@@ -64,7 +64,8 @@ fn cases(pack: &RulePack, all: bool) -> Vec<Case> {
 }
 
 /// Copies the case to `dir/tree` (links followed: the engine cases share their mains) with
-/// its `env`, and adds the read-only auditor beside the users config the server reads.
+/// its `env`, and adds beside the users config the server reads the read-only auditor, with
+/// the grants docs/live.md gives one, and an admin that flushes the logs.
 fn prepare(case: &Case, dir: &Path) -> PathBuf {
     let tree = dir.join("tree");
     let status = Command::new("cp").args(["-rL"]).arg(&case.tree).arg(&tree).status().unwrap();
@@ -94,8 +95,9 @@ fn prepare(case: &Case, dir: &Path) -> PathBuf {
         format!(
             "<clickhouse>\n  <profiles><parity_auditor_readonly><readonly>1</readonly></parity_auditor_readonly></profiles>\n  \
              <users><{AUDITOR}><password_sha256_hex>{hash}</password_sha256_hex>\n    \
-             <networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>parity_auditor_readonly</profile>\n  \
-             </{AUDITOR}>\n  <{ADMIN}><password_sha256_hex>{hash}</password_sha256_hex>\n    \
+             <networks><ip>127.0.0.1</ip><ip>::1</ip></networks><profile>parity_auditor_readonly</profile>\n    \
+             <grants><query>GRANT SELECT ON system.*</query>\n      \
+             <query>GRANT SHOW DATABASES, SHOW TABLES, SHOW ACCESS ON *.*</query></grants>\n  </{AUDITOR}>\n  <{ADMIN}><password_sha256_hex>{hash}</password_sha256_hex>\n    \
              <networks><ip>127.0.0.1</ip><ip>::1</ip></networks>\n  </{ADMIN}></users>\n</clickhouse>\n"
         ),
     )
@@ -182,6 +184,7 @@ fn offline_and_live_judge_the_same_objects_alike() {
     let only = std::env::var("CHAUDIT_PARITY_ONLY").unwrap_or_default();
     let cases: Vec<Case> = cases(&pack, all).into_iter().filter(|c| c.name.contains(&only)).collect();
     let (mut started, mut compared) = (0, 0);
+    let mut unaudited = Vec::new();
     let mut failures = Vec::new();
     for case in &cases {
         let dir = tempfile::tempdir().unwrap();
@@ -222,6 +225,13 @@ fn offline_and_live_judge_the_same_objects_alike() {
         started += 1;
         if !live.is_file() {
             failures.push(format!("{}: the live audit wrote no report ({verdict})", case.name));
+            continue;
+        }
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&live).unwrap()).unwrap();
+        if report["summary"]["status"] == "not-audited" {
+            // the server runs, but answers no query of the auditor (a default profile with
+            // max_query_size = 1 refuses every query): the live audit says so and exits 3
+            unaudited.push(format!("{}: {}", case.name, report["errors"]));
             continue;
         }
         compared += 1;

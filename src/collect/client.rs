@@ -230,18 +230,27 @@ impl Session {
     }
 
     /// Whether the server lets `user` log in with an empty password (one `SELECT 1` as it):
-    /// Some(false) when it refuses the credentials, None when the answer says neither (the
-    /// server unreachable, the user's networks excluding chaudit's address).
+    /// Some(false) when it refuses the credentials; Some(true) when it answers, or refuses
+    /// the query itself once logged in (a profile's limits, no grant); None when the answer
+    /// says neither (no answer, the user's networks excluding chaudit's address).
     pub async fn accepts_empty_password(&self, user: &str) -> Option<bool> {
         let client = base_client(&self.endpoint).ok()?.with_url(self.endpoint.url()).with_user(user).with_password("");
         let left = self.limits.deadline.saturating_duration_since(Instant::now()).min(self.limits.per_query);
         self.round_trips.fetch_add(1, Ordering::Relaxed);
         match tokio::time::timeout(left, client.query(super::empty_password::SQL).fetch_all::<u8>()).await {
             Ok(Ok(_)) => Some(true),
-            // AUTHENTICATION_FAILED (516), REQUIRED_PASSWORD (194), WRONG_PASSWORD (193)
             Ok(Err(e)) => {
                 let text = e.to_string();
-                ["Code: 516", "Code: 194", "Code: 193"].iter().any(|code| text.contains(code)).then_some(false)
+                // AUTHENTICATION_FAILED, UNKNOWN_USER, WRONG_PASSWORD, REQUIRED_PASSWORD
+                let refused = ["Code: 516.", "Code: 192.", "Code: 193.", "Code: 194."];
+                // IP_ADDRESS_NOT_ALLOWED: its networks exclude chaudit's address, not a verdict
+                if refused.iter().any(|code| text.contains(code)) {
+                    Some(false)
+                } else if text.contains("Code: ") && !text.contains("Code: 195.") {
+                    Some(true)
+                } else {
+                    None
+                }
             }
             Err(_) => None,
         }
