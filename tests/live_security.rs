@@ -93,6 +93,7 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     // the reason (SELECT on system.* alone is enough to read every user on 25.8)
     server.query("CREATE USER narrow IDENTIFIED WITH sha256_password BY 'n4rrow-pw' HOST LOCAL SETTINGS readonly = 1");
     server.query("GRANT SELECT ON system.* TO narrow");
+    an_auditor_without_show_tables_judges_no_table(&server, dir.path(), &auditor);
     server.query("REVOKE SELECT ON system.users FROM narrow");
     let unread = audit(dir.path(), &auditor);
     let entry = support::report_entry(&unread, "outcomes", "live-passwordless-user-open").unwrap();
@@ -133,6 +134,37 @@ fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passe
     a_reachable_user_without_a_quota_and_its_fix(&server, dir.path(), &admin);
     a_row_policy_filters_only_whom_it_names(&server, dir.path(), &admin);
     a_busy_sql_user_gets_limits_that_keep_its_profile(&server, dir.path(), &admin);
+}
+
+/// SELECT on system.* alone shows the auditor no table of another database (system.tables and
+/// system.parts list only what it may SHOW): the table rules are inconclusive, naming the
+/// grant, never passed on nothing; with `SHOW DATABASES, SHOW TABLES` (docs/live.md) they judge.
+fn an_auditor_without_show_tables_judges_no_table(server: &support::LiveServer, dir: &Path, auditor: &str) {
+    server.query("CREATE TABLE default.audited (x UInt8) ENGINE = MergeTree ORDER BY x");
+    server.query("INSERT INTO default.audited VALUES (1)");
+    // NumberOfTables is an asynchronous metric (updated every second)
+    for _ in 0..100 {
+        let tables = server.query("SELECT value FROM system.asynchronous_metrics WHERE metric = 'NumberOfTables'");
+        if tables.trim().parse::<f64>().unwrap_or(0.0) > 0.0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let select = ["--dsn", auditor, "--select", "detached-parts,live-passwordless-user-open", "--format", "json"];
+    let (code, out, _) = support::chaudit(dir, &select);
+    let blind: Value = serde_json::from_str(&out).unwrap();
+    let entry = support::report_entry(&blind, "outcomes", "detached-parts").unwrap();
+    assert_eq!(entry["outcome"], "inconclusive", "{entry:#}");
+    let reason = entry["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("SHOW TABLES") && reason.contains("`narrow`"), "{entry:#}");
+    assert_eq!(code, 3, "a run that could not judge exits 3");
+    assert_eq!(outcome(&blind, "live-passwordless-user-open"), "passed", "{blind:#}");
+    server.query("GRANT SHOW DATABASES, SHOW TABLES ON *.* TO narrow");
+    let (_, out, _) = support::chaudit(dir, &select);
+    let seeing: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(outcome(&seeing, "detached-parts"), "passed", "{seeing:#}");
+    server.query("REVOKE SHOW DATABASES, SHOW TABLES ON *.* FROM narrow");
+    server.query("DROP TABLE default.audited SYNC");
 }
 
 /// `busy-user-without-limits` on a user created with SQL: its printed fix, run as the admin,

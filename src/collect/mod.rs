@@ -14,6 +14,7 @@ pub mod interned;
 mod log;
 pub mod plan;
 mod row_policy;
+mod table_visibility;
 pub mod scopes;
 pub mod user_settings;
 
@@ -66,6 +67,7 @@ pub(crate) async fn node_in(
     let (answers, mut log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
     empty_password::mark(session, &mut fact_answers).await;
+    table_visibility::mark(&mut fact_answers, &session.user);
     let filtered = row_policy::filtered(&fact_answers, &session.user, &session.roles);
     row_policy::mark(&mut fact_answers, &filtered, &session.user, |name| {
         plan::FACTS.iter().find(|f| f.name == name).map(|f| f.sql)
