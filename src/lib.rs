@@ -15,6 +15,7 @@ pub mod eval;
 pub mod facts;
 pub mod fix;
 pub mod limits;
+pub mod mask;
 pub mod parallel;
 pub mod redact;
 pub mod regular_file;

@@ -24,7 +24,7 @@ use std::sync::{Arc, LazyLock, RwLock};
 
 use aho_corasick::{AhoCorasick, MatchKind};
 
-use crate::report::mask::MASK;
+use crate::mask::MASK;
 
 /// The shortest value sought.
 pub const MIN_LEN: usize = 4;
@@ -78,7 +78,7 @@ fn encodings(value: &str) -> Vec<String> {
         xml_text,
         xml_attribute,
         percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string(),
-        crate::report::mask::without_controls(value).into_owned(),
+        crate::mask::without_controls(value).into_owned(),
     ]
 }
 

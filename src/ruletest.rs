@@ -134,7 +134,7 @@ fn expected_findings(rule: &Rule, fixture: &Path, findings: &[crate::eval::Findi
         .iter()
         .map(|f| {
             serde_json::json!({
-                "message": crate::report::mask::shown(&f.message),
+                "message": crate::mask::shown(&f.message),
                 "object": f.object,
                 "location": f.location.as_ref().map(ToString::to_string),
                 "evidence": f.evidence,

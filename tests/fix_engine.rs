@@ -184,3 +184,125 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
     let refused = support::engine_start(&original);
     assert!(!refused.started && refused.errors.iter().any(|e| e.contains("Address already in use")), "{refused:?}");
 }
+
+/// Every config fix as a user applies it from the report: the snippet printed for each
+/// finding, saved as printed to the file its first line names (the text report prints the
+/// same lines as the JSON's `remediation.config`: checked here too). The re-audit no longer
+/// reports the finding and adds none of medium or more, and the pasted tree starts on 25.8
+/// when the original did or was refused for this finding.
+#[test]
+fn every_printed_config_fix_pasted_as_printed_clears_its_finding() {
+    let pack = RulePack::load(false, &[support::repo_root().join("rules")]).expect("the rule pack loads");
+    let chaudit = env!("CARGO_BIN_EXE_chaudit");
+    let audit = |tree: &Path, rule: &str, version: Option<&str>, format: &str| -> String {
+        let mut command = std::process::Command::new(chaudit);
+        command.arg("--config").arg(tree.join("config.xml")).args(["--format", format, "--color", "never", "-q"]);
+        command.args(["--default-include-from", "none"]);
+        if !rule.is_empty() {
+            command.args(["--select", rule]);
+        }
+        if let Some(v) = version {
+            command.args(["--clickhouse-version", v]);
+        }
+        if tree.parent().unwrap().join("env").is_file() {
+            command.arg("--env-file").arg(tree.parent().unwrap().join("env"));
+        }
+        String::from_utf8_lossy(&command.output().unwrap().stdout).into_owned()
+    };
+    let findings = |json: &str| -> Vec<serde_json::Value> {
+        let report: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
+        report["findings"].as_array().cloned().unwrap_or_default()
+    };
+    let (mut pasted, mut started) = (0, 0);
+    let mut failures = Vec::new();
+    for rule in pack.rules.iter().filter(|r| !r.remediation.config.is_empty()) {
+        for test in rule.tests.iter().filter(|t| t.expect == Expectation::Fires) {
+            if main_config(&test.fixture).is_none_or(|m| !m.ends_with("config.xml")) {
+                continue;
+            }
+            let case = format!("{} on {}", rule.id, test.fixture.display());
+            let dir = tempfile::tempdir().unwrap();
+            let tree = copy_fixture(&test.fixture, dir.path());
+            let version = test.version.map(|v| v.to_string());
+            let before = findings(&audit(&tree, "", version.as_deref(), "json"));
+            let text = audit(&tree, &rule.id, version.as_deref(), "text");
+            let mut written: Vec<String> = Vec::new();
+            let mut fixed_objects = Vec::new();
+            for (i, finding) in before.iter().filter(|f| f["rule_id"] == rule.id.as_str()).enumerate() {
+                let snippet = finding["remediation"]["config"].as_str().unwrap_or_default();
+                // the text report prints the first finding of a kind in full, the others by line
+                if i == 0 && !snippet.lines().all(|line| line.is_empty() || text.contains(line)) {
+                    failures.push(format!("{case}: the text report does not print the JSON's snippet:\n{snippet}"));
+                }
+                if snippet.is_empty() && finding["remediation"]["manual"].is_null() {
+                    failures.push(format!("{case}: a finding with neither a printed fix nor what to do"));
+                }
+                if !snippet.is_empty() {
+                    fixed_objects.push(finding["object"].clone());
+                }
+                for (file, block) in printed_files(snippet) {
+                    if written.contains(&file) {
+                        failures.push(format!(
+                            "{case}: two snippets name {file}: pasted as printed, the second replaces the first"
+                        ));
+                    }
+                    let path = tree.join(&file);
+                    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                    std::fs::write(&path, block).unwrap();
+                    written.push(file);
+                }
+            }
+            if written.is_empty() {
+                continue; // only the user can write this fix (a password): it prints how
+            }
+            pasted += 1;
+            let after = findings(&audit(&tree, "", version.as_deref(), "json"));
+            if after.iter().any(|f| f["rule_id"] == rule.id.as_str() && fixed_objects.contains(&f["object"])) {
+                failures.push(format!("{case}: pasted as printed, the finding stays"));
+            }
+            let at_least_medium =
+                |f: &&serde_json::Value| matches!(f["severity"].as_str(), Some("medium" | "high" | "critical"));
+            let key = |f: &serde_json::Value| (f["rule_id"].to_string(), f["object"].to_string());
+            let old: std::collections::BTreeSet<_> = before.iter().map(key).collect();
+            let new: Vec<String> = after
+                .iter()
+                .filter(at_least_medium)
+                .filter(|f| !old.contains(&key(f)))
+                .map(|f| format!("{} {}", f["rule_id"], f["message"]))
+                .collect();
+            if !new.is_empty() {
+                failures.push(format!("{case}: pasted as printed, new findings: {new:?}"));
+            }
+            if has_yaml(&tree) {
+                continue;
+            }
+            if support::engine_start(&tree).started {
+                started += 1;
+            } else {
+                failures.push(format!("{case}: the pasted tree does not start"));
+            }
+        }
+    }
+    eprintln!("{pasted} fixture(s) fixed by pasting the printed snippets; {started} pasted trees start on 25.8");
+    assert!(pasted >= 20, "{pasted}");
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The files a printed fix names (its `<!-- PATH: ... -->` lines) and the lines under each.
+fn printed_files(snippet: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in snippet.lines() {
+        let header = line.strip_prefix("<!-- ").and_then(|rest| rest.split_once(": ")).map(|(file, _)| file);
+        match (header, out.last_mut()) {
+            (Some(file), _) if file.ends_with(".xml") || file.ends_with(".yaml") => {
+                out.push((file.to_string(), format!("{line}\n")))
+            }
+            (_, Some((_, block))) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+            (_, None) => {}
+        }
+    }
+    out
+}

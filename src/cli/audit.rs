@@ -157,7 +157,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
                 chaudit::report::outcome_name(u.outcome),
                 u.reason
             );
-            eprintln!("{}", chaudit::report::mask::without_controls(&line));
+            eprintln!("{}", chaudit::mask::without_controls(&line));
         }
     }
     let code = verdict.status().exit_code();
@@ -358,7 +358,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         }
     };
     for why in &unread {
-        eprintln!("chaudit: not collected: {}", chaudit::report::mask::without_controls(why));
+        eprintln!("chaudit: not collected: {}", chaudit::mask::without_controls(why));
     }
     if !unread.is_empty() {
         eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());

@@ -7,7 +7,7 @@ use clap::Args;
 
 use chaudit::config::render::{Masking, RenderOptions, render};
 use chaudit::config::{self, DefaultInclude, LoadOptions, LoadedConfig};
-use chaudit::report::mask;
+use chaudit::mask;
 
 use super::{exit, report_all, write_stdout};
 

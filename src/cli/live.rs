@@ -227,7 +227,7 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
             super::warn(&format!(
                 "the auditing user `{}` may write (readonly = 0): chaudit sends only reads, and a readonly=1 user \
                  is all it needs (docs/live.md)",
-                chaudit::report::mask::without_controls(&session.user)
+                chaudit::mask::without_controls(&session.user)
             ));
         }
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
@@ -290,7 +290,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         }
     };
     // a replica's name and error text come from the servers: written out
-    let warn = |message: String| super::warn(&chaudit::report::mask::without_controls(&message));
+    let warn = |message: String| super::warn(&chaudit::mask::without_controls(&message));
     let told = |endpoints: &[(String, Endpoint)]| {
         if let Some((_, first)) = endpoints.first() {
             let with = if first.password.expose().is_empty() { "" } else { " and its password" };

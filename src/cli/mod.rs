@@ -428,7 +428,7 @@ fn stream_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>, code
 pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>) {
     for e in errors {
         let masked_source = source_text(&e).map(|text| {
-            let masked = chaudit::report::mask::mask_source(&text).into_owned();
+            let masked = chaudit::mask::mask_source(&text).into_owned();
             masked.split('\n').map(str::to_string).collect::<Vec<_>>()
         });
         let rendered = format!("{:?}", miette::Report::new(e));
@@ -441,8 +441,7 @@ pub fn report_all<E: miette::Diagnostic + Send + Sync + 'static>(errors: Vec<E>)
                 let number = gutter.trim_end_matches("│ ").trim().parse::<usize>().ok();
                 match (number, &masked_source) {
                     (Some(n), Some(lines)) if n >= 1 && n <= lines.len() => format!("{gutter}{}", lines[n - 1]),
-                    _ => chaudit::report::mask::mask_line(source)
-                        .map_or_else(|| line.to_string(), |m| format!("{gutter}{m}")),
+                    _ => chaudit::mask::mask_line(source).map_or_else(|| line.to_string(), |m| format!("{gutter}{m}")),
                 }
             })
             .collect();

@@ -541,7 +541,7 @@ fn query_error(purpose: &str, e: clickhouse::error::Error) -> CollectError {
         }
     };
     // the server's (or a proxy's) words: their control characters are written out
-    let message = crate::report::mask::without_controls(&message).into_owned();
+    let message = crate::mask::without_controls(&message).into_owned();
     CollectError::Query { purpose: purpose.to_string(), message, code }
 }
 

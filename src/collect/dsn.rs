@@ -206,7 +206,7 @@ fn parse_dsn(dsn: &str, notes: &mut Vec<String>) -> Result<Endpoint, String> {
     // a credential given as a query parameter (`?password=`) is masked wherever it reappears
     if let Ok(url) = url::Url::parse(dsn) {
         for (name, value) in url.query_pairs() {
-            if crate::report::mask::is_secret_name(&name) {
+            if crate::mask::is_secret_name(&name) {
                 Secret::new(value.into_owned());
             }
         }
@@ -280,7 +280,7 @@ pub fn redact(dsn: &str) -> String {
         _ => dsn.to_string(),
     };
     // and a credential in its query (`?password=`)
-    crate::report::mask::mask_url_credentials(&shown).into_owned()
+    crate::mask::mask_url_credentials(&shown).into_owned()
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ pub mod interned;
 mod log;
 pub mod plan;
 mod row_policy;
-mod table_visibility;
 pub mod scopes;
+mod table_visibility;
 pub mod user_settings;
 
 use std::sync::Mutex;

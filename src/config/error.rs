@@ -55,7 +55,7 @@ impl Pointer {
 /// A path in an error, its control characters written out (the name of a file is the
 /// author's, and must not drive the terminal).
 fn shown(path: impl AsRef<std::path::Path>) -> String {
-    crate::report::mask::without_controls(&path.as_ref().display().to_string()).into_owned()
+    crate::mask::without_controls(&path.as_ref().display().to_string()).into_owned()
 }
 
 /// Lines longer than this are cut around the position in a snippet.

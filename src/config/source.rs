@@ -140,7 +140,7 @@ impl SourceMap {
 /// printed in reports and errors, and must not drive the terminal.
 pub fn display_path(base: &Path, path: &Path) -> String {
     let shown = path.strip_prefix(base).unwrap_or(path).display().to_string();
-    crate::report::mask::without_controls(&shown).into_owned()
+    crate::mask::without_controls(&shown).into_owned()
 }
 
 #[cfg(test)]

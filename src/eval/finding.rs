@@ -78,12 +78,17 @@ pub struct Fragment {
 }
 
 impl Remediation {
-    /// The fragments with the file each goes in, as the reports print them.
-    pub fn pasteable(fragments: &[Fragment]) -> Option<String> {
+    /// The fragments with the file each goes in, as the reports print them. Each finding
+    /// names its own file (`zz-chaudit-fix-` and its fingerprint's first 8 digits): the
+    /// snippets of several findings pasted as printed add up, and pasting one twice writes
+    /// the same file.
+    pub fn pasteable(fragments: &[Fragment], fingerprint: &str) -> Option<String> {
+        let short = fingerprint.get(..8).unwrap_or(fingerprint);
         let shown: Vec<String> = fragments
             .iter()
             .map(|f| {
-                let file = format!("{}/{}", f.tree.fragment_dir(), FIX_FILE);
+                let name = FIX_FILE.replace(".xml", &format!("-{short}.xml"));
+                let file = format!("{}/{name}", f.tree.fragment_dir());
                 format!(
                     "<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}",
                     f.xml.trim_end()

@@ -410,18 +410,30 @@ fn finding(
         // a fragment rendered empty is not needed for this finding
         .filter(|f| !matches!(f, Ok(f) if f.xml.trim().is_empty()))
         .collect::<Result<Vec<_>, String>>()?;
+    let file = location.as_ref().map_or("", |l| l.file.as_str());
+    let fingerprint = finding::identity(&rule.id, object.as_deref(), file);
+    // a secret is never printed, nor copied by `chaudit fix`: a fix that would carry one is
+    // the user's to make where the value is written (a printed `******` would be pasted)
+    let copies_secret = fragments.iter().any(|f| crate::mask::holds_secret(&f.xml));
+    let manual = match render(&rule.remediation.manual)? {
+        None if copies_secret => Some(format!(
+            "This fix would copy a secret value, which chaudit never prints or copies: make the change where \
+             the value is written ({}).",
+            location.as_ref().map_or_else(|| "the element this finding names".to_string(), |l| l.to_string())
+        )),
+        manual => manual,
+    };
     let remediation = finding::Remediation {
         restart: restart::needs_restart(&fragments, rule.remediation.restart, catalog),
-        config: finding::Remediation::pasteable(&fragments),
+        config: if copies_secret { None } else { finding::Remediation::pasteable(&fragments, &fingerprint) },
         fragments,
-        manual: render(&rule.remediation.manual)?,
+        manual,
         // a statement rendered empty is not one for this server (its version lacks the syntax)
         sql: render(&rule.remediation.sql)?.filter(|sql| !sql.trim().is_empty()),
         command: render(&rule.remediation.command)?.filter(|command| !command.trim().is_empty()),
     };
-    let file = location.as_ref().map_or("", |l| l.file.as_str());
     Ok(Finding {
-        fingerprint: finding::identity(&rule.id, object.as_deref(), file),
+        fingerprint,
         rule_id: rule.id.clone(),
         severity: rule.severity,
         title: rule.title.clone(),

@@ -78,8 +78,7 @@ impl FixFile {
     pub fn diff(&self) -> String {
         let shown = &self.shown;
         let old = if self.before.is_empty() { "/dev/null".to_string() } else { format!("a/{shown}") };
-        let (before, after) =
-            (crate::report::mask::mask_source(&self.before), crate::report::mask::mask_source(&self.after));
+        let (before, after) = (crate::mask::mask_source(&self.before), crate::mask::mask_source(&self.after));
         similar::TextDiff::from_lines(before.as_ref(), after.as_ref())
             .unified_diff()
             .header(&old, &format!("b/{shown}"))
@@ -306,7 +305,7 @@ fn plan(
     let mut parsed = Vec::new();
     for fragment in fragments {
         // a secret stays where its owner wrote it (or in the environment), never copied
-        if crate::report::mask::holds_secret(&fragment.xml) {
+        if crate::mask::holds_secret(&fragment.xml) {
             return Err(
                 "the fix would copy a secret value into a new file: make this change where the value is written".into(),
             );
@@ -405,7 +404,7 @@ fn later_fragments(files: &[FixFile]) -> Vec<String> {
         let mut later: Vec<String> = entries
             .filter_map(Result::ok)
             // a name with a control character is shown written out
-            .map(|e| crate::report::mask::without_controls(&e.file_name().to_string_lossy()).into_owned())
+            .map(|e| crate::mask::without_controls(&e.file_name().to_string_lossy()).into_owned())
             .filter(|name| name.as_str() > FIX_FILE && !name.starts_with('.'))
             .collect();
         later.sort();

@@ -97,7 +97,7 @@ fn line(f: &Finding) -> String {
 /// XML 1.0 forbids written out (the control characters, and U+FFFE and U+FFFF, which a
 /// config value or an element name may hold).
 fn escape(s: &str) -> String {
-    let visible = super::mask::without_controls(s);
+    let visible = crate::mask::without_controls(s);
     let mut out = String::with_capacity(visible.len());
     for c in visible.chars() {
         match c {

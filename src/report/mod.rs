@@ -4,7 +4,6 @@
 pub mod json;
 pub mod junit;
 pub mod markdown;
-pub mod mask;
 pub mod sarif;
 pub mod text;
 pub mod upgrade;
@@ -15,6 +14,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::eval::{Evaluation, Finding, Outcome, OutcomeKind};
+use crate::mask;
 use crate::rules::Severity;
 
 /// The documented JSON shape (see README "JSON output"); emitters read only this.

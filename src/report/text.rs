@@ -9,10 +9,10 @@ use miette::{
     SourceSpan, SpanContents,
 };
 
-use super::mask;
 use super::{Report, outcome_name};
 use crate::config::{Location, SourceMap};
 use crate::eval::{Finding, OutcomeKind};
+use crate::mask;
 use crate::rules::Severity;
 
 pub struct TextOptions {
