@@ -180,6 +180,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &[]);
     assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
+    assert!(findings_of(&report, "cluster-table-divergence").is_empty(), "{}", summary(&report));
     for n in [&a, &b] {
         let report = support::cluster_audit(&["--config", n.config_path().to_str().unwrap(), "--dsn", &n.dsn()]);
         assert_eq!(replication_findings(&report), Vec::<String>::new(), "{}", n.config_path().display());
@@ -363,6 +364,64 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert_eq!(hosts(errors), vec![a.node()], "{errors}");
     let on_a = errors["hosts"][0]["evidence"]["count"].to_string();
     assert_eq!(on_a.trim_matches('"'), counted, "{errors}");
+
+    // tables the replicas disagree on. default.dist, created above on r1 only, is one; a
+    // setting changed on one replica of a replicated table is another: ALTER TABLE ... MODIFY
+    // SETTING is not replicated (r2 keeps its definition after a sync, and the table's
+    // metadata in Keeper holds no settings at all)
+    a.query("ALTER TABLE default.m MODIFY SETTING min_bytes_for_wide_part = 1");
+    b.query("SYSTEM SYNC REPLICA default.m");
+    let engine_full = |n: &LiveServer| {
+        n.query("SELECT engine_full FROM system.tables WHERE database = 'default' AND name = 'm'").trim().to_string()
+    };
+    assert!(
+        engine_full(&a).ends_with("SETTINGS index_granularity = 8192, min_bytes_for_wide_part = 1"),
+        "{}",
+        engine_full(&a)
+    );
+    assert!(engine_full(&b).ends_with("SETTINGS index_granularity = 8192"), "{}", engine_full(&b));
+    let metadata = b.query(
+        "SELECT value FROM system.zookeeper WHERE path = '/clickhouse/tables/1/default/m' AND name = 'metadata'",
+    );
+    assert!(metadata.contains("index granularity: 8192") && !metadata.contains("wide"), "{metadata}");
+    // over direct connections too (each replica's HTTP port given)
+    let direct = || {
+        let (seed, each) = (a.dsn(), [&a, &b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
+        let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
+        for e in &each {
+            args.extend(["--replica-dsn", e]);
+        }
+        support::cluster_audit(&args)
+    };
+    let (r1, r2) = (a.node(), b.node());
+    for (report, fan_out) in [(audit_cluster(&a, &[]), true), (direct(), false)] {
+        assert_eq!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), fan_out, "{}", report["target"]);
+        let found = findings_of(&report, "cluster-table-divergence");
+        let mut seen: Vec<(String, String)> = found
+            .iter()
+            .map(|f| (f["object"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+            .collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                ("default.dist missing".to_string(), format!("default.dist: exists on {r1} but not on {r2}")),
+                (
+                    "default.m setting min_bytes_for_wide_part".to_string(),
+                    format!("default.m: its setting min_bytes_for_wide_part differs: {r1} = 1, {r2} = (not set)")
+                ),
+            ],
+            "{} over {}",
+            summary(&report),
+            report["target"]
+        );
+    }
+    // the fix: the same ALTER on r2, the Distributed table on r2 too: nothing left
+    b.query("ALTER TABLE default.m MODIFY SETTING min_bytes_for_wide_part = 1");
+    b.query("CREATE TABLE default.dist AS default.t ENGINE = Distributed(replicated, default, t)");
+    for report in [audit_cluster(&a, &[]), direct()] {
+        assert!(findings_of(&report, "cluster-table-divergence").is_empty(), "{}", summary(&report));
+    }
 }
 
 #[test]

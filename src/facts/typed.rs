@@ -455,6 +455,10 @@ pub fn facts() -> Vec<TypedFact> {
         ),
         built::<Vec<cluster::Divergence>>("cluster.profile_settings", "profile settings that differ"),
         built::<Vec<cluster::StorageGap>>("cluster.storage", "disks and policies on some replicas only"),
+        built::<Vec<cluster::TableDivergence>>(
+            "cluster.tables",
+            "user tables on some replicas only, or defined differently (engine, structure, a table setting)",
+        ),
         built::<cluster::QueryLogPresence>(
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
