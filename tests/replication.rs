@@ -530,3 +530,76 @@ fn keeper_lost_and_back() {
     assert_eq!(sessions.trim(), "1");
     assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 2, "a new session was established");
 }
+
+/// config.d/replication.xml with `<macros>` as given and the replicated tables' default path
+/// and name (a ReplicatedMergeTree without arguments).
+fn default_replica_xml(interserver: u16, macros: &str) -> String {
+    format!(
+        "<clickhouse>\n{}\n<interserver_http_port>{interserver}</interserver_http_port>\n\
+         <interserver_http_host>127.0.0.1</interserver_http_host>\n<macros>{macros}</macros>\n\
+         <default_replica_path>/clickhouse/tables/{{shard}}/{{database}}/{{table}}</default_replica_path>\n\
+         <default_replica_name>{{replica}}</default_replica_name>\n</clickhouse>\n",
+        zookeeper().clickhouse_section()
+    )
+}
+
+#[test]
+fn a_default_replica_name_whose_macro_is_not_defined() {
+    let _serial = one_at_a_time();
+    let interserver = free_port();
+    let xml = default_replica_xml(interserver, "<shard>1</shard>");
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| prepare(dir, &xml));
+    // offline: the name's {replica} is not in <macros>; the path's {shard} is, and {database}
+    // and {table} are the server's own
+    let config = server.config_path();
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
+    let found = the_finding(&report, "replica-path-undefined-macro", "default_replica_name {replica}");
+    assert_eq!(found["location"]["file"], "config.d/replication.xml", "{found}");
+    let line = xml.lines().position(|l| l.starts_with("<default_replica_name>")).unwrap() + 1;
+    assert_eq!(found["location"]["line"], line, "{found}");
+    // the server starts with it, says nothing, and lists the macros it has
+    assert_eq!(server.query("SELECT macro, substitution FROM system.macros"), "shard\t1\n");
+    assert_eq!(
+        server.query("SELECT value FROM system.server_settings WHERE name = 'default_replica_name'").trim(),
+        "{replica}"
+    );
+    // a table without engine arguments fails, as does one naming the macro itself
+    let create = "CREATE TABLE default.x (k UInt64) ENGINE = ReplicatedMergeTree ORDER BY k";
+    let refused = server.try_query(create).unwrap_err();
+    assert!(
+        refused.contains("Code: 139")
+            && refused.contains("No macro 'replica' in config while processing substitutions in '{replica}'")
+            && refused.contains("NO_ELEMENTS_IN_CONFIG"),
+        "{refused}"
+    );
+    let refused = server
+        .try_query(
+            "CREATE TABLE default.y (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/y', '{replica}') ORDER BY k",
+        )
+        .unwrap_err();
+    assert!(refused.contains("No macro 'replica' in config"), "{refused}");
+    // inside a Replicated database, its own shard and replica names fill the macros
+    server.query("CREATE DATABASE rdb ENGINE = Replicated('/clickhouse/db/macro_test', 's1', 'r1')");
+    server.query("CREATE TABLE rdb.x (k UInt64) ENGINE = ReplicatedMergeTree ORDER BY k");
+
+    // the fix: the macro defined in config.d; the server reads it without a restart (the
+    // remediation says so) and the same CREATE succeeds; the audit is quiet
+    prepare(
+        &server.dir.path().join("server"),
+        &default_replica_xml(interserver, "<shard>1</shard><replica>r1</replica>"),
+    );
+    wait_until(60, "the server reads the new macro", || {
+        server.query("SELECT count() FROM system.macros").trim() == "2"
+    });
+    server.query(create);
+    assert_eq!(
+        server.query(
+            "SELECT replica_name, zookeeper_path FROM system.replicas WHERE database = 'default' AND table = 'x'"
+        ),
+        "r1\t/clickhouse/tables/1/default/x\n"
+    );
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
+    assert!(findings_of(&report, "replica-path-undefined-macro").is_empty(), "{}", summary(&report));
+    assert_eq!(found["remediation"]["restart"], false, "{found}");
+}
