@@ -618,6 +618,39 @@ mod tests {
     }
 
     #[test]
+    fn tables_are_compared_for_presence_everywhere_and_definitions_within_a_version() {
+        let mut interner = crate::collect::interned::Interner::default();
+        let row = |name: &str, full: &str, hash: &str| {
+            serde_json::json!({"database": "default", "name": name, "engine": "ReplicatedMergeTree",
+                "engine_full": full, "storage_policy": "default", "structure_hash": hash})
+        };
+        let t = "ReplicatedMergeTree('/clickhouse/tables/{shard}/default/t', '{replica}') ORDER BY k SETTINGS index_granularity = 8192";
+        let r1 = interner.document(serde_json::json!({"version": "25.8.2.1", "tables": [
+            row("t", &format!("{t}, min_bytes_for_wide_part = 1"), "1"),
+            row(".inner_id.0d3c5a4e-0000-0000-0000-000000000001", "MergeTree ORDER BY k", "2"),
+            row("only_here", "MergeTree ORDER BY k", "3"),
+        ]}));
+        let r2 = interner.document(serde_json::json!({"version": "25.8.2.1", "tables": [
+            row("t", t, "1"),
+            row(".inner_id.0d3c5a4e-0000-0000-0000-000000000002", "MergeTree ORDER BY k", "2"),
+        ]}));
+        // another version prints the table otherwise: present, not compared with the others
+        let r3 = interner.document(serde_json::json!({"version": "26.9.2.1", "tables": [
+            row("t", "ReplicatedMergeTree('/p', 'r3') ORDER BY k", "9"),
+        ]}));
+        let found = tables(&[("r1", &r1), ("r2", &r2), ("r3", &r3)]);
+        let shown: Vec<(&str, &str, &str)> =
+            found.iter().map(|d| (d.table.as_str(), d.kind.as_str(), d.shown.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                ("default.only_here", "missing", "exists on r1 but not on r2, r3"),
+                ("default.t", "setting", "its setting min_bytes_for_wide_part differs: r1 = 1, r2 = (not set)"),
+            ]
+        );
+    }
+
+    #[test]
     fn a_table_shape_splits_its_settings_and_leaves_out_the_replica() {
         let t = table(
             "ReplicatedMergeTree",

@@ -668,3 +668,17 @@ fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version:
         typed: [(super::Source::Config, Arc::new(facts.document()))].into(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_macros_of_a_replica_path_are_read_in_order_once() {
+        assert_eq!(
+            super::macros_in("/clickhouse/tables/{layer}-{shard}/{database}/{table}/{shard}"),
+            ["layer", "shard", "database", "table"]
+        );
+        assert_eq!(super::macros_in("{replica}"), ["replica"]);
+        assert!(super::macros_in("r1").is_empty());
+        assert!(super::macros_in("/a/{}/{unclosed").is_empty());
+    }
+}
