@@ -378,27 +378,29 @@ fn compared(table: &crate::facts::rows::Table) -> bool {
 /// the same table otherwise).
 fn tables(reachable: &[(&str, &Document)]) -> Vec<TableDivergence> {
     use crate::facts::rows::Table;
-    let mut listed: Vec<(&str, String, BTreeMap<String, TableShape>)> = Vec::new();
+    // each distinct fact read once (replicas alike share it)
+    let mut distinct: Vec<BTreeMap<String, TableShape>> = Vec::new();
     let mut read: HashMap<*const Value, usize> = HashMap::new();
+    let mut hosts: Vec<(&str, String, usize)> = Vec::new();
     for (host, live) in reachable {
         // a replica whose tables could not be read is in no list
         let Some(value) = live.get("tables").filter(|f| f.is_array()) else { continue };
-        let version = fact::<String>(live, "version");
-        if let Some(i) = read.get(&std::ptr::from_ref(value)) {
-            let shapes = listed[*i].2.clone();
-            listed.push((host, version, shapes));
-            continue;
-        }
-        let rows = Vec::<Table>::deserialize(value).unwrap_or_default();
-        let shapes =
-            rows.iter().filter(|t| compared(t)).map(|t| (format!("{}.{}", t.database, t.name), shape(t))).collect();
-        read.insert(std::ptr::from_ref(value), listed.len());
-        listed.push((host, version, shapes));
+        let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
+            let rows = Vec::<Table>::deserialize(value).unwrap_or_default();
+            let shapes =
+                rows.iter().filter(|t| compared(t)).map(|t| (format!("{}.{}", t.database, t.name), shape(t))).collect();
+            distinct.push(shapes);
+            distinct.len() - 1
+        });
+        hosts.push((host, fact::<String>(live, "version"), group));
     }
     let mut out = Vec::new();
-    if listed.len() < 2 {
+    // one list for every replica (the usual case): nothing differs
+    if hosts.len() < 2 || distinct.len() < 2 {
         return out;
     }
+    let listed: Vec<(&str, &String, &BTreeMap<String, TableShape>)> =
+        hosts.iter().map(|(host, version, group)| (*host, version, &distinct[*group])).collect();
     let names: BTreeSet<&String> = listed.iter().flat_map(|(_, _, shapes)| shapes.keys()).collect();
     for name in names {
         let (on, missing): (Vec<_>, Vec<_>) = listed.iter().partition(|(_, _, shapes)| shapes.contains_key(name));
@@ -416,10 +418,10 @@ fn tables(reachable: &[(&str, &Document)]) -> Vec<TableDivergence> {
             });
         }
         // definitions, between the replicas of one version that have the table
-        let versions: BTreeSet<&String> = on.iter().map(|(_, v, _)| v).collect();
+        let versions: BTreeSet<&String> = on.iter().map(|(_, v, _)| *v).collect();
         for version in versions {
             let group: Vec<(&str, &TableShape)> =
-                on.iter().filter(|(_, v, _)| v == version).map(|(h, _, shapes)| (*h, &shapes[name])).collect();
+                on.iter().filter(|(_, v, _)| *v == version).map(|(h, _, shapes)| (*h, &shapes[name])).collect();
             if group.len() < 2 {
                 continue;
             }
