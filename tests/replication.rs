@@ -5,9 +5,10 @@
 //! (one shard) carrying a ReplicatedMergeTree table, audited with `--cluster` clean, then in
 //! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
 //! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
-//! shard that cannot be reached), each fixed the way an admin would where it can be and
-//! audited again; one server configured with `<zookeeper>` but no interserver port, whose
-//! replicated table never leaves read-only; and one server whose own ZooKeeper is stopped and
+//! shard that cannot be reached, tables the replicas disagree on), each fixed the way an admin
+//! would where it can be and audited again; one server configured with `<zookeeper>` but no
+//! interserver port, whose replicated table never leaves read-only; one whose default replica
+//! name uses a macro `<macros>` lacks; and one server whose own ZooKeeper is stopped and
 //! started again.
 
 mod support;
@@ -368,7 +369,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     // tables the replicas disagree on. default.dist, created above on r1 only, is one; a
     // setting changed on one replica of a replicated table is another: ALTER TABLE ... MODIFY
     // SETTING is not replicated (r2 keeps its definition after a sync, and the table's
-    // metadata in Keeper holds no settings at all)
+    // metadata in Keeper does not hold the setting)
     a.query("ALTER TABLE default.m MODIFY SETTING min_bytes_for_wide_part = 1");
     b.query("SYSTEM SYNC REPLICA default.m");
     let engine_full = |n: &LiveServer| {
@@ -577,6 +578,10 @@ fn a_default_replica_name_whose_macro_is_not_defined() {
             "CREATE TABLE default.y (k UInt64) \
              ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/y', '{replica}') ORDER BY k",
         )
+        .unwrap_err();
+    assert!(refused.contains("No macro 'replica' in config"), "{refused}");
+    let refused = server
+        .try_query("CREATE DATABASE rdb0 ENGINE = Replicated('/clickhouse/db/macro_test0', '{shard}', '{replica}')")
         .unwrap_err();
     assert!(refused.contains("No macro 'replica' in config"), "{refused}");
     // inside a Replicated database, its own shard and replica names fill the macros
