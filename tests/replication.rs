@@ -5,9 +5,10 @@
 //! (one shard) carrying a ReplicatedMergeTree table, audited with `--cluster` clean, then in
 //! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
 //! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
-//! shard that cannot be reached), each fixed the way an admin would where it can be and
-//! audited again; one server configured with `<zookeeper>` but no interserver port, whose
-//! replicated table never leaves read-only; and one server whose own ZooKeeper is stopped and
+//! shard that cannot be reached, tables the replicas disagree on), each fixed the way an admin
+//! would where it can be and audited again; one server configured with `<zookeeper>` but no
+//! interserver port, whose replicated table never leaves read-only; one whose default replica
+//! name uses a macro `<macros>` lacks; and one server whose own ZooKeeper is stopped and
 //! started again.
 
 mod support;
@@ -180,6 +181,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &[]);
     assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
+    assert!(findings_of(&report, "cluster-table-divergence").is_empty(), "{}", summary(&report));
     for n in [&a, &b] {
         let report = support::cluster_audit(&["--config", n.config_path().to_str().unwrap(), "--dsn", &n.dsn()]);
         assert_eq!(replication_findings(&report), Vec::<String>::new(), "{}", n.config_path().display());
@@ -363,6 +365,64 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert_eq!(hosts(errors), vec![a.node()], "{errors}");
     let on_a = errors["hosts"][0]["evidence"]["count"].to_string();
     assert_eq!(on_a.trim_matches('"'), counted, "{errors}");
+
+    // tables the replicas disagree on. default.dist, created above on r1 only, is one; a
+    // setting changed on one replica of a replicated table is another: ALTER TABLE ... MODIFY
+    // SETTING is not replicated (r2 keeps its definition after a sync, and the table's
+    // metadata in Keeper does not hold the setting)
+    a.query("ALTER TABLE default.m MODIFY SETTING min_bytes_for_wide_part = 1");
+    b.query("SYSTEM SYNC REPLICA default.m");
+    let engine_full = |n: &LiveServer| {
+        n.query("SELECT engine_full FROM system.tables WHERE database = 'default' AND name = 'm'").trim().to_string()
+    };
+    assert!(
+        engine_full(&a).ends_with("SETTINGS index_granularity = 8192, min_bytes_for_wide_part = 1"),
+        "{}",
+        engine_full(&a)
+    );
+    assert!(engine_full(&b).ends_with("SETTINGS index_granularity = 8192"), "{}", engine_full(&b));
+    let metadata = b.query(
+        "SELECT value FROM system.zookeeper WHERE path = '/clickhouse/tables/1/default/m' AND name = 'metadata'",
+    );
+    assert!(metadata.contains("index granularity: 8192") && !metadata.contains("wide"), "{metadata}");
+    // over direct connections too (each replica's HTTP port given)
+    let direct = || {
+        let (seed, each) = (a.dsn(), [&a, &b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
+        let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
+        for e in &each {
+            args.extend(["--replica-dsn", e]);
+        }
+        support::cluster_audit(&args)
+    };
+    let (r1, r2) = (a.node(), b.node());
+    for (report, fan_out) in [(audit_cluster(&a, &[]), true), (direct(), false)] {
+        assert_eq!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), fan_out, "{}", report["target"]);
+        let found = findings_of(&report, "cluster-table-divergence");
+        let mut seen: Vec<(String, String)> = found
+            .iter()
+            .map(|f| (f["object"].as_str().unwrap().to_string(), f["message"].as_str().unwrap().to_string()))
+            .collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [
+                ("default.dist missing".to_string(), format!("default.dist: exists on {r1} but not on {r2}")),
+                (
+                    "default.m setting min_bytes_for_wide_part".to_string(),
+                    format!("default.m: its setting min_bytes_for_wide_part differs: {r1} = 1, {r2} = (not set)")
+                ),
+            ],
+            "{} over {}",
+            summary(&report),
+            report["target"]
+        );
+    }
+    // the fix: the same ALTER on r2, the Distributed table on r2 too: nothing left
+    b.query("ALTER TABLE default.m MODIFY SETTING min_bytes_for_wide_part = 1");
+    b.query("CREATE TABLE default.dist AS default.t ENGINE = Distributed(replicated, default, t)");
+    for report in [audit_cluster(&a, &[]), direct()] {
+        assert!(findings_of(&report, "cluster-table-divergence").is_empty(), "{}", summary(&report));
+    }
 }
 
 #[test]
@@ -470,4 +530,81 @@ fn keeper_lost_and_back() {
     let sessions = server.query("SELECT value FROM system.metrics WHERE metric = 'ZooKeeperSession'");
     assert_eq!(sessions.trim(), "1");
     assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 2, "a new session was established");
+}
+
+/// config.d/replication.xml with `<macros>` as given and the replicated tables' default path
+/// and name (a ReplicatedMergeTree without arguments).
+fn default_replica_xml(interserver: u16, macros: &str) -> String {
+    format!(
+        "<clickhouse>\n{}\n<interserver_http_port>{interserver}</interserver_http_port>\n\
+         <interserver_http_host>127.0.0.1</interserver_http_host>\n<macros>{macros}</macros>\n\
+         <default_replica_path>/clickhouse/tables/{{shard}}/{{database}}/{{table}}</default_replica_path>\n\
+         <default_replica_name>{{replica}}</default_replica_name>\n</clickhouse>\n",
+        zookeeper().clickhouse_section()
+    )
+}
+
+#[test]
+fn a_default_replica_name_whose_macro_is_not_defined() {
+    let _serial = one_at_a_time();
+    let interserver = free_port();
+    let xml = default_replica_xml(interserver, "<shard>1</shard>");
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| prepare(dir, &xml));
+    // offline: the name's {replica} is not in <macros>; the path's {shard} is, and {database}
+    // and {table} are the server's own
+    let config = server.config_path();
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
+    let found = the_finding(&report, "replica-path-undefined-macro", "default_replica_name {replica}");
+    assert_eq!(found["location"]["file"], "config.d/replication.xml", "{found}");
+    let line = xml.lines().position(|l| l.starts_with("<default_replica_name>")).unwrap() + 1;
+    assert_eq!(found["location"]["line"], line, "{found}");
+    // the server starts with it, says nothing, and lists the macros it has
+    assert_eq!(server.query("SELECT macro, substitution FROM system.macros"), "shard\t1\n");
+    assert_eq!(
+        server.query("SELECT value FROM system.server_settings WHERE name = 'default_replica_name'").trim(),
+        "{replica}"
+    );
+    // a table without engine arguments fails, as does one naming the macro itself
+    let create = "CREATE TABLE default.x (k UInt64) ENGINE = ReplicatedMergeTree ORDER BY k";
+    let refused = server.try_query(create).unwrap_err();
+    assert!(
+        refused.contains("Code: 139")
+            && refused.contains("No macro 'replica' in config while processing substitutions in '{replica}'")
+            && refused.contains("NO_ELEMENTS_IN_CONFIG"),
+        "{refused}"
+    );
+    let refused = server
+        .try_query(
+            "CREATE TABLE default.y (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/y', '{replica}') ORDER BY k",
+        )
+        .unwrap_err();
+    assert!(refused.contains("No macro 'replica' in config"), "{refused}");
+    let refused = server
+        .try_query("CREATE DATABASE rdb0 ENGINE = Replicated('/clickhouse/db/macro_test0', '{shard}', '{replica}')")
+        .unwrap_err();
+    assert!(refused.contains("No macro 'replica' in config"), "{refused}");
+    // inside a Replicated database, its own shard and replica names fill the macros
+    server.query("CREATE DATABASE rdb ENGINE = Replicated('/clickhouse/db/macro_test', 's1', 'r1')");
+    server.query("CREATE TABLE rdb.x (k UInt64) ENGINE = ReplicatedMergeTree ORDER BY k");
+
+    // the fix: the macro defined in config.d; the server reads it without a restart (the
+    // remediation says so) and the same CREATE succeeds; the audit is quiet
+    prepare(
+        &server.dir.path().join("server"),
+        &default_replica_xml(interserver, "<shard>1</shard><replica>r1</replica>"),
+    );
+    wait_until(60, "the server reads the new macro", || {
+        server.query("SELECT count() FROM system.macros").trim() == "2"
+    });
+    server.query(create);
+    assert_eq!(
+        server.query(
+            "SELECT replica_name, zookeeper_path FROM system.replicas WHERE database = 'default' AND table = 'x'"
+        ),
+        "r1\t/clickhouse/tables/1/default/x\n"
+    );
+    let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
+    assert!(findings_of(&report, "replica-path-undefined-macro").is_empty(), "{}", summary(&report));
+    assert_eq!(found["remediation"]["restart"], false, "{found}");
 }

@@ -28,6 +28,7 @@ pub struct ClusterDocument {
     pub session_settings: Vec<Divergence>,
     pub profile_settings: Vec<Divergence>,
     pub storage: Vec<StorageGap>,
+    pub tables: Vec<TableDivergence>,
     pub query_log: QueryLogPresence,
 }
 
@@ -45,6 +46,7 @@ impl ClusterDocument {
         document.insert("session_settings", Box::new(self.session_settings));
         document.insert("profile_settings", Box::new(self.profile_settings));
         document.insert("storage", Box::new(self.storage));
+        document.insert("tables", Box::new(self.tables));
         document.insert("query_log", Box::new(self.query_log));
         document
     }
@@ -57,6 +59,7 @@ crate::fact_object!(Divergence { name, shown, values });
 crate::fact_object!(HostValue { host, value });
 crate::fact_object!(StorageGap { kind, name, on, missing_on });
 crate::fact_object!(QueryLogPresence { present_on, missing_on });
+crate::fact_object!(TableDivergence { table, kind, setting, shown, on, missing_on, values });
 
 /// A replica, and whether it was read.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +108,25 @@ pub struct StorageGap {
     pub name: String,
     pub on: Vec<String>,
     pub missing_on: Vec<String>,
+}
+
+/// A user table the replicas disagree on: present on some only, or defined differently.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TableDivergence {
+    /// database.table
+    pub table: String,
+    /// missing, engine (without settings, Keeper path, replica name), structure or setting
+    pub kind: String,
+    /// the table-level setting that differs (kind setting), else empty
+    pub setting: String,
+    /// what differs and where, as a message shows it
+    pub shown: String,
+    /// the replicas that have the table
+    pub on: Vec<String>,
+    /// the replicas that lack it (kind missing)
+    pub missing_on: Vec<String>,
+    /// each replica's value (engine and setting; "(not set)": the table does not set it)
+    pub values: Vec<HostValue>,
 }
 
 /// Where system.query_log exists and where it does not (replicas whose tables could not be
@@ -157,6 +179,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
         },
         profile_settings: diverging(&reachable, "profile_settings", profile_values),
         storage: storage(&reachable),
+        tables: tables(&reachable),
         query_log: query_log(&collected.nodes),
         partial: partial(&collected.nodes),
     }
@@ -166,12 +189,13 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
 fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
-    let inputs: [(&str, &[&str]); 6] = [
+    let inputs: [(&str, &[&str]); 7] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),
         ("session_settings", &["settings"]),
         ("profile_settings", &["profile_settings"]),
         ("storage", &["disks", "storage_policies"]),
+        ("tables", &["tables"]),
         ("query_log", &["log_tables"]),
     ];
     let unavailable: Vec<BTreeMap<&str, &str>> =
@@ -334,6 +358,236 @@ fn storage(reachable: &[(&str, &Document)]) -> Vec<StorageGap> {
     out
 }
 
+/// A table as the comparison reads it: its engine clause without the settings (and without
+/// the Keeper path and replica name of a replicated engine), its settings, its structure.
+#[derive(Clone)]
+struct TableShape {
+    engine: String,
+    settings: BTreeMap<String, String>,
+    structure: String,
+}
+
+/// Tables that are not compared: a materialized view's inner table is named after the view's
+/// UUID (`.inner_id.UUID`), which each replica draws for itself.
+fn compared(table: &crate::facts::rows::Table) -> bool {
+    !table.name.starts_with(".inner") && !table.database.starts_with("_temporary_and_external_tables")
+}
+
+/// The user tables the replicas disagree on. Presence is compared across every replica that
+/// listed its tables; definitions between replicas of one version (another version may print
+/// the same table otherwise).
+fn tables(reachable: &[(&str, &Document)]) -> Vec<TableDivergence> {
+    use crate::facts::rows::Table;
+    // each distinct fact read once (replicas alike share it)
+    let mut distinct: Vec<BTreeMap<String, TableShape>> = Vec::new();
+    let mut read: HashMap<*const Value, usize> = HashMap::new();
+    let mut hosts: Vec<(&str, String, usize)> = Vec::new();
+    for (host, live) in reachable {
+        // a replica whose tables could not be read is in no list
+        let Some(value) = live.get("tables").filter(|f| f.is_array()) else { continue };
+        let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
+            let rows = Vec::<Table>::deserialize(value).unwrap_or_default();
+            let shapes =
+                rows.iter().filter(|t| compared(t)).map(|t| (format!("{}.{}", t.database, t.name), shape(t))).collect();
+            distinct.push(shapes);
+            distinct.len() - 1
+        });
+        hosts.push((host, fact::<String>(live, "version"), group));
+    }
+    let mut out = Vec::new();
+    // one list for every replica (the usual case): nothing differs
+    if hosts.len() < 2 || distinct.len() < 2 {
+        return out;
+    }
+    let listed: Vec<(&str, &String, &BTreeMap<String, TableShape>)> =
+        hosts.iter().map(|(host, version, group)| (*host, version, &distinct[*group])).collect();
+    let names: BTreeSet<&String> = listed.iter().flat_map(|(_, _, shapes)| shapes.keys()).collect();
+    for name in names {
+        let (on, missing): (Vec<_>, Vec<_>) = listed.iter().partition(|(_, _, shapes)| shapes.contains_key(name));
+        let on_hosts: Vec<String> = on.iter().map(|(h, _, _)| h.to_string()).collect();
+        if !missing.is_empty() {
+            let missing_on: Vec<String> = missing.iter().map(|(h, _, _)| h.to_string()).collect();
+            out.push(TableDivergence {
+                table: name.clone(),
+                kind: "missing".to_string(),
+                setting: String::new(),
+                shown: format!("exists on {} but not on {}", on_hosts.join(", "), missing_on.join(", ")),
+                on: on_hosts.clone(),
+                missing_on,
+                values: Vec::new(),
+            });
+        }
+        // definitions, between the replicas of one version that have the table
+        let versions: BTreeSet<&String> = on.iter().map(|(_, v, _)| *v).collect();
+        for version in versions {
+            let group: Vec<(&str, &TableShape)> =
+                on.iter().filter(|(_, v, _)| *v == version).map(|(h, _, shapes)| (*h, &shapes[name])).collect();
+            if group.len() < 2 {
+                continue;
+            }
+            let hosts: Vec<String> = group.iter().map(|(h, _)| h.to_string()).collect();
+            let differ = |kind: &str, setting: &str, values: Vec<HostValue>, shown: String| TableDivergence {
+                table: name.clone(),
+                kind: kind.to_string(),
+                setting: setting.to_string(),
+                shown,
+                on: hosts.clone(),
+                missing_on: Vec::new(),
+                values,
+            };
+            let shown = |values: &[HostValue]| {
+                values.iter().map(|v| format!("{} = {}", v.host, v.value)).collect::<Vec<_>>().join(", ")
+            };
+            if group.iter().any(|(_, s)| s.engine != group[0].1.engine) {
+                let values: Vec<HostValue> =
+                    group.iter().map(|(h, s)| HostValue { host: h.to_string(), value: s.engine.clone() }).collect();
+                let text = format!("its engine differs: {}", shown(&values));
+                out.push(differ("engine", "", values, text));
+            }
+            if group.iter().any(|(_, s)| s.structure != group[0].1.structure) {
+                let mut alike: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+                for (h, s) in &group {
+                    alike.entry(s.structure.as_str()).or_default().push(h);
+                }
+                let mut groups: Vec<String> = alike.values().map(|hosts| hosts.join(", ")).collect();
+                groups.sort();
+                let text = format!("its columns, indexes or projections differ: {}", groups.join(" | "));
+                out.push(differ("structure", "", Vec::new(), text));
+            }
+            let settings: BTreeSet<&String> = group.iter().flat_map(|(_, s)| s.settings.keys()).collect();
+            for setting in settings {
+                let value = |s: &TableShape| s.settings.get(setting).map_or("(not set)", String::as_str).to_string();
+                if group.iter().all(|(_, s)| value(s) == value(group[0].1)) {
+                    continue;
+                }
+                let values: Vec<HostValue> =
+                    group.iter().map(|(h, s)| HostValue { host: h.to_string(), value: value(s) }).collect();
+                let text = format!("its setting {setting} differs: {}", shown(&values));
+                out.push(differ("setting", setting, values, text));
+            }
+        }
+    }
+    out
+}
+
+/// A table's engine clause split into its settings and the rest, the replicated engine's
+/// Keeper path and replica name left out (written literally, they differ between replicas
+/// and shards by design).
+fn shape(table: &crate::facts::rows::Table) -> TableShape {
+    let full = table.engine_full.as_str();
+    let (engine, settings) = match top_level_find(full, " SETTINGS ") {
+        Some(at) => (&full[..at], settings_of(&full[at + " SETTINGS ".len()..])),
+        None => (full, BTreeMap::new()),
+    };
+    let engine =
+        if table.engine.starts_with("Replicated") { without_replication_args(engine) } else { engine.to_string() };
+    TableShape { engine, settings, structure: table.structure_hash.clone() }
+}
+
+/// The byte offset of the last `needle` outside quotes and parentheses.
+fn top_level_find(text: &str, needle: &str) -> Option<usize> {
+    let mut found = None;
+    let (mut depth, mut quote) = (0i32, None::<u8>);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(_) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' | b'`' => quote = Some(c),
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                _ if depth == 0 && text[i..].starts_with(needle) => found = Some(i),
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Splits `text` at the commas outside quotes and parentheses.
+fn top_level_split(text: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<u8>, 0);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(_) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' | b'`' => quote = Some(c),
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b',' if depth == 0 => {
+                    parts.push(&text[start..i]);
+                    start = i + 1;
+                }
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
+/// `a = 1, b = 'x'` as name -> value.
+fn settings_of(text: &str) -> BTreeMap<String, String> {
+    top_level_split(text)
+        .into_iter()
+        .filter_map(|item| {
+            let (name, value) = item.split_once('=')?;
+            Some((name.trim().to_string(), value.trim().to_string()))
+        })
+        .collect()
+}
+
+/// `ReplicatedMergeTree('/path', 'r1', ver) ORDER BY k` with its first two arguments (the
+/// Keeper path and the replica name) shown as `?`.
+fn without_replication_args(engine: &str) -> String {
+    let Some(open) = engine.find('(') else { return engine.to_string() };
+    let rest = &engine[open + 1..];
+    let Some(close) = closing(rest).map(|at| open + 1 + at) else { return engine.to_string() };
+    let args = top_level_split(&engine[open + 1..close]);
+    let kept: Vec<&str> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| if i < 2 && a.trim().starts_with('\'') { "?" } else { a.trim() })
+        .collect();
+    format!("{}({}){}", &engine[..open], kept.join(", "), &engine[close + 1..])
+}
+
+/// The offset of the `)` closing a parenthesis opened just before `text`.
+fn closing(text: &str) -> Option<usize> {
+    let (mut depth, mut quote) = (0i32, None::<u8>);
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        match quote {
+            Some(_) if c == b'\\' => i += 1,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                b'\'' | b'"' | b'`' => quote = Some(c),
+                b'(' | b'[' => depth += 1,
+                b')' if depth == 0 => return Some(i),
+                b')' | b']' => depth -= 1,
+                _ => {}
+            },
+        }
+        i += 1;
+    }
+    None
+}
+
 /// Where system.query_log exists and where it does not.
 fn query_log(nodes: &[NodeFacts]) -> QueryLogPresence {
     let mut presence = QueryLogPresence::default();
@@ -348,4 +602,82 @@ fn query_log(nodes: &[NodeFacts]) -> QueryLogPresence {
         }
     }
     presence
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::rows::Table;
+
+    fn table(engine: &str, engine_full: &str) -> Table {
+        Table {
+            database: "default".into(),
+            name: "t".into(),
+            engine: engine.into(),
+            engine_full: engine_full.into(),
+            ..Table::default()
+        }
+    }
+
+    #[test]
+    fn tables_are_compared_for_presence_everywhere_and_definitions_within_a_version() {
+        let mut interner = crate::collect::interned::Interner::default();
+        let row = |name: &str, full: &str, hash: &str| {
+            serde_json::json!({"database": "default", "name": name, "engine": "ReplicatedMergeTree",
+                "engine_full": full, "storage_policy": "default", "structure_hash": hash})
+        };
+        let t = "ReplicatedMergeTree('/clickhouse/tables/{shard}/default/t', '{replica}') ORDER BY k SETTINGS index_granularity = 8192";
+        let r1 = interner.document(serde_json::json!({"version": "25.8.2.1", "tables": [
+            row("t", &format!("{t}, min_bytes_for_wide_part = 1"), "1"),
+            row(".inner_id.0d3c5a4e-0000-0000-0000-000000000001", "MergeTree ORDER BY k", "2"),
+            row("only_here", "MergeTree ORDER BY k", "3"),
+        ]}));
+        let r2 = interner.document(serde_json::json!({"version": "25.8.2.1", "tables": [
+            row("t", t, "1"),
+            row(".inner_id.0d3c5a4e-0000-0000-0000-000000000002", "MergeTree ORDER BY k", "2"),
+        ]}));
+        // another version prints the table otherwise: present, not compared with the others
+        let r3 = interner.document(serde_json::json!({"version": "26.9.2.1", "tables": [
+            row("t", "ReplicatedMergeTree('/p', 'r3') ORDER BY k", "9"),
+        ]}));
+        let found = tables(&[("r1", &r1), ("r2", &r2), ("r3", &r3)]);
+        let shown: Vec<(&str, &str, &str)> =
+            found.iter().map(|d| (d.table.as_str(), d.kind.as_str(), d.shown.as_str())).collect();
+        assert_eq!(
+            shown,
+            [
+                ("default.only_here", "missing", "exists on r1 but not on r2, r3"),
+                ("default.t", "setting", "its setting min_bytes_for_wide_part differs: r1 = 1, r2 = (not set)"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_table_shape_splits_its_settings_and_leaves_out_the_replica() {
+        let t = table(
+            "ReplicatedMergeTree",
+            "ReplicatedMergeTree('/clickhouse/tables/1/default/t', 'r1', ver) PARTITION BY f(a, 'x, y') ORDER BY k \
+             SETTINGS index_granularity = 8192, storage_policy = 'p, q', min_bytes_for_wide_part = 1",
+        );
+        let s = shape(&t);
+        assert_eq!(s.engine, "ReplicatedMergeTree(?, ?, ver) PARTITION BY f(a, 'x, y') ORDER BY k");
+        assert_eq!(s.settings.get("storage_policy").unwrap(), "'p, q'");
+        assert_eq!(s.settings.get("min_bytes_for_wide_part").unwrap(), "1");
+        assert_eq!(s.settings.len(), 3);
+        let plain = shape(&table("MergeTree", "MergeTree ORDER BY k"));
+        assert_eq!(plain.engine, "MergeTree ORDER BY k");
+        assert!(plain.settings.is_empty());
+        // a literal replica name is no difference; a SETTINGS inside a string is no clause
+        let r2 = shape(&table(
+            "ReplicatedMergeTree",
+            "ReplicatedMergeTree('/clickhouse/tables/1/default/t', 'r2') ORDER BY k",
+        ));
+        let r1 = shape(&table(
+            "ReplicatedMergeTree",
+            "ReplicatedMergeTree('/clickhouse/tables/1/default/t', 'r1') ORDER BY k",
+        ));
+        assert_eq!(r1.engine, r2.engine);
+        let quoted = shape(&table("MergeTree", "MergeTree ORDER BY k COMMENT ' SETTINGS a = 1'"));
+        assert!(quoted.settings.is_empty(), "{:?}", quoted.settings);
+    }
 }

@@ -101,9 +101,12 @@ pub const FACTS: &[FactQuery] = &[
     },
     FactQuery {
         name: "tables",
-        purpose: "user tables (engine, storage policy)",
-        sql: "SELECT database, name, engine, storage_policy FROM system.tables \
-              WHERE database NOT IN ('system', 'information_schema', 'INFORMATION_SCHEMA')",
+        purpose: "user tables (engine, its clause with the table's settings, storage policy, a hash of the \
+                  columns and indexes; compared across replicas)",
+        sql: "SELECT database, name, engine, engine_full, storage_policy, \
+              toString(cityHash64(if(engine_full = '', create_table_query, \
+              substring(create_table_query, 1, position(create_table_query, engine_full) - 1)))) AS structure_hash \
+              FROM system.tables WHERE database NOT IN ('system', 'information_schema', 'INFORMATION_SCHEMA')",
         since: None,
     },
     FactQuery {

@@ -153,6 +153,40 @@ pub struct RootElement {
 
 crate::fact_object!(RootElement { name, leaf, value, at, server_section, known, in_conf_d, referenced });
 
+/// A macro that a replicated table's default path or name uses and `<macros>` does not define
+/// (`config.undefined_replica_macros`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UndefinedMacro {
+    /// default_replica_path or default_replica_name
+    pub setting: String,
+    /// the setting's text
+    pub value: String,
+    /// the macro's name (without braces)
+    pub name: String,
+    pub at: Location,
+}
+
+crate::fact_object!(UndefinedMacro { setting, value, name, at });
+
+/// The macros ClickHouse expands itself in a replicated table's path and name (Macros.cpp):
+/// the table's database, name and UUID.
+const SERVER_MACROS: &[&str] = &["database", "table", "uuid"];
+
+/// The `{name}` macros of `text`, in order, each once.
+fn macros_in(text: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else { break };
+        let name = &rest[open + 1..open + close];
+        if !name.is_empty() && !out.contains(&name) {
+            out.push(name);
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out
+}
+
 /// A problem ClickHouse starts with (`config.problems`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LoaderProblem {
@@ -372,6 +406,8 @@ impl<'a> ConfigFacts<'a> {
             ("at", fact(|| self.location(root.origin))),
             ("merge_tree", fact(move || Settings(merge_tree.map(leaf_values).unwrap_or_default()))),
             ("merge_tree_at", fact(move || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())),
+            ("macros", fact(|| model::macros(root).into_iter().collect::<BTreeMap<String, String>>())),
+            ("undefined_replica_macros", fact(|| self.undefined_replica_macros())),
             ("listen_hosts", fact(|| root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
             ("exposed", fact(|| root.children_named("listen_host").any(every_interface))),
             ("default_profile", fact(|| self.default_profile())),
@@ -401,6 +437,29 @@ impl<'a> ConfigFacts<'a> {
             ("over_image_files", fact(|| self.loaded.over_image_files)),
             ("logger", fact(move || sections::logger(root, &at))),
         ]
+    }
+
+    /// The macros default_replica_path and default_replica_name use that `<macros>` lacks.
+    fn undefined_replica_macros(&self) -> Vec<UndefinedMacro> {
+        let root = &self.loaded.server.root;
+        let defined: Vec<(String, String)> = model::macros(root);
+        let mut out = Vec::new();
+        for setting in ["default_replica_path", "default_replica_name"] {
+            let Some(element) = root.child(setting) else { continue };
+            let value = element.value();
+            for name in macros_in(&value) {
+                if SERVER_MACROS.contains(&name) || defined.iter().any(|(d, _)| d == name) {
+                    continue;
+                }
+                out.push(UndefinedMacro {
+                    setting: setting.to_string(),
+                    value: value.clone(),
+                    name: name.to_string(),
+                    at: self.location(element.origin),
+                });
+            }
+        }
+        out
     }
 
     /// Where each of [`leaf_values`]'s leaves is written.
@@ -607,5 +666,19 @@ fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version:
         sources: [super::Source::Config].into(),
         document: Map::new(),
         typed: [(super::Source::Config, Arc::new(facts.document()))].into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_macros_of_a_replica_path_are_read_in_order_once() {
+        assert_eq!(
+            super::macros_in("/clickhouse/tables/{layer}-{shard}/{database}/{table}/{shard}"),
+            ["layer", "shard", "database", "table"]
+        );
+        assert_eq!(super::macros_in("{replica}"), ["replica"]);
+        assert!(super::macros_in("r1").is_empty());
+        assert!(super::macros_in("/a/{}/{unclosed").is_empty());
     }
 }

@@ -175,7 +175,11 @@ pub struct Table {
     pub database: String,
     pub name: String,
     pub engine: String,
+    /// its engine clause: arguments, keys, TTL and the table's SETTINGS
+    pub engine_full: String,
     pub storage_policy: String,
+    /// a hash of the CREATE query before its engine clause (columns, indexes, projections)
+    pub structure_hash: String,
 }
 
 /// A setting a user's queries ran with changed (query_log `Settings`), and how many did.

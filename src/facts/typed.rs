@@ -319,6 +319,11 @@ pub fn facts() -> Vec<TypedFact> {
         built::<Vec<String>>("config.policy_names", "the storage policies' names"),
         built::<Vec<storage::ConfigPolicy>>("config.policies", "<storage_configuration><policies>"),
         built::<Vec<storage::ConfigCluster>>("config.clusters", "<remote_servers>"),
+        built::<BTreeMap<String, String>>("config.macros", "<macros>: name -> value"),
+        built::<Vec<crate::facts::config::UndefinedMacro>>(
+            "config.undefined_replica_macros",
+            "macros default_replica_path and default_replica_name use that <macros> does not define (database, table and uuid are the server's own)",
+        ),
         built::<Vec<String>>("config.listen_hosts", "the <listen_host> values"),
         built::<bool>("config.exposed", "a listen_host is 0.0.0.0 or :: (every interface)"),
         built::<String>("config.default_profile", "<default_profile> (default: `default`)"),
@@ -456,6 +461,10 @@ pub fn facts() -> Vec<TypedFact> {
         ),
         built::<Vec<cluster::Divergence>>("cluster.profile_settings", "profile settings that differ"),
         built::<Vec<cluster::StorageGap>>("cluster.storage", "disks and policies on some replicas only"),
+        built::<Vec<cluster::TableDivergence>>(
+            "cluster.tables",
+            "user tables on some replicas only, or defined differently (engine, structure, a table setting)",
+        ),
         built::<cluster::QueryLogPresence>(
             "cluster.query_log",
             "where system.query_log exists and where not (a replica whose tables could not be listed is in neither)",
