@@ -306,3 +306,74 @@ fn printed_files(snippet: &str) -> Vec<(String, String)> {
     }
     out
 }
+
+/// `chaudit fix` on the third-party trees of tests/engine-cases (trees nobody here wrote):
+/// what it writes the re-audit no longer reports, it brings no finding of medium or more,
+/// and a tree clickhouse-server 25.8 started still starts once fixed. Every fourth tree in
+/// `cargo test`; all of them with `CHAUDIT_FIX_TREES=all`.
+#[test]
+fn chaudit_fix_on_third_party_trees_holds_on_the_engine() {
+    let all = std::env::var("CHAUDIT_FIX_TREES").is_ok_and(|v| v == "all");
+    let root = support::repo_root().join("tests/engine-cases");
+    let mut trees: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|case| case.join("tree/config.xml").is_file())
+        .collect();
+    trees.sort();
+    let (mut fixed, mut applied, mut started) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for case in trees.iter().enumerate().filter(|(i, _)| all || i % 4 == 1).map(|(_, c)| c) {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("tree");
+        let copied = std::process::Command::new("cp").arg("-rL").arg(case.join("tree")).arg(&tree).status().unwrap();
+        assert!(copied.success());
+        if case.join("env").is_file() {
+            std::fs::copy(case.join("env"), dir.path().join("env")).unwrap();
+        }
+        let original = support::engine_start(&tree);
+        let mut load = LoadOptions::for_fixture(dir.path());
+        load.default_include_from = chaudit::config::DefaultInclude::None;
+        let request = FixRequest {
+            config: tree.join("config.xml"),
+            load,
+            version: Some("25.8".parse().unwrap()),
+            rules: RulesRequest {
+                builtin: false,
+                dirs: vec![support::repo_root().join("rules")],
+                ..Default::default()
+            },
+            dry_run: false,
+            sql: None,
+        };
+        let outcome = match run(&request) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                failures.push(format!("{name}: chaudit fix failed: {e}"));
+                continue;
+            }
+        };
+        if outcome.applied.is_empty() {
+            continue;
+        }
+        fixed += 1;
+        applied += outcome.applied.len();
+        if !outcome.remaining.is_empty() || !outcome.introduced.is_empty() {
+            failures.push(format!(
+                "{name}: the re-audit still reports {:?} or reports new {:?}",
+                outcome.remaining.iter().map(|(i, why)| format!("{} {why}", i.rule_id)).collect::<Vec<_>>(),
+                outcome.introduced.iter().map(|i| &i.rule_id).collect::<Vec<_>>()
+            ));
+        }
+        let after = support::engine_start(&tree);
+        if after.started {
+            started += 1;
+        } else if original.started {
+            failures.push(format!("{name}: started before the fix, not after: {:?}", after.errors));
+        }
+    }
+    eprintln!("{fixed} third-party trees fixed ({applied} findings), {started} of them start on 25.8 once fixed");
+    assert!(fixed >= 5, "{fixed}");
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}

@@ -214,13 +214,6 @@ pub const FACTS: &[FactQuery] = &[
               toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days FROM system.one",
         since: None,
     },
-    // one row: {tables}: what the server has, to tell an auditor who sees none of them
-    FactQuery {
-        name: "table_count",
-        purpose: "the number of tables the server has, whatever the auditing user may see (NumberOfTables)",
-        sql: "SELECT toUInt64(value) AS tables FROM system.asynchronous_metrics WHERE metric = 'NumberOfTables'",
-        since: None,
-    },
     // rows: {name, storage, auth_type (as text: one method, or a list of them), host_ip[],
     // host_names[], host_names_regexp[], host_names_like[]}
     FactQuery {

@@ -1,8 +1,9 @@
-//! A user who may read the system tables but lacks `SHOW TABLES` sees no row of another
-//! database's table in system.tables, system.parts, system.replicas, ...: every rule about
-//! tables would pass on nothing (measured on 25.8 with `GRANT SELECT ON system.*` alone).
-//! When the auditing user sees no table while the server has some (NumberOfTables), the facts
-//! read from those system tables are unavailable, saying which grant is missing.
+//! A user who may read the system tables but not show the other databases (`SHOW
+//! DATABASES, SHOW TABLES`) sees no row of their tables in system.tables, system.parts,
+//! system.replicas, ...: every rule about tables would pass on nothing. Measured on 25.8 with
+//! `GRANT SELECT ON system.*` alone: system.databases shows it `system` only, not even
+//! `default`, which every server has. When the auditing user sees no database but the system
+//! ones, the facts read from those system tables are unavailable, saying which grant is missing.
 
 use super::{Answer, Unread};
 
@@ -19,26 +20,25 @@ const PER_TABLE: [&str; 9] = [
     "projections",
 ];
 
-/// Makes the per-table answers unavailable when `tables` is empty while `table_count` says
-/// the server has tables.
+const SYSTEM_DATABASES: [&str; 3] = ["system", "information_schema", "INFORMATION_SCHEMA"];
+
+/// Makes the per-table answers unavailable when the `databases` answer holds no database
+/// but the system ones.
 pub(crate) fn mark(answers: &mut [Answer<'_>], user: &str) {
-    let count = |name: &str| answers.iter().find(|(n, _)| *n == name).and_then(|(_, a)| a.as_ref().ok());
-    let Some(server_tables) = count("table_count")
-        .and_then(|rows| rows.first())
-        .and_then(|row| row["tables"].as_u64().or_else(|| row["tables"].as_str()?.parse().ok()))
-    else {
-        return;
-    };
-    let seen_none = count("tables").is_some_and(|rows| rows.is_empty());
-    if server_tables == 0 || !seen_none {
+    let Some((_, Ok(rows))) = answers.iter().find(|(name, _)| *name == "databases") else { return };
+    let Ok(rows) = rows.clone().into_values() else { return };
+    let sees_a_user_database =
+        rows.iter().any(|row| row["name"].as_str().is_some_and(|name| !SYSTEM_DATABASES.contains(&name)));
+    if sees_a_user_database {
         return;
     }
     let label = Unread::PermissionDenied.label();
     for (name, answer) in answers.iter_mut().filter(|(name, _)| PER_TABLE.contains(name)) {
         if answer.is_ok() {
             *answer = Err(format!(
-                "{label}: chaudit's user `{user}` sees none of the server's {server_tables} tables in system.{name} \
-                 (it needs `GRANT SHOW DATABASES, SHOW TABLES ON *.* TO {user}`, which shows tables, not their rows)"
+                "{label}: chaudit's user `{user}` sees no database but the system ones (not even `default`), so \
+                 system.{name} shows it no table (it needs `GRANT SHOW DATABASES, SHOW TABLES ON *.* TO {user}`, \
+                 which shows tables, not their rows)"
             ));
         }
     }

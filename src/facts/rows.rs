@@ -506,15 +506,6 @@ pub struct Release {
     pub age_days: Number,
 }
 
-/// The number of tables the server has, one row.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(default)]
-#[schemars(extend("x-fact" = "row"))]
-pub struct TableCount {
-    /// tables in the databases that can hold MergeTree tables (asynchronous metric NumberOfTables), whatever the auditing user may see
-    pub tables: Number,
-}
-
 /// metric_log's Context lock rate over the window, per host.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

@@ -413,7 +413,6 @@ pub fn facts() -> Vec<TypedFact> {
             "system.events since start by name: fault counters (DelayedInserts, RejectedInserts, ReplicatedDataLoss, ...), ZooKeeperInit",
         ),
         typed::<Vec<rows::Release>>("live.release", "one row: the running release's age"),
-        typed::<Vec<rows::TableCount>>("live.table_count", "one row: the number of tables the server has"),
         typed::<u64>("log.window_seconds", "the window"),
         typed::<BTreeMap<String, String>>("log.unavailable", "log evidence that could not be read, and why"),
         typed::<Vec<rows::QueryShape>>(
