@@ -23,7 +23,7 @@ fn users() -> String {
     let user = |name: &str, profile: &str, extra: &str| {
         format!(
             "<{name}><password>{PASSWORD}</password><networks><ip>127.0.0.1</ip></networks>\
-             <profile>{profile}</profile><grants><query>GRANT SELECT ON system.*</query></grants>{extra}</{name}>"
+             <profile>{profile}</profile><grants><query>GRANT SELECT ON system.*</query><query>GRANT SHOW DATABASES, SHOW TABLES ON *.*</query></grants>{extra}</{name}>"
         )
     };
     let guard = "<max_result_rows>50</max_result_rows><result_overflow_mode>break</result_overflow_mode>";
@@ -33,6 +33,7 @@ fn users() -> String {
     support::users_xml(
         PASSWORD,
         "\n            <grants>\n                <query>GRANT SELECT ON system.*</query>\n                \
+         <query>GRANT SHOW DATABASES, SHOW TABLES ON *.*</query>\n                \
          <query>REVOKE SELECT ON system.query_log</query>\n            </grants>",
     )
     .replacen("    </profiles>", &format!("    {profiles}\n    </profiles>"), 1)

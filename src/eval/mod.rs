@@ -415,7 +415,8 @@ fn finding(
     // a secret is never printed, nor copied by `chaudit fix`: a fix that would carry one is
     // the user's to make where the value is written (a printed `******` would be pasted)
     let copies_secret = fragments.iter().any(|f| crate::mask::holds_secret(&f.xml));
-    let manual = match render(&rule.remediation.manual)? {
+    // a manual step rendered empty is not one for this finding (it has a config fix instead)
+    let manual = match render(&rule.remediation.manual)?.filter(|m| !m.trim().is_empty()) {
         None if copies_secret => Some(format!(
             "This fix would copy a secret value, which chaudit never prints or copies: make the change where \
              the value is written ({}).",

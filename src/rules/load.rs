@@ -503,10 +503,9 @@ impl Parser<'_> {
                 None,
             );
         }
-        if !config.is_empty() && manual.is_some() {
-            // a fix is either written by `chaudit fix` or left to the user, never half of each
-            self.error(node.origin(), "a remediation has `config` fragments or `manual` steps, not both", None);
-        }
+        // with both, each finding has the one its templates render non-empty (a section with
+        // an <engine> gets the manual step, one without it the fragment); a finding that
+        // renders a fragment is written by `chaudit fix`, its manual text left unused
         Some(Remediation { restart, config, manual, sql, command })
     }
 
