@@ -525,22 +525,26 @@ struct Named {
     path: PathBuf,
     /// ` (read as ..., --root ...)` when a root maps it.
     read_as: Option<String>,
+    /// The config names it by an absolute path (a server's, perhaps).
+    absolute: bool,
 }
 
 impl Named {
     fn resolve(main: &Path, value: &str, roots: &Roots) -> Named {
         let named = main.parent().unwrap_or(Path::new("")).join(value);
+        let absolute = Path::new(value).is_absolute();
         match roots.map(Path::new(value)) {
-            Some((path, root)) => Named { read_as: Some(roots::read_as(&path, root)), named, path },
-            None => Named { path: named.clone(), named, read_as: None },
+            Some((path, root)) => Named { read_as: Some(roots::read_as(&path, root)), named, path, absolute },
+            None => Named { path: named.clone(), named, read_as: None, absolute },
         }
     }
 
-    /// What a missing file's diagnostic adds: the root to give for a server path no root maps.
+    /// What a missing file's diagnostic adds: the root to give for an absolute path no root
+    /// maps (a relative one is the tree's own).
     fn missing_help(&self) -> Option<String> {
         match &self.read_as {
-            Some(_) => None,
-            None => roots::suggestion(&self.named),
+            None if self.absolute => roots::suggestion(&self.named),
+            _ => None,
         }
     }
 }
@@ -844,6 +848,12 @@ mod root_tests {
         assert!(err.to_string().contains("/etc/clickhouse-server/config.d/macros.xml does not exist"), "{err}");
         let help = miette::Diagnostic::help(&err).map(|h| h.to_string()).unwrap_or_default();
         assert!(help.contains("--root /etc/clickhouse-server=DIR"), "{help}");
+        // a relative path is the tree's own: no root to suggest, under an absolute main too
+        let mut fs = fs;
+        fs.insert("/work/rel/config.xml", "<clickhouse><include_from>inc/m.xml</include_from></clickhouse>");
+        let err = load_with(&fs, Path::new("/work/rel/config.xml"), &options(&[])).unwrap_err();
+        assert!(err.to_string().contains("include_from file /work/rel/inc/m.xml does not exist"), "{err}");
+        assert!(!miette::Diagnostic::help(&err).unwrap().to_string().contains("--root"));
     }
 
     #[test]
