@@ -71,7 +71,12 @@ pub fn config_tree(data: &[u8]) {
     }
     let env = [("CH_PORT".to_string(), "9000".to_string()), ("EMPTY".to_string(), String::new())];
     let include = config::DefaultInclude::File(dir.join("metrika.xml"));
-    let options = LoadOptions { default_include_from: include, env: env.into_iter().collect(), env_origin: None };
+    let options = LoadOptions {
+        default_include_from: include,
+        env: env.into_iter().collect(),
+        env_origin: None,
+        roots: Default::default(),
+    };
     if let Some(loaded) = load_and_render(&fs, &main_path, &options) {
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
         audit(builtin_pack(), &facts);
@@ -93,8 +98,12 @@ pub fn config_file(data: &[u8]) {
         fs.insert(dir.join("config.xml"), "<clickhouse><a><b>1</b></a></clickhouse>");
         dir.join("config.xml")
     };
-    let options =
-        LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default(), env_origin: None };
+    let options = LoadOptions {
+        default_include_from: config::DefaultInclude::None,
+        env: Default::default(),
+        env_origin: None,
+        roots: Default::default(),
+    };
     load_and_render(&fs, &main, &options);
 }
 

@@ -7,6 +7,12 @@ Usage: engine-preprocess.py TREE OUT [--timeout SECONDS]
            engine's library is loaded once and forked per tree, each on fresh tmpfs mounts;
            about 10 trees a second instead of one; CASES_DIR/*/env is each tree's environment;
            a users file named otherwise, accounts.xml say, is written as OUT/users.xml)
+       engine-preprocess.py TREE OUT --install-at SERVER_DIR
+           TREE's files are put at SERVER_DIR (an absolute path: /etc/clickhouse-server) inside
+           the namespace and the server runs on SERVER_DIR/config.xml, as installed: the
+           absolute paths the tree names (include_from, users_config) are read there. The
+           machine's SERVER_DIR is not touched: a tmpfs covers its parent inside the namespace,
+           holding links to what the parent holds (/etc/hosts, ...) and the tree's copy.
        engine-preprocess.py --start TREE [--timeout SECONDS] [--then COMMAND]
            does the server start on TREE? One JSON line on stdout:
            {"started": bool, "exit_status": int|null, "errors": [first <Error> lines]}
@@ -261,7 +267,27 @@ def start(tree, timeout, env_file, then=None):
     print(json.dumps(verdict))
 
 
-def inside(tree, out, timeout, env_file):
+def install(tree, server_dir):
+    """In the namespace, after /var/lib is private: TREE's files at SERVER_DIR. A tmpfs goes
+    over SERVER_DIR's parent (inside the namespace only), holding a link to each entry the
+    parent had (kept reachable through a bind mount under /var/lib/.host, which the recursive
+    globs of preprocessed_dirs skip) and the tree's copy."""
+    server_dir = os.path.normpath(server_dir)
+    parent = os.path.dirname(server_dir)
+    if not os.path.isabs(server_dir) or parent == server_dir or not os.path.isdir(parent):
+        sys.exit(f"--install-at {server_dir}: an absolute path whose parent directory exists")
+    keep = os.path.join("/var/lib/.host", parent.strip("/").replace("/", "-") or "root")
+    os.makedirs(keep)
+    subprocess.run(["mount", "--rbind", parent, keep], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "tmpfs", parent], check=True)
+    for name in os.listdir(keep):
+        if os.path.join(parent, name) != server_dir:
+            os.symlink(os.path.join(keep, name), os.path.join(parent, name))
+    shutil.copytree(tree, server_dir)  # links (the shared mains) as files
+    return server_dir
+
+
+def inside(tree, out, timeout, env_file, install_at=None):
     """In the namespace: private /var/lib and /var/log, loopback up, one server run."""
     if refuse_outside(tree):
         return
@@ -269,8 +295,11 @@ def inside(tree, out, timeout, env_file):
         mount_private(d)
     subprocess.run(["ip", "link", "set", "lo", "up"], check=False, stderr=subprocess.DEVNULL)
     work = tempfile.mkdtemp(prefix="tree-", dir="/var/lib")
-    shutil.copytree(tree, work, dirs_exist_ok=True)  # links (the shared mains) as files
-    main = main_file(work)
+    if install_at:
+        main = main_file(install(tree, install_at))  # the server's working directory stays `work`
+    else:
+        shutil.copytree(tree, work, dirs_exist_ok=True)  # links (the shared mains) as files
+        main = main_file(work)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "CLICKHOUSE_WATCHDOG_ENABLE": "0"}
     env.update(read_env(env_file))
     log = open(os.path.join(out, "log"), "w")
@@ -408,15 +437,16 @@ def batch_inside(cases, timeout):
         log.close()
 
 
-def run(tree, out, timeout):
+def run(tree, out, timeout, install_at=None):
     """From outside: re-run this script in a new user, network and mount namespace."""
     tree, out = os.path.abspath(tree), os.path.abspath(out)
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
     env_file = os.path.join(os.path.dirname(tree), "env")
+    installed = ["--install-at", install_at] if install_at else []
     subprocess.run(["unshare", "-rnm", sys.executable, __file__, "--inside", tree, out,
-                    "--timeout", str(timeout), "--env-file", env_file], check=True)
+                    "--timeout", str(timeout), "--env-file", env_file] + installed, check=True)
 
 
 def main():
@@ -429,6 +459,8 @@ def main():
     ap.add_argument("--batch-inside", metavar="CASES_DIR", help=argparse.SUPPRESS)
     ap.add_argument("--start", metavar="TREE", help="does the server start on TREE (JSON verdict)")
     ap.add_argument("--start-inside", metavar="TREE", help=argparse.SUPPRESS)
+    ap.add_argument("--install-at", metavar="SERVER_DIR",
+                    help="with TREE OUT: run the tree installed at SERVER_DIR (inside the namespace)")
     ap.add_argument("--then", metavar="COMMAND", help="with --start: run COMMAND against the started server")
     ap.add_argument("--serve", help=argparse.SUPPRESS)
     ap.add_argument("--serve-arg", action="append", default=[], help=argparse.SUPPRESS)
@@ -453,12 +485,12 @@ def main():
         sys.exit(subprocess.run(["unshare", "-rnm", sys.executable, __file__, "--batch-inside",
                                  os.path.abspath(args.batch), "--timeout", str(args.timeout)]).returncode)
     elif args.inside:
-        inside(args.tree, args.out, args.timeout, args.env_file)
+        inside(args.tree, args.out, args.timeout, args.env_file, args.install_at)
     elif args.all:
         for case in sorted(glob.glob(os.path.join(args.all, "*/tree"))):
             run(case, os.path.join(os.path.dirname(case), "expected"), args.timeout)
     elif args.tree and args.out:
-        run(args.tree, args.out, args.timeout)
+        run(args.tree, args.out, args.timeout, args.install_at)
     else:
         ap.error("TREE and OUT, or --all CASES_DIR")
 

@@ -16,6 +16,7 @@ fn options() -> LoadOptions {
         default_include_from: chaudit::config::DefaultInclude::None,
         env: Default::default(),
         env_origin: None,
+        roots: Default::default(),
     }
 }
 

@@ -293,3 +293,51 @@ fn a_partly_broken_config_carries_its_error_beside_the_findings() {
     assert_eq!(error["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "deploy/clickhouse/users.xml");
     assert!(results(&sarif).len() > 1, "the server config's findings are there too");
 }
+
+/// A checkout whose config names its files by their absolute paths on the server (the users
+/// config through user_directories, include_from): refused without `--root` (exit 2, the
+/// SARIF carries the error and stderr the root to give); with it, the SARIF validates, points
+/// at the checkout's files, and every result has the fingerprint it has when the same tree
+/// names its files relatively (baselines and suppressions carry over).
+#[test]
+fn a_checkout_naming_absolute_paths_is_linted_through_a_root() {
+    let write_tree = |dir: &Path, users: &str, include: &str| {
+        let main = dir.join("deploy/clickhouse/config.xml");
+        let text =
+            std::fs::read_to_string(&main).unwrap().replace("<path>users.xml</path>", &format!("<path>{users}</path>"));
+        let text =
+            text.replacen("<clickhouse>", &format!("<clickhouse>\n    <include_from>{include}</include_from>"), 1);
+        std::fs::write(&main, text).unwrap();
+        std::fs::write(
+            dir.join("deploy/clickhouse/config.d/macros.xml"),
+            "<clickhouse>\n    <macros><shard>01</shard><replica>ch-1</replica></macros>\n</clickhouse>\n",
+        )
+        .unwrap();
+    };
+    let relative = scenario();
+    write_tree(relative.path(), "users.xml", "config.d/macros.xml");
+    let (_, plain) = sarif(relative.path(), &[]);
+
+    let dir = scenario();
+    write_tree(dir.path(), "/etc/clickhouse-server/users.xml", "/etc/clickhouse-server/config.d/macros.xml");
+    let (code, _, stderr) =
+        support::chaudit(dir.path(), &["--config", "deploy/clickhouse/config.xml", "--format", "sarif"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--root /etc/clickhouse-server=DIR"), "{stderr}");
+
+    let (code, rooted) = sarif(dir.path(), &["--root", "/etc/clickhouse-server=deploy/clickhouse"]);
+    assert_eq!(code, 1);
+    let open = result_of(&rooted, "default-user-open");
+    assert_eq!(open["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], "deploy/clickhouse/users.xml");
+    assert_eq!(open["locations"][0]["physicalLocation"]["region"]["startLine"], 15);
+    let fingerprints = |sarif: &Value| {
+        let mut all: Vec<(String, String)> = results(sarif)
+            .iter()
+            .map(|r| (r["ruleId"].as_str().unwrap().to_string(), r["partialFingerprints"].to_string()))
+            .collect();
+        all.sort();
+        all
+    };
+    assert!(results(&rooted).len() >= 5);
+    assert_eq!(fingerprints(&rooted), fingerprints(&plain));
+}

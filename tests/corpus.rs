@@ -8,7 +8,12 @@ use std::path::Path;
 use chaudit::config::{self, ConfigError, LoadOptions};
 
 fn options() -> LoadOptions {
-    LoadOptions { default_include_from: config::DefaultInclude::None, env: Default::default(), env_origin: None }
+    LoadOptions {
+        default_include_from: config::DefaultInclude::None,
+        env: Default::default(),
+        env_origin: None,
+        roots: Default::default(),
+    }
 }
 
 /// Files that need something from outside them, and what chaudit must say about it.

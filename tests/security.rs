@@ -17,7 +17,12 @@ fn case(name: &str) -> PathBuf {
 }
 
 fn audit(main: &Path) -> chaudit::eval::Evaluation {
-    let options = LoadOptions { default_include_from: DefaultInclude::None, env: Default::default(), env_origin: None };
+    let options = LoadOptions {
+        default_include_from: DefaultInclude::None,
+        env: Default::default(),
+        env_origin: None,
+        roots: Default::default(),
+    };
     let loaded = config::load(main, &options).unwrap();
     let facts = facts::config::facts(&loaded, main.display().to_string(), None);
     evaluate(&RulePack::load(true, &[]).unwrap(), &facts, &Selection::default())

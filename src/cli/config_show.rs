@@ -28,14 +28,14 @@ pub struct ShowArgs {
     default_include_from: Option<String>,
 }
 
-/// The loader's options, with `--default-include-from`, `--env` and `--env-file` (shared by
+/// The loader's options, with `--default-include-from`, `--env`, `--env-file` and `--root` (shared by
 /// every command that loads a config); an env file that does not read is a usage error.
 pub fn load_options(default_include_from: Option<&str>) -> Result<LoadOptions, ExitCode> {
     let (env, env_origin) = super::environment().map_err(|e| {
         eprintln!("chaudit: {e}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
     })?;
-    let mut options = LoadOptions { env, env_origin, ..LoadOptions::default() };
+    let mut options = LoadOptions { env, env_origin, roots: super::roots(), ..LoadOptions::default() };
     if let Some(value) = default_include_from {
         options.default_include_from = DefaultInclude::parse(value);
     }

@@ -56,6 +56,10 @@ Audit the config files (config.xml, config.d/, users.xml, users.d/).
 \fBchaudit \-\-config deploy/config.xml \-\-format sarif \-o chaudit.sarif\fR
 A report for GitHub code scanning.
 .TP
+\fBchaudit \-\-config deploy/config.xml \-\-root /etc/clickhouse\-server=deploy\fR
+A checkout of /etc/clickhouse\-server whose config names its files by their absolute paths
+(include_from, users_config): those paths are read from deploy/.
+.TP
 \fBchaudit \-\-config chi.yaml\fR
 A Kubernetes manifest of the Altinity operator (ClickHouseInstallation).
 .TP

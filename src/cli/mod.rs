@@ -73,6 +73,11 @@ struct Cli {
     /// (.env, env_file:); repeatable, later files and --env winning.
     #[arg(long, value_name = "FILE", global = true)]
     env_file: Vec<PathBuf>,
+    /// Read the absolute paths the config names under SERVER_DIR (include_from, the users
+    /// config, /etc/metrika.xml) from DIR, a checkout of the server's files, e.g. --root
+    /// /etc/clickhouse-server=./deploy/clickhouse (repeatable; the longest SERVER_DIR wins).
+    #[arg(long = "root", value_name = "SERVER_DIR=DIR", global = true, value_parser = chaudit::config::Root::parse)]
+    roots: Vec<chaudit::config::Root>,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -291,6 +296,7 @@ pub fn run() -> ExitCode {
     chaudit::redact::show_environment_values(cli.show_secrets);
     let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet, show_secrets: cli.show_secrets });
     let _ = ENVIRONMENT.set((cli.env.clone(), cli.env_file.clone()));
+    let _ = ROOTS.set(chaudit::config::Roots::new(cli.roots.clone()));
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
@@ -338,6 +344,14 @@ static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
 
 /// `--env` and `--env-file`, for every subcommand that loads a config.
 static ENVIRONMENT: OnceLock<(Vec<(String, String)>, Vec<PathBuf>)> = OnceLock::new();
+
+/// `--root`, for every subcommand that loads a config.
+static ROOTS: OnceLock<chaudit::config::Roots> = OnceLock::new();
+
+/// The `--root` mappings given.
+pub fn roots() -> chaudit::config::Roots {
+    ROOTS.get().cloned().unwrap_or_default()
+}
 
 /// The environment `from_env` reads: `--env-file` files then `--env` when given (named in the
 /// findings), chaudit's own otherwise. An env file that cannot be read or parsed is an error

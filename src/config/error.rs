@@ -233,13 +233,15 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
-    #[error("{at}: include_from file {} does not exist", shown(path))]
-    #[diagnostic(
-        code(chaudit::config::include_from_missing),
-        help("ClickHouse refuses to start with 'File not found'")
-    )]
+    #[error("{at}: include_from file {}{} does not exist", shown(path), read_as.as_deref().unwrap_or_default())]
+    #[diagnostic(code(chaudit::config::include_from_missing))]
     IncludeFromMissing {
+        /// As the config names it (on the server).
         path: PathBuf,
+        /// ` (read as DIR/..., --root ...)` when a `--root` maps it.
+        read_as: Option<String>,
+        #[help]
+        help: String,
         at: String,
         #[source_code]
         src: NamedSource<Arc<String>>,
@@ -284,12 +286,18 @@ pub enum ConfigError {
     },
 
     #[error(
-        "{at}: users config {} does not exist: the server will not start (FILE_DOESNT_EXIST, code 107)",
-        shown(path)
+        "{at}: users config {}{} does not exist: the server will not start (FILE_DOESNT_EXIST, code 107)",
+        shown(path),
+        read_as.as_deref().unwrap_or_default()
     )]
     #[diagnostic(code(chaudit::config::users_missing), severity(Warning))]
     UsersConfigMissing {
+        /// As the config names it (on the server, relative ones under the main config's directory).
         path: PathBuf,
+        /// ` (read as DIR/..., --root ...)` when a `--root` maps it.
+        read_as: Option<String>,
+        #[help]
+        help: Option<String>,
         at: String,
         #[source_code]
         src: NamedSource<Arc<String>>,

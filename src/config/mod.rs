@@ -11,6 +11,7 @@ pub mod manifest;
 pub mod merge;
 pub mod model;
 pub mod render;
+pub mod roots;
 pub mod source;
 pub mod substitute;
 pub mod tree;
@@ -22,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::ConfigError;
 pub use fs::{ConfigFs, MemoryFs, RealFs};
+pub use roots::{Root, Roots};
 pub use source::{FileId, Location, Origin, SourceMap};
 pub use tree::{Element, Node};
 
@@ -52,8 +54,12 @@ impl DefaultInclude {
         if value == "none" { DefaultInclude::None } else { DefaultInclude::File(value.into()) }
     }
 
-    fn path_for(&self, fs: &dyn ConfigFs, main: &Path) -> Option<PathBuf> {
+    fn path_for(&self, fs: &dyn ConfigFs, main: &Path, roots: &Roots) -> Option<PathBuf> {
         let path = match self {
+            // a `--root` holding /etc/metrika.xml: the checkout's, whatever this machine has
+            DefaultInclude::Installed if roots.map(Path::new(HOST_INCLUDE_FILE)).is_some() => {
+                roots.map(Path::new(HOST_INCLUDE_FILE))?.0
+            }
             DefaultInclude::Installed => {
                 let main = fs.canonicalize(main).unwrap_or_else(|_| main.to_path_buf());
                 main.starts_with(INSTALLED_CONFIG_DIR).then(|| PathBuf::from(HOST_INCLUDE_FILE))?
@@ -75,6 +81,9 @@ pub struct LoadOptions {
     /// Where `env` comes from when it is not chaudit's own (`--env-file .env`): findings about
     /// a variable say which environment they judged.
     pub env_origin: Option<String>,
+    /// `--root SERVER_DIR=DIR`: the absolute paths the config names (include_from, the users
+    /// config, /etc/metrika.xml) are read from a checkout.
+    pub roots: Roots,
 }
 
 impl Default for LoadOptions {
@@ -83,6 +92,7 @@ impl Default for LoadOptions {
             default_include_from: DefaultInclude::Installed,
             env: std::env::vars().collect(),
             env_origin: None,
+            roots: Default::default(),
         }
     }
 }
@@ -97,7 +107,12 @@ impl LoadOptions {
             .filter_map(|l| l.split_once('='))
             .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
             .collect();
-        LoadOptions { default_include_from: DefaultInclude::File(dir.join("metrika.xml")), env, env_origin: None }
+        LoadOptions {
+            default_include_from: DefaultInclude::File(dir.join("metrika.xml")),
+            env,
+            env_origin: None,
+            roots: Default::default(),
+        }
     }
 }
 
@@ -160,6 +175,7 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 /// [`load`] from the files of `fs`.
 pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let options = &*rooted_under(fs, options, &base_dir);
     if let Some(loaded) = load_manifest(fs, main, &base_dir, options)? {
         return Ok(loaded);
     }
@@ -167,11 +183,11 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
     let mut problems = Vec::new();
     let server = process(fs, main, options, &mut sources, &mut problems)?;
     let default_include = match server.root.child("include_from") {
-        None => options.default_include_from.path_for(fs, main),
+        None => options.default_include_from.path_for(fs, main, &options.roots),
         Some(_) => None,
     };
     let (mut users, mut users_error, mut users_in_main) = (None, None, false);
-    match users_config_path(fs, &server.root, main, &sources, &mut problems) {
+    match users_config_path(fs, &server.root, main, &options.roots, &sources, &mut problems) {
         UsersSource::File(path) => match process(fs, &path, options, &mut sources, &mut problems) {
             Ok(tree) => users = Some(tree),
             Err(err) => users_error = Some(err),
@@ -298,13 +314,14 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 /// processing.
 pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let fs = &RealFs;
+    let options = &*rooted_under(fs, options, &base_dir);
     let mut sources = SourceMap::new(base_dir);
     let mut problems = Vec::new();
-    let fs = &RealFs;
     let written = files::read(fs, &mut sources, main).and_then(|id| files::parse(sources.file(id), id));
     let unparsed = Element::new("clickhouse", Origin { file: FileId(0), offset: 0 });
     let root = written.as_ref().unwrap_or(&unparsed);
-    match users_config_path(fs, root, main, &sources, &mut problems) {
+    match users_config_path(fs, root, main, &options.roots, &sources, &mut problems) {
         UsersSource::File(path) => {
             let tree = process(fs, &path, options, &mut sources, &mut problems)?;
             Ok((sources, tree, problems))
@@ -435,14 +452,26 @@ fn read_include_from(
             }
             // ClickHouse resolves a relative path against its working directory; the
             // config's own directory is the best offline stand-in.
-            let path = main.parent().unwrap_or(Path::new("")).join(&value);
-            if !fs.exists(&path) {
+            let named = Named::resolve(main, &value, &options.roots);
+            if !fs.exists(&named.path) {
                 let p = Pointer::new(sources, element.value_origin(), value.len());
-                return Err(ConfigError::IncludeFromMissing { path, at: p.at, src: p.src, span: p.span });
+                let refused = "ClickHouse refuses to start with 'File not found'";
+                let help = match named.missing_help() {
+                    Some(more) => format!("{refused}; {more}"),
+                    None => refused.to_string(),
+                };
+                return Err(ConfigError::IncludeFromMissing {
+                    path: named.named,
+                    read_as: named.read_as,
+                    help,
+                    at: p.at,
+                    src: p.src,
+                    span: p.span,
+                });
             }
-            path
+            named.path
         }
-        None => match options.default_include_from.path_for(fs, main) {
+        None => match options.default_include_from.path_for(fs, main, &options.roots) {
             Some(path) => path,
             None => return Ok(None),
         },
@@ -465,10 +494,10 @@ fn users_config_path(
     fs: &dyn ConfigFs,
     root: &Element,
     main: &Path,
+    roots: &Roots,
     sources: &SourceMap,
     problems: &mut Vec<ConfigError>,
 ) -> UsersSource {
-    let base_dir = main.parent().unwrap_or(Path::new(""));
     let named = match root.child("user_directories") {
         Some(dirs) => match dirs.find("users_xml/path") {
             Some(path) => Some(path),
@@ -477,13 +506,58 @@ fn users_config_path(
         None => root.child("users_config"),
     };
     let Some(element) = named else { return UsersSource::Main };
-    let path = base_dir.join(element.value());
-    if !fs.exists(&path) {
+    let named = Named::resolve(main, &element.value(), roots);
+    if !fs.exists(&named.path) {
         let p = Pointer::new(sources, element.value_origin(), element.value().len().max(1));
-        problems.push(ConfigError::UsersConfigMissing { path, at: p.at, src: p.src, span: p.span });
+        let help = named.missing_help();
+        let (path, read_as) = (named.named, named.read_as);
+        problems.push(ConfigError::UsersConfigMissing { path, read_as, help, at: p.at, src: p.src, span: p.span });
         return UsersSource::None;
     }
-    if same_file(fs, &path, main) { UsersSource::Main } else { UsersSource::File(path) }
+    if same_file(fs, &named.path, main) { UsersSource::Main } else { UsersSource::File(named.path) }
+}
+
+/// A file the config names (include_from, the users config), and where it is read.
+struct Named {
+    /// As named: a relative path under the main config's directory.
+    named: PathBuf,
+    /// Where it is read: under a `--root`, in the checkout.
+    path: PathBuf,
+    /// ` (read as ..., --root ...)` when a root maps it.
+    read_as: Option<String>,
+    /// The config names it by an absolute path (a server's, perhaps).
+    absolute: bool,
+}
+
+impl Named {
+    fn resolve(main: &Path, value: &str, roots: &Roots) -> Named {
+        let named = main.parent().unwrap_or(Path::new("")).join(value);
+        let absolute = Path::new(value).is_absolute();
+        match roots.map(Path::new(value)) {
+            Some((path, root)) => Named { read_as: Some(roots::read_as(&path, root)), named, path, absolute },
+            None => Named { path: named.clone(), named, read_as: None, absolute },
+        }
+    }
+
+    /// What a missing file's diagnostic adds: the root to give for an absolute path no root
+    /// maps (a relative one is the tree's own).
+    fn missing_help(&self) -> Option<String> {
+        match &self.read_as {
+            None if self.absolute => roots::suggestion(&self.named),
+            _ => None,
+        }
+    }
+}
+
+/// The options with each `--root`'s checkout written under the main config's directory when
+/// it lies there (see [`Roots::under`]); the options themselves when there is no root.
+fn rooted_under<'a>(fs: &dyn ConfigFs, options: &'a LoadOptions, base_dir: &Path) -> std::borrow::Cow<'a, LoadOptions> {
+    if options.roots.is_empty() {
+        return std::borrow::Cow::Borrowed(options);
+    }
+    let mut rooted = options.clone();
+    rooted.roots = options.roots.under(fs, base_dir);
+    std::borrow::Cow::Owned(rooted)
 }
 
 /// A users file beside the main config (users.xml, users.yaml, users.yml).
@@ -507,16 +581,22 @@ mod tests {
     fn the_host_include_file_is_only_for_an_installed_config() {
         let dir = tempfile::tempdir().unwrap();
         let main = dir.path().join("config.xml");
-        assert_eq!(DefaultInclude::Installed.path_for(&RealFs, &main), None);
-        assert_eq!(DefaultInclude::None.path_for(&RealFs, Path::new("/etc/clickhouse-server/config.xml")), None);
+        assert_eq!(DefaultInclude::Installed.path_for(&RealFs, &main, &Roots::default()), None);
+        assert_eq!(
+            DefaultInclude::None.path_for(&RealFs, Path::new("/etc/clickhouse-server/config.xml"), &Roots::default()),
+            None
+        );
         let named = dir.path().join("metrika.xml");
         assert_eq!(
-            DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main),
+            DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main, &Roots::default()),
             None,
             "a missing file is no include"
         );
         std::fs::write(&named, "<clickhouse/>").unwrap();
-        assert_eq!(DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main), Some(named));
+        assert_eq!(
+            DefaultInclude::parse(named.to_str().unwrap()).path_for(&RealFs, &main, &Roots::default()),
+            Some(named)
+        );
         assert_eq!(DefaultInclude::parse("none"), DefaultInclude::None);
     }
 
@@ -542,7 +622,12 @@ mod tests {
             memory.insert(path, text);
         }
         let env = HashMap::from([("C".to_string(), "3".to_string())]);
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env, env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env,
+            env_origin: None,
+            roots: Default::default(),
+        };
         let shown = |fs: &dyn ConfigFs| {
             let loaded = load_with(fs, &dir.path().join("config.xml"), &options).unwrap();
             let rendered = render::render(
@@ -562,7 +647,12 @@ mod tests {
     fn an_optional_root_whose_substitution_finds_nothing_refuses_the_config() {
         // 25.8.2.1 removes the optional element, the root too: "No root node in document"
         let dir = tempfile::tempdir().unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Default::default(),
+        };
         let main = dir.path().join("config.xml");
         std::fs::write(dir.path().join("inc.xml"), "<clickhouse><t1><a>1</a></t1></clickhouse>").unwrap();
         for (root, refused) in [
@@ -582,7 +672,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("inc.xml"), include).unwrap();
         std::fs::write(dir.path().join("config.xml"), main).unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Default::default(),
+        };
         let loaded = load(&dir.path().join("config.xml"), &options).map_err(|e| e.to_string())?;
         Ok(render::render(&loaded.server, &loaded.sources, &render::RenderOptions { provenance: false, masking: None }))
     }
@@ -642,7 +737,12 @@ mod tests {
         let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";
         std::fs::write(dir.path().join("config.xml"), config).unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users>").unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Default::default(),
+        };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
         assert!(loaded.users.is_none() && loaded.users_error.is_some());
@@ -656,7 +756,12 @@ mod tests {
         std::fs::write(dir.path().join("config.xml"), "<clickhouse><profiles><default/></profiles></clickhouse>")
             .unwrap();
         std::fs::write(dir.path().join("users.xml"), "<clickhouse><users><u/></users></clickhouse>").unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Default::default(),
+        };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert!(loaded.users_in_main && loaded.users.is_none());
         assert_eq!(loaded.unread_users_file, Some(dir.path().join("users.xml")));
@@ -669,7 +774,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let text = "<clickhouse><max_threads replace=\"1\" from_env=\"UNSET\">1</max_threads><a from_env=\"UNSET\"/></clickhouse>";
         std::fs::write(dir.path().join("config.xml"), text).unwrap();
-        let options = LoadOptions { default_include_from: DefaultInclude::None, env: HashMap::new(), env_origin: None };
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Default::default(),
+        };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         let kept = loaded.server.root.child("max_threads").unwrap();
         assert_eq!(
@@ -682,5 +792,102 @@ mod tests {
             loaded.problems[..],
             [ConfigError::SubstitutionNotFound { .. }, ConfigError::SubstitutionLeftEmpty { .. }]
         ));
+    }
+}
+
+#[cfg(test)]
+mod root_tests {
+    use super::*;
+
+    /// A checkout of /etc/clickhouse-server whose config names its files by their absolute
+    /// paths on the server, and /etc/metrika.xml.
+    fn checkout() -> MemoryFs {
+        let mut fs = MemoryFs::default();
+        let files = [
+            (
+                "/work/deploy/config.xml",
+                "<clickhouse><include_from>/etc/clickhouse-server/config.d/macros.xml</include_from>\
+                 <users_config>/etc/clickhouse-server/users.xml</users_config><macros incl=\"macros\"/></clickhouse>",
+            ),
+            ("/work/deploy/config.d/macros.xml", "<clickhouse><macros><shard>01</shard></macros></clickhouse>"),
+            ("/work/deploy/users.xml", "<clickhouse><users><u/></users></clickhouse>"),
+            ("/work/deploy/users.d/more.xml", "<clickhouse><users><v/></users></clickhouse>"),
+            ("/work/etc/metrika.xml", "<clickhouse><zk>1</zk></clickhouse>"),
+            ("/work/plain/config.xml", "<clickhouse><a incl=\"zk\"/></clickhouse>"),
+        ];
+        for (path, text) in files {
+            fs.insert(path, text);
+        }
+        fs
+    }
+
+    fn options(roots: &[&str]) -> LoadOptions {
+        LoadOptions {
+            default_include_from: DefaultInclude::Installed,
+            env: HashMap::new(),
+            env_origin: None,
+            roots: Roots::new(roots.iter().map(|r| Root::parse(r).unwrap()).collect()),
+        }
+    }
+
+    #[test]
+    fn absolute_paths_under_a_root_are_read_from_the_checkout_and_shown_in_it() {
+        let fs = checkout();
+        let main = Path::new("/work/deploy/config.xml");
+        let loaded = load_with(&fs, main, &options(&["/etc/clickhouse-server=/work/deploy"])).unwrap();
+        assert_eq!(loaded.server.root.find("macros/shard").unwrap().value(), "01");
+        let users = loaded.users.as_ref().unwrap();
+        assert!(users.root.find("users/u").is_some() && users.root.find("users/v").is_some(), "users.d/ merged");
+        let shown: Vec<_> = loaded.sources.files().map(|(_, f)| f.display.as_str()).collect();
+        assert_eq!(
+            shown,
+            ["config.xml", "config.d/macros.xml", "config.d/macros.xml", "users.xml", "users.d/more.xml"]
+        );
+        // without the root: the server's path, refused, with the root to give
+        let err = load_with(&fs, main, &options(&[])).unwrap_err();
+        assert!(err.to_string().contains("/etc/clickhouse-server/config.d/macros.xml does not exist"), "{err}");
+        let help = miette::Diagnostic::help(&err).map(|h| h.to_string()).unwrap_or_default();
+        assert!(help.contains("--root /etc/clickhouse-server=DIR"), "{help}");
+        // a relative path is the tree's own: no root to suggest, under an absolute main too
+        let mut fs = fs;
+        fs.insert("/work/rel/config.xml", "<clickhouse><include_from>inc/m.xml</include_from></clickhouse>");
+        let err = load_with(&fs, Path::new("/work/rel/config.xml"), &options(&[])).unwrap_err();
+        assert!(err.to_string().contains("include_from file /work/rel/inc/m.xml does not exist"), "{err}");
+        assert!(!miette::Diagnostic::help(&err).unwrap().to_string().contains("--root"));
+    }
+
+    #[test]
+    fn a_mapped_file_that_is_missing_names_both_paths() {
+        let mut fs = checkout();
+        fs.insert(
+            "/work/other/config.xml",
+            "<clickhouse><users_config>/etc/clickhouse-server/users.xml</users_config></clickhouse>",
+        );
+        let roots = ["/etc/clickhouse-server=/work/deploy", "/etc/clickhouse-server/config.d=/work/empty"];
+        let err = load_with(&fs, Path::new("/work/deploy/config.xml"), &options(&roots)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config.xml:1:27: include_from file /etc/clickhouse-server/config.d/macros.xml (read as \
+             /work/empty/macros.xml, --root /etc/clickhouse-server/config.d=/work/empty) does not exist"
+        );
+        let roots = ["/etc/clickhouse-server=/work/nowhere"];
+        let loaded = load_with(&fs, Path::new("/work/other/config.xml"), &options(&roots)).unwrap();
+        let warning = loaded.problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+        assert!(
+            warning.contains("users config /etc/clickhouse-server/users.xml (read as /work/nowhere/users.xml"),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn the_default_include_file_is_the_checkouts_under_a_root_and_never_this_machines() {
+        let fs = checkout();
+        let main = Path::new("/work/plain/config.xml");
+        let loaded = load_with(&fs, main, &options(&["/etc=/work/etc"])).unwrap();
+        assert_eq!(loaded.default_include, Some(PathBuf::from("/work/etc/metrika.xml")));
+        assert_eq!(loaded.server.root.find("a/zk").map(|e| e.value()), None, "incl takes the content");
+        assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
+        let loaded = load_with(&fs, main, &options(&["/etc/clickhouse-server=/work/plain"])).unwrap();
+        assert_eq!(loaded.default_include, None);
     }
 }

@@ -287,6 +287,7 @@ mod tests {
             default_include_from: crate::config::DefaultInclude::None,
             env: Default::default(),
             env_origin: None,
+            roots: Default::default(),
         };
         let loaded = crate::config::load(&main, &options).unwrap();
         let facts = crate::facts::config::facts(&loaded, "example".into(), None);
