@@ -240,7 +240,12 @@ def start(tree, timeout, env_file, then=None):
         time.sleep(0.1)
     then_status = None
     if started and then:
-        url = http_url(work)
+        url = None
+        for _ in range(50):  # a port may open a moment after the server says it is ready
+            url = http_url(work)
+            if url or child.poll() is not None:
+                break
+            time.sleep(0.2)
         if url:
             then_status = subprocess.run(["bash", "-c", then], env=dict(os.environ, CHAUDIT_ENGINE_URL=url),
                                          stdout=sys.stderr).returncode
