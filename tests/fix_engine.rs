@@ -32,6 +32,18 @@ fn copy_fixture(fixture: &Path, dir: &Path) -> PathBuf {
     tree
 }
 
+/// `chaudit fix` of `config` with the rules of this checkout, written (not a dry run).
+fn fix_request(config: PathBuf, load: LoadOptions, version: Option<chaudit::version::Version>) -> FixRequest {
+    FixRequest {
+        config,
+        load,
+        version,
+        rules: RulesRequest { builtin: false, dirs: vec![support::repo_root().join("rules")], ..Default::default() },
+        dry_run: false,
+        sql: None,
+    }
+}
+
 fn main_config(tree: &Path) -> Option<PathBuf> {
     ["config.xml", "config.yaml", "config.yml"].iter().map(|m| tree.join(m)).find(|p| p.is_file())
 }
@@ -63,18 +75,7 @@ fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
             let tree = copy_fixture(&test.fixture, dir.path());
             let main = main_config(&tree).unwrap();
             cases += 1;
-            let request = FixRequest {
-                config: main.clone(),
-                load: LoadOptions::for_fixture(&tree),
-                version: test.version,
-                rules: RulesRequest {
-                    builtin: false,
-                    dirs: vec![support::repo_root().join("rules")],
-                    ..Default::default()
-                },
-                dry_run: false,
-                sql: None,
-            };
+            let request = fix_request(main.clone(), LoadOptions::for_fixture(&tree), test.version);
             let case = format!("{} on {}", rule.id, test.fixture.display());
             let outcome = match run(&request) {
                 Ok(outcome) => outcome,
@@ -143,14 +144,7 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
          </shard></events></remote_servers></clickhouse>",
     )
     .unwrap();
-    let request = FixRequest {
-        config: tree.join("config.xml"),
-        load: LoadOptions::for_fixture(&tree),
-        version: None,
-        rules: RulesRequest { builtin: false, dirs: vec![support::repo_root().join("rules")], ..Default::default() },
-        dry_run: false,
-        sql: None,
-    };
+    let request = fix_request(tree.join("config.xml"), LoadOptions::for_fixture(&tree), None);
     let outcome = run(&request).expect("chaudit fix runs on the example");
     assert!(outcome.applied.len() >= 7, "{:?}", outcome.applied);
     assert!(
@@ -327,26 +321,14 @@ fn chaudit_fix_on_third_party_trees_holds_on_the_engine() {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let dir = tempfile::tempdir().unwrap();
         let tree = dir.path().join("tree");
-        let copied = std::process::Command::new("cp").arg("-rL").arg(case.join("tree")).arg(&tree).status().unwrap();
-        assert!(copied.success());
+        support::copy_tree(&case.join("tree"), &tree);
         if case.join("env").is_file() {
             std::fs::copy(case.join("env"), dir.path().join("env")).unwrap();
         }
         let original = support::engine_start(&tree);
         let mut load = LoadOptions::for_fixture(dir.path());
         load.default_include_from = chaudit::config::DefaultInclude::None;
-        let request = FixRequest {
-            config: tree.join("config.xml"),
-            load,
-            version: Some("25.8".parse().unwrap()),
-            rules: RulesRequest {
-                builtin: false,
-                dirs: vec![support::repo_root().join("rules")],
-                ..Default::default()
-            },
-            dry_run: false,
-            sql: None,
-        };
+        let request = fix_request(tree.join("config.xml"), load, Some("25.8".parse().unwrap()));
         let outcome = match run(&request) {
             Ok(outcome) => outcome,
             // a users config the server refuses too (ill-formed, a missing include) cannot take

@@ -470,6 +470,8 @@ impl<'a> ConfigFacts<'a> {
     fn root_elements(&self) -> Vec<RootElement> {
         let catalog = self.catalog;
         let referenced = referenced_root_names(&self.loaded.server.root);
+        // looked up once: a root of 150,000 elements is not scanned again for each
+        let include_from = self.loaded.server.root.child("include_from").map(|e| e.value().trim().to_string());
         self.loaded
             .server
             .root
@@ -489,7 +491,9 @@ impl<'a> ConfigFacts<'a> {
                     server_section: is_server_section(name),
                     known,
                     in_conf_d: self.in_conf_d(e.origin),
-                    referenced: referenced.contains(name) || is_graphite_rollup(e) || self.in_include_from(e.origin),
+                    referenced: referenced.contains(name)
+                        || is_graphite_rollup(e)
+                        || include_from.as_deref().is_some_and(|include| self.in_include_from(e.origin, include)),
                 }
             })
             .collect()
@@ -505,9 +509,8 @@ impl<'a> ConfigFacts<'a> {
     /// Whether `origin` is in the file `<include_from>` names (merged into the config because
     /// it lies in config.d/): its sections are `incl` sources, which ClickHouse's check for
     /// unknown top-level keys lets pass.
-    fn in_include_from(&self, origin: Origin) -> bool {
-        let Some(include) = self.loaded.server.root.child("include_from").map(|e| e.value()) else { return false };
-        let (include, path) = (std::path::Path::new(include.trim()), &self.loaded.sources.file(origin.file).path);
+    fn in_include_from(&self, origin: Origin, include: &str) -> bool {
+        let (include, path) = (std::path::Path::new(include), &self.loaded.sources.file(origin.file).path);
         let in_config_d = |p: &std::path::Path| p.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "config.d");
         path == include
             || (in_config_d(path)
