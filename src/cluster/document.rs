@@ -487,6 +487,18 @@ fn shape(table: &crate::facts::rows::Table) -> TableShape {
 /// The byte offset of the last `needle` outside quotes and parentheses.
 fn top_level_find(text: &str, needle: &str) -> Option<usize> {
     let mut found = None;
+    unquoted(text, |i, c, depth| {
+        if depth == 0 && !matches!(c, b'(' | b'[' | b')' | b']') && text[i..].starts_with(needle) {
+            found = Some(i);
+        }
+        true
+    });
+    found
+}
+
+/// Calls `each` with the offset, byte and parenthesis depth (before it) of every byte of
+/// `text` outside quotes, until `each` returns false.
+fn unquoted(text: &str, mut each: impl FnMut(usize, u8, i32) -> bool) {
     let (mut depth, mut quote) = (0i32, None::<u8>);
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -496,44 +508,32 @@ fn top_level_find(text: &str, needle: &str) -> Option<usize> {
             Some(_) if c == b'\\' => i += 1,
             Some(q) if c == q => quote = None,
             Some(_) => {}
-            None => match c {
-                b'\'' | b'"' | b'`' => quote = Some(c),
-                b'(' | b'[' => depth += 1,
-                b')' | b']' => depth -= 1,
-                _ if depth == 0 && text[i..].starts_with(needle) => found = Some(i),
-                _ => {}
-            },
+            None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+            None => {
+                if !each(i, c, depth) {
+                    return;
+                }
+                match c {
+                    b'(' | b'[' => depth += 1,
+                    b')' | b']' => depth -= 1,
+                    _ => {}
+                }
+            }
         }
         i += 1;
     }
-    found
 }
 
 /// Splits `text` at the commas outside quotes and parentheses.
 fn top_level_split(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut depth, mut quote, mut start) = (0i32, None::<u8>, 0);
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        match quote {
-            Some(_) if c == b'\\' => i += 1,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                b'\'' | b'"' | b'`' => quote = Some(c),
-                b'(' | b'[' => depth += 1,
-                b')' | b']' => depth -= 1,
-                b',' if depth == 0 => {
-                    parts.push(&text[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            },
+    let (mut parts, mut start) = (Vec::new(), 0);
+    unquoted(text, |i, c, depth| {
+        if c == b',' && depth == 0 {
+            parts.push(&text[start..i]);
+            start = i + 1;
         }
-        i += 1;
-    }
+        true
+    });
     parts.push(&text[start..]);
     parts
 }
@@ -566,26 +566,14 @@ fn without_replication_args(engine: &str) -> String {
 
 /// The offset of the `)` closing a parenthesis opened just before `text`.
 fn closing(text: &str) -> Option<usize> {
-    let (mut depth, mut quote) = (0i32, None::<u8>);
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let c = bytes[i];
-        match quote {
-            Some(_) if c == b'\\' => i += 1,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None => match c {
-                b'\'' | b'"' | b'`' => quote = Some(c),
-                b'(' | b'[' => depth += 1,
-                b')' if depth == 0 => return Some(i),
-                b')' | b']' => depth -= 1,
-                _ => {}
-            },
+    let mut found = None;
+    unquoted(text, |i, c, depth| {
+        if c == b')' && depth == 0 {
+            found = Some(i);
         }
-        i += 1;
-    }
-    None
+        found.is_none()
+    });
+    found
 }
 
 /// Where system.query_log exists and where it does not.

@@ -117,8 +117,9 @@ impl ConfigFs for MemoryFs {
     }
 }
 
-/// `path` without `.` and with each `..` taking off the name before it.
-fn normalize(path: &Path) -> PathBuf {
+/// `path` without `.` and with each `..` taking off the name before it, without the file
+/// system (a server's path need not exist on this machine).
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     let mut normal = PathBuf::new();
     for component in path.components() {
         match component {

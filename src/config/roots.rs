@@ -3,7 +3,7 @@
 //! `<users_config>`, `user_directories/users_xml/path`, the default /etc/metrika.xml); under a
 //! root those paths are read from the checkout instead.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::fs::ConfigFs;
 
@@ -35,7 +35,7 @@ impl Root {
         if local.as_os_str().is_empty() {
             return Err(format!("`{value}` names no directory after `=` ({example})"));
         }
-        Ok(Root { server: lexical(server), local: local.to_path_buf() })
+        Ok(Root { server: super::fs::normalize(server), local: local.to_path_buf() })
     }
 }
 
@@ -62,7 +62,7 @@ impl Roots {
         if !path.is_absolute() {
             return None;
         }
-        let path = lexical(path);
+        let path = super::fs::normalize(path);
         let root =
             self.0.iter().filter(|r| path.starts_with(&r.server)).max_by_key(|r| r.server.components().count())?;
         let rest = path.strip_prefix(&root.server).ok()?;
@@ -111,22 +111,6 @@ pub fn suggestion(path: &Path) -> Option<String> {
         "a checked-out tree? Map the server's directory onto the checkout that holds its files: --root {}=DIR",
         dir.display()
     ))
-}
-
-/// `path` without `.` and with `..` taking off the name before it (no file system: a server
-/// path is not on this machine).
-fn lexical(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir if matches!(normal.components().next_back(), Some(Component::Normal(_))) => {
-                normal.pop();
-            }
-            other => normal.push(other),
-        }
-    }
-    normal
 }
 
 #[cfg(test)]
