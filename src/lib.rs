@@ -27,4 +27,5 @@ pub mod sql;
 pub mod suggest;
 pub mod suppress;
 pub mod upgrade;
+pub mod verdict;
 pub mod version;

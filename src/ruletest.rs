@@ -22,6 +22,11 @@ pub struct CaseResult {
 }
 
 /// Runs the fixtures of every rule in the pack.
+/// The verdict of a fixture run: failing when a fixture failed.
+pub fn status(results: &[CaseResult]) -> crate::verdict::Status {
+    crate::verdict::of_counts(results.iter().filter(|r| r.failure.is_some()).count(), 0)
+}
+
 pub fn run(pack: &RulePack) -> Vec<CaseResult> {
     pack.rules.iter().flat_map(run_rule).collect()
 }

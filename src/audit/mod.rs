@@ -1,5 +1,5 @@
 //! The audit as one library call: a [`Request`] (what to read, which rules, the exit
-//! policy) in, a [`Verdict`] (the report and whether the run could judge) out. Offline,
+//! policy) in, an [`Audited`] (the report with its verdict) out. Offline,
 //! snapshot, live and cluster audits are this one path; the command line only maps its
 //! arguments to a request and the verdict to an exit code.
 
@@ -17,9 +17,10 @@ use crate::collect::cluster::Collected;
 use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
 use crate::eval::{OutcomeKind, Selection, SelectionError, Variables, evaluate_with};
 use crate::facts::{self, Facts, Source};
-use crate::report::{Report, RuleInfo};
-use crate::rules::{Rule, RuleError, RulePack, Severity};
+use crate::report::{Report, RuleInfo, Run, RunError};
+use crate::rules::{Rule, RuleError, RulePack};
 use crate::suppress::{self, SuppressionError, date::Date};
+use crate::verdict::{self, Failure, Policy};
 use crate::version::Version;
 
 pub use snapshot::read_snapshot;
@@ -33,14 +34,6 @@ pub struct RulesRequest {
     pub ignore: Vec<String>,
     /// `--param [RULE.]NAME=VALUE`, checked against the rules' declared params.
     pub params: Vec<(String, String)>,
-}
-
-/// When a run fails: findings at or above `fail_on` (None: never on findings), and whether
-/// rules that could not read their evidence still let the run pass.
-#[derive(Debug, Clone, Copy)]
-pub struct Policy {
-    pub fail_on: Option<Severity>,
-    pub allow_inconclusive: bool,
 }
 
 /// Where the suppressions of the project file come from.
@@ -151,147 +144,43 @@ pub enum AuditError {
     #[error("{0}")]
     #[diagnostic(code(chaudit::output))]
     Output(crate::regular_file::WriteError),
-    /// The live collection failed; the collector has told the user why.
-    #[error("the server could not be read")]
+    /// The server (or a cluster) could not be read.
+    #[error("{message}")]
     #[diagnostic(code(chaudit::collect::failed))]
-    Collection(ErrorClass),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
-    /// Bad arguments, config or rules: nothing was audited (exit 2).
-    Usage,
-    /// The run failed (exit 3).
-    Runtime,
+    Collection { failure: Failure, message: String },
 }
 
 impl AuditError {
-    pub fn class(&self) -> ErrorClass {
+    pub fn class(&self) -> Failure {
         match self {
             // a target that is not a regular file is the user's mistake
-            AuditError::WriteBaseline(e) if e.is_usage() => ErrorClass::Usage,
-            AuditError::WriteBaseline(_) => ErrorClass::Runtime,
-            AuditError::Output(e) if e.is_usage() => ErrorClass::Usage,
-            AuditError::Output(_) => ErrorClass::Runtime,
-            AuditError::Collection(class) => *class,
-            _ => ErrorClass::Usage,
+            AuditError::WriteBaseline(e) if e.is_usage() => Failure::Usage,
+            AuditError::WriteBaseline(_) => Failure::Runtime,
+            AuditError::Output(e) if e.is_usage() => Failure::Usage,
+            AuditError::Output(_) => Failure::Runtime,
+            AuditError::Collection { failure, .. } => *failure,
+            _ => Failure::Usage,
         }
     }
 }
 
-/// How the run ended, most serious first. Computed once, by [`verdict`]; the exit code and
-/// every format read it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Status {
-    /// Nothing was audited as asked: a config tree ClickHouse refuses, or a selection none
-    /// of whose rules applies (exit 2).
-    NotAudited,
-    /// Some rule errored, or could not read its evidence (unless allowed), on the target or
-    /// on any replica: the audit did not judge everything it was asked to, whatever it found.
-    Incomplete,
-    /// Active findings at or above the fail-on severity.
-    Failing,
-    Passed,
-}
-
-impl Status {
-    /// The documented exit code (README "Exit codes").
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Status::Passed => 0,
-            Status::Failing => 1,
-            Status::NotAudited => 2,
-            Status::Incomplete => 3,
-        }
-    }
-
-    /// Whether the run judged what it was asked to (SARIF's executionSuccessful).
-    pub fn judged(self) -> bool {
-        matches!(self, Status::Passed | Status::Failing)
-    }
-}
-
-/// A rule that did not judge, on the target or on one replica, and why.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Unjudged {
-    pub rule_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-    pub outcome: OutcomeKind,
-    pub reason: String,
-}
-
-/// The run's verdict, from every per-rule and per-replica outcome, the errors that kept
-/// something from being audited, and the active findings at or above fail-on.
-pub fn verdict(
-    outcomes: &[crate::eval::Outcome],
-    errors: &mut Vec<String>,
-    failing: usize,
-    allow_inconclusive: bool,
-) -> (Status, Vec<Unjudged>) {
-    let counts = |kind: OutcomeKind| match kind {
-        OutcomeKind::Errored => true,
-        OutcomeKind::Inconclusive => !allow_inconclusive,
-        _ => false,
-    };
-    let mut unjudged = Vec::new();
-    for o in outcomes {
-        if counts(o.outcome) && o.hosts.is_empty() {
-            unjudged.push(Unjudged {
-                rule_id: o.rule_id.clone(),
-                host: None,
-                outcome: o.outcome,
-                reason: o.reason.clone().unwrap_or_default(),
-            });
-        }
-        // a rule that fired on one replica still did not judge the replica it could not read
-        for h in o.hosts.iter().filter(|h| counts(h.outcome)) {
-            unjudged.push(Unjudged {
-                rule_id: o.rule_id.clone(),
-                host: Some(h.host.clone()),
-                outcome: h.outcome,
-                reason: h.reason.clone().unwrap_or_default(),
-            });
-        }
-    }
-    if !outcomes.is_empty() && outcomes.iter().all(|o| o.outcome == OutcomeKind::NotApplicable) {
-        let reasons: BTreeSet<&str> = outcomes.iter().filter_map(|o| o.reason.as_deref()).collect();
-        errors.push(format!(
-            "none of the {} selected rule(s) applies to what was given, nothing was judged ({})",
-            outcomes.len(),
-            reasons.into_iter().collect::<Vec<_>>().join("; ")
-        ));
-    }
-    let status = if !errors.is_empty() {
-        Status::NotAudited
-    } else if !unjudged.is_empty() {
-        Status::Incomplete
-    } else if failing > 0 {
-        Status::Failing
-    } else {
-        Status::Passed
-    };
-    (status, unjudged)
-}
-
-/// The audit's result: the report (with its status), and the loaded config (for snippets).
-pub struct Verdict {
+/// The audit's result: the report (with its verdict), and the loaded config (for snippets).
+pub struct Audited {
     pub report: Report,
     pub loaded: Option<LoadedConfig>,
     /// A config tree ClickHouse refuses while the other loads: which one, and its error
-    /// (the report's status is [`Status::NotAudited`]).
+    /// (the report's status is [`Status::NotAudited`](crate::verdict::Status::NotAudited)).
     pub broken: Option<(&'static str, ConfigError)>,
     /// The config fragments of the findings, by fingerprint, as rendered: the report masks
     /// their secrets, `chaudit fix` writes them as they are.
     pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
     /// The baseline to write (`--write-baseline`): its path and text, written with the
-    /// report by [`Verdict::write_files`].
+    /// report by [`Audited::write_files`].
     pub baseline_file: Option<(PathBuf, String)>,
 }
 
-impl Verdict {
-    pub fn status(&self) -> Status {
+impl Audited {
+    pub fn status(&self) -> crate::verdict::Status {
         self.report.summary.status
     }
 
@@ -329,7 +218,7 @@ impl Verdict {
 pub fn run(
     request: &Request,
     collect: impl FnOnce() -> Result<Option<Live>, AuditError>,
-) -> Result<Verdict, AuditError> {
+) -> Result<Audited, AuditError> {
     // the rule pack compiles while the config loads and the server answers
     let (pack, gathered) = std::thread::scope(|scope| {
         let pack = scope.spawn(|| {
@@ -400,22 +289,29 @@ pub fn run(
         (None, Some(err)) => Some(("server", err)),
         (None, None) => None,
     });
-    let mut errors: Vec<String> = broken
+    // the broken tree's error keeps its file and line (CI formats place it there)
+    let errors: Vec<RunError> = broken
         .iter()
-        .map(|(tree, err)| {
+        .flat_map(|(tree, err)| {
             let other = if *tree == "users" { "server" } else { "users" };
-            format!("the {tree} config cannot be processed; only the {other} config was audited: {err}")
+            RunError::of(err).into_iter().map(move |mut e| {
+                e.message = format!(
+                    "the {tree} config cannot be processed; only the {other} config was audited: {}",
+                    e.message
+                );
+                e
+            })
         })
         .collect();
     let mut baseline_file = None;
     if let Some(path) = &request.write_baseline {
         let mut baseline = Baseline::of(&evaluation.findings);
-        let (status, unjudged) =
-            verdict(&evaluation.outcomes, &mut errors.clone(), 0, request.policy.allow_inconclusive);
-        if !status.judged() && path.is_file() {
+        let judged =
+            verdict::judge(&evaluation.outcomes, !errors.is_empty(), None, 0, request.policy.allow_inconclusive);
+        if !judged.status.judged() && path.is_file() {
             // what this run could not judge keeps its old entries: a broken run loses nothing
-            let unjudged: BTreeSet<String> = unjudged.into_iter().map(|u| u.rule_id).collect();
-            let everything = status == Status::NotAudited;
+            let unjudged: BTreeSet<String> = judged.unjudged.into_iter().map(|u| u.rule_id).collect();
+            let everything = judged.status == verdict::Status::NotAudited;
             let old = Baseline::read(path).map_err(AuditError::Baseline)?;
             baseline = baseline.keeping(old, |e| everything || unjudged.contains(&e.rule_id));
         }
@@ -437,32 +333,26 @@ pub fn run(
         .filter(|f| !f.remediation.fragments.is_empty())
         .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
         .collect();
-    let mut report = Report::new(facts.target.clone(), evaluation, request.policy.fail_on);
-    let (status, unjudged) =
-        verdict(&report.outcomes, &mut errors, report.summary.failing, request.policy.allow_inconclusive);
-    report.summary.status = status;
-    report.summary.allow_inconclusive = request.policy.allow_inconclusive;
-    // the broken tree's error keeps its file and line (CI formats place it there)
-    let located = broken.iter().flat_map(|(tree, err)| {
-        let other = if *tree == "users" { "server" } else { "users" };
-        crate::report::RunError::of(err).into_iter().map(move |mut e| {
-            e.message =
-                format!("the {tree} config cannot be processed; only the {other} config was audited: {}", e.message);
-            e
-        })
+    let report = Report::of(Run {
+        target: facts.target.clone(),
+        evaluation,
+        policy: request.policy,
+        errors,
+        failure: None,
+        warnings,
+        rules: pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect(),
+        artifact_base: request
+            .config
+            .as_ref()
+            .and_then(|m| m.parent())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
     });
-    let others = errors.iter().skip(broken.iter().count()).map(|e| crate::report::RunError::plain(e));
-    report.errors = located.chain(others).collect();
-    report.unjudged = unjudged;
-    report.warnings = warnings;
-    report.rules = pack.rules.iter().filter(|r| selection.includes(r)).map(rule_info).collect();
-    report.artifact_base =
-        request.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
     // the process is about to end: freeing a big config's facts, or the rules' syntax trees,
     // node by node only delays it
     std::mem::forget(facts);
     std::mem::forget(pack);
-    Ok(Verdict { report, loaded, broken, fragments, baseline_file })
+    Ok(Audited { report, loaded, broken, fragments, baseline_file })
 }
 
 /// The config, the snapshot, the server and the host: everything the rules will read.

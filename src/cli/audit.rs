@@ -4,10 +4,11 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use chaudit::audit::{self, AuditError, ErrorClass, Live, Policy, ProjectSuppressions, Request, RulesRequest, Status};
+use chaudit::audit::{self, AuditError, Live, ProjectSuppressions, Request, RulesRequest};
 use chaudit::facts::Facts;
 use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
+use chaudit::verdict::{Policy, Status};
 use chaudit::version::Version;
 
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, stream_output, warn, write_output};
@@ -138,9 +139,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         );
         // one line per rule and reason, naming the replicas it holds on: a fleet's same
         // unread table is one line, not one per replica
-        let mut lines: Vec<(&chaudit::audit::Unjudged, Vec<&str>)> = Vec::new();
+        let mut lines: Vec<(&chaudit::verdict::Unjudged, Vec<&str>)> = Vec::new();
         for u in &report.unjudged {
-            let alike = |(first, _): &&mut (&chaudit::audit::Unjudged, Vec<&str>)| {
+            let alike = |(first, _): &&mut (&chaudit::verdict::Unjudged, Vec<&str>)| {
                 first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason
             };
             match lines.iter_mut().find(|line| alike(line)) {
@@ -175,7 +176,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
 
 /// The baseline and the report file, all or none; or the baseline, then the report on stdout.
 fn write_files(
-    verdict: &audit::Verdict,
+    verdict: &audit::Audited,
     output: Option<&Path>,
     report: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
     code: u8,
@@ -246,21 +247,16 @@ fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json)).then(|| {
         let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
         let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
-        report::Report::of_errors(target, base, report::RunError::of(&error))
+        report::Report::of(report::Run::stopped(target, base, report::RunError::of(&error), class))
     });
     match error {
-        // the collector has said why
-        AuditError::Collection(_) => {}
         AuditError::Config(e) => report_all(vec![*e]),
         AuditError::Rules(errors) => report_all(errors),
         AuditError::Suppressions(errors) => report_all(errors),
         AuditError::Selection(e) => report_all(vec![e]),
         other => eprintln!("chaudit: {other}"),
     }
-    let code = match class {
-        ErrorClass::Usage => exit::USAGE_OR_CONFIG,
-        ErrorClass::Runtime => exit::RUNTIME,
-    };
+    let code = class.status().exit_code();
     match carried {
         Some(report) => {
             let path = args.output.as_deref();
@@ -279,13 +275,7 @@ fn collect_for_audit(
     args: &AuditArgs,
     footprint: &std::cell::Cell<Option<live::Stats>>,
 ) -> Result<Option<Live>, AuditError> {
-    let failed = |code: ExitCode| {
-        AuditError::Collection(if code == ExitCode::from(exit::USAGE_OR_CONFIG) {
-            ErrorClass::Usage
-        } else {
-            ErrorClass::Runtime
-        })
-    };
+    let failed = |unread: live::Unread| AuditError::Collection { failure: unread.failure, message: unread.message };
     if args.connect.is_cluster() {
         let progress = matches!(args.format, Format::Text) && std::io::stderr().is_terminal() && !super::quiet();
         let (name, collected) = live::collect_cluster(&args.connect, progress).map_err(failed)?;
@@ -324,7 +314,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet())
         {
             Ok(collected) => collected,
-            Err(code) => return code,
+            Err(unread) => return unread.exit(),
         };
         for node in &collected.nodes {
             let live = node.live.iter().flat_map(chaudit::collect::unread);
@@ -339,7 +329,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
     } else {
         let (live, log) = match live::collect_live(connect, false) {
             Ok((node, _)) => (node.live, node.log),
-            Err(code) => return code,
+            Err(unread) => return unread.exit(),
         };
         unread.extend(chaudit::collect::unread(&live));
         unread.extend(log.iter().flat_map(chaudit::collect::unread));
@@ -363,7 +353,7 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
     if !unread.is_empty() {
         eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());
     }
-    write_output(output, &text, if unread.is_empty() { exit::OK } else { exit::RUNTIME })
+    write_output(output, &text, chaudit::verdict::of_counts(0, unread.len()).exit_code())
 }
 
 pub fn load_pack(args: &super::RuleArgs) -> Result<RulePack, ExitCode> {

@@ -4,7 +4,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use chaudit::audit::{ErrorClass, RulesRequest};
+use chaudit::audit::RulesRequest;
 use chaudit::fix::{self, FixOutcome, FixRequest, Item};
 use chaudit::version::Version;
 use clap::Args;
@@ -71,10 +71,7 @@ pub fn run(args: &FixArgs) -> ExitCode {
     let outcome = match fix::run(&request) {
         Ok(outcome) => outcome,
         Err(e) => {
-            let code = match e.class() {
-                ErrorClass::Usage => exit::USAGE_OR_CONFIG,
-                ErrorClass::Runtime => exit::RUNTIME,
-            };
+            let code = e.class().status().exit_code();
             report_all(vec![e]);
             return ExitCode::from(code);
         }
@@ -91,8 +88,7 @@ pub fn run(args: &FixArgs) -> ExitCode {
             let _ = writeln!(text, "  {}\n      {why}", line(item));
         }
     }
-    let code = if unresolved.is_empty() { exit::OK } else { exit::FINDINGS };
-    super::write_stdout(&text, code)
+    super::write_stdout(&text, outcome.status(fail_on).exit_code())
 }
 
 fn line(item: &Item) -> String {

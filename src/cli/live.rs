@@ -9,6 +9,7 @@ use clap::Args;
 use chaudit::collect::dsn::{ConnectOptions, Endpoint, Secret};
 use chaudit::collect::{self, Session, cluster};
 use chaudit::upgrade::history;
+use chaudit::verdict::Failure;
 
 use super::exit;
 
@@ -204,24 +205,43 @@ pub struct Stats {
     pub rows_read: Option<u64>,
 }
 
+/// Why the server (or cluster) could not be read: what to tell the user, and whether the
+/// arguments were the mistake (not audited) or the run failed.
+#[derive(Debug)]
+pub struct Unread {
+    pub failure: Failure,
+    pub message: String,
+}
+
+impl Unread {
+    fn usage(message: String) -> Unread {
+        Unread { failure: Failure::Usage, message }
+    }
+
+    fn of(e: collect::CollectError) -> Unread {
+        let failure = match e {
+            collect::CollectError::UnknownCluster { .. }
+            | collect::CollectError::CaCert(_)
+            | collect::CollectError::Replicas(_) => Failure::Usage,
+            _ => Failure::Runtime,
+        };
+        Unread { failure, message: e.to_string() }
+    }
+
+    /// Says why on stderr; the exit code of the failure.
+    pub fn exit(&self) -> ExitCode {
+        eprintln!("chaudit: {}", self.message);
+        self.failure.status().exit_code().into()
+    }
+}
+
 /// Connects and collects one node (`review`: the upgrade review's queries too), with the
-/// audit's footprint. Errors are printed; the exit code says why (2: bad arguments, 3: the
-/// server could not be read).
-pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDocuments, Stats), ExitCode> {
-    let endpoint = args.endpoint().map_err(|message| {
-        eprintln!("chaudit: {message}");
-        ExitCode::from(exit::USAGE_OR_CONFIG)
-    })?;
+/// audit's footprint.
+pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDocuments, Stats), Unread> {
+    let endpoint = args.endpoint().map_err(Unread::usage)?;
     let runtime = runtime()?;
     runtime.block_on(async {
-        let fail = |e: collect::CollectError| {
-            eprintln!("chaudit: {e}");
-            ExitCode::from(if matches!(e, collect::CollectError::CaCert(_)) {
-                exit::USAGE_OR_CONFIG
-            } else {
-                exit::RUNTIME
-            })
-        };
+        let fail = Unread::of;
         let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
         if session.readonly == 0 {
             super::warn(&format!(
@@ -240,11 +260,8 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
 
 /// Collects every node of a cluster (`--cluster NAME` through the --dsn node, or each
 /// --dsn): the cluster name and what each node gave. `progress` shows it on stderr.
-pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<String>, cluster::Collected), ExitCode> {
-    let usage = |message: String| {
-        eprintln!("chaudit: {message}");
-        ExitCode::from(exit::USAGE_OR_CONFIG)
-    };
+pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<String>, cluster::Collected), Unread> {
+    let usage = Unread::usage;
     let endpoints: Vec<Endpoint> =
         args.dsn.iter().map(|d| args.endpoint_of(Some(d.clone()))).collect::<Result<_, _>>().map_err(usage)?;
     if let Some(e) = endpoints.iter().enumerate().find_map(|(i, e)| endpoints[..i].iter().find(|o| o.url() == e.url()))
@@ -304,25 +321,15 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             eprintln!("chaudit: note: user `{}`{with} sent to {to}", first.user);
         }
     };
-    match runtime.block_on(cluster::collect(plan, &show, &warn, &told)) {
-        Ok(collected) => Ok((args.cluster.clone(), collected)),
-        Err(
-            e @ (collect::CollectError::UnknownCluster { .. }
-            | collect::CollectError::CaCert(_)
-            | collect::CollectError::Replicas(_)),
-        ) => Err(usage(e.to_string())),
-        Err(e) => {
-            eprintln!("chaudit: {e}");
-            Err(ExitCode::from(exit::RUNTIME))
-        }
-    }
+    let collected = runtime.block_on(cluster::collect(plan, &show, &warn, &told)).map_err(Unread::of)?;
+    Ok((args.cluster.clone(), collected))
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-        eprintln!("chaudit: cannot start the runtime: {e}");
-        ExitCode::from(exit::RUNTIME)
-    })
+fn runtime() -> Result<tokio::runtime::Runtime, Unread> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Unread { failure: Failure::Runtime, message: format!("cannot start the runtime: {e}") })
 }
 
 pub fn print_plan(args: &ConnectArgs, review: bool) -> ExitCode {

@@ -27,11 +27,14 @@ use chaudit::rules::Severity;
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 
 /// Documented exit codes (README "Exit codes").
+/// The exit codes of runs that end before a verdict (arguments, writing output): the
+/// verdict's own codes.
 pub mod exit {
-    pub const OK: u8 = 0;
-    pub const FINDINGS: u8 = 1;
-    pub const USAGE_OR_CONFIG: u8 = 2;
-    pub const RUNTIME: u8 = 3;
+    use chaudit::verdict::Status;
+
+    pub const OK: u8 = Status::Passed.exit_code();
+    pub const USAGE_OR_CONFIG: u8 = Status::NotAudited.exit_code();
+    pub const RUNTIME: u8 = Status::Failed.exit_code();
 
     /// A target that is not a regular file, or is an input, is the user's mistake; anything
     /// else is the system's.

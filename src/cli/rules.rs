@@ -220,5 +220,5 @@ pub fn test(dir: Option<PathBuf>) -> ExitCode {
         }
     }
     let _ = writeln!(out, "{} rule(s), {} case(s), {failed} failed", pack.rules.len(), results.len());
-    write_stdout(&out, if failed > 0 { exit::FINDINGS } else { exit::OK })
+    write_stdout(&out, ruletest::status(&results).exit_code())
 }

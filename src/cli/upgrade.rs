@@ -10,6 +10,7 @@ use chaudit::facts::{self, Facts};
 use chaudit::report::upgrade as emit;
 use chaudit::upgrade::history::{self, History};
 use chaudit::upgrade::{self, Inputs};
+use chaudit::verdict::Status;
 use chaudit::version::Version;
 
 use super::{RuleArgs, exit, live, report_all, write_output};
@@ -122,7 +123,7 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
                     }
                 }
             }
-            Err(code) => return code,
+            Err(unread) => return unread.exit(),
         }
     } else if let Some(main) = &args.config {
         facts.target = main.display().to_string();
@@ -152,18 +153,14 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
         ReviewFormat::Json => emit::json::render(&review),
         ReviewFormat::Markdown => emit::markdown::render(&review),
     };
-    // a stop is a stop; otherwise an issue that could not be checked leaves the review unjudged
-    let code = match (review.summary.blocking, review.summary.issues_unchecked > 0 && !args.allow_inconclusive) {
-        (true, _) => exit::FINDINGS,
-        (false, true) => {
-            eprintln!(
-                "chaudit: {} known issue(s) of the target could not be checked without a server (--dsn): \
-                 the review is not complete (--allow-inconclusive lets it pass)",
-                review.summary.issues_unchecked
-            );
-            exit::RUNTIME
-        }
-        (false, false) => exit::OK,
-    };
+    let status = review.summary.status(args.allow_inconclusive);
+    if status == Status::Incomplete {
+        eprintln!(
+            "chaudit: {} known issue(s) of the target could not be checked without a server (--dsn): \
+             the review is not complete (--allow-inconclusive lets it pass)",
+            review.summary.issues_unchecked
+        );
+    }
+    let code = status.exit_code();
     write_output(args.output.as_deref(), &text, code)
 }

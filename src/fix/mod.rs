@@ -9,10 +9,11 @@ pub mod document;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::audit::{self, AuditError, Policy, ProjectSuppressions, Request, RulesRequest, Verdict};
+use crate::audit::{self, AuditError, Audited, ProjectSuppressions, Request, RulesRequest};
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::eval::Finding;
 use crate::rules::{ConfigTree, FIX_FILE, Severity};
+use crate::verdict::{Failure, Policy};
 use crate::version::Version;
 
 /// What to fix, and how.
@@ -118,6 +119,11 @@ impl FixOutcome {
     /// choose, or a fix refused), one fixed by SQL, one with no fix; and every finding of
     /// medium or more the fix brought. A run that leaves none exits 0: `chaudit fix && deploy`
     /// deploys no tree the server refuses.
+    /// The fix's verdict: failing while a finding is [`unresolved`](Self::unresolved).
+    pub fn status(&self, fail_on: Option<Severity>) -> crate::verdict::Status {
+        crate::verdict::of_counts(self.unresolved(fail_on).len(), 0)
+    }
+
     pub fn unresolved(&self, fail_on: Option<Severity>) -> Vec<(&Item, String)> {
         let counts = |item: &Item| fail_on.is_some_and(|floor| item.severity >= floor);
         let mut out: Vec<(&Item, String)> = Vec::new();
@@ -168,12 +174,12 @@ pub enum FixError {
 
 impl FixError {
     /// Bad arguments or config (exit 2), or the run failed (exit 3).
-    pub fn class(&self) -> audit::ErrorClass {
+    pub fn class(&self) -> Failure {
         match self {
             FixError::Audit(e) => e.class(),
-            FixError::Write(e) if e.is_usage() => audit::ErrorClass::Usage,
-            FixError::Write(_) | FixError::Mkdir { .. } | FixError::Lock(_) => audit::ErrorClass::Runtime,
-            FixError::Unloadable { .. } | FixError::EarlierFile { .. } => audit::ErrorClass::Usage,
+            FixError::Write(e) if e.is_usage() => Failure::Usage,
+            FixError::Write(_) | FixError::Mkdir { .. } | FixError::Lock(_) => Failure::Runtime,
+            FixError::Unloadable { .. } | FixError::EarlierFile { .. } => Failure::Usage,
         }
     }
 }
@@ -420,7 +426,7 @@ fn later_fragments(files: &[FixFile]) -> Vec<String> {
     warnings
 }
 
-fn audit_tree(request: &FixRequest) -> Result<Verdict, AuditError> {
+fn audit_tree(request: &FixRequest) -> Result<Audited, AuditError> {
     let audit = Request {
         config: Some(request.config.clone()),
         load: request.load.clone(),
@@ -438,7 +444,7 @@ fn audit_tree(request: &FixRequest) -> Result<Verdict, AuditError> {
 }
 
 /// Which fixed findings the re-audit still reports (and why), and what it reports anew.
-fn judge(before: &Verdict, after: &Verdict, fixed: &BTreeSet<String>, outcome: &mut FixOutcome) {
+fn judge(before: &Audited, after: &Audited, fixed: &BTreeSet<String>, outcome: &mut FixOutcome) {
     if let Some((_, e)) = &after.broken {
         for item in &outcome.applied {
             outcome.remaining.push((item.clone(), format!("the fixed config does not load: {e}")));

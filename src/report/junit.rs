@@ -11,8 +11,7 @@ use super::Report;
 use crate::eval::{Finding, OutcomeKind};
 
 pub fn render(report: &Report) -> String {
-    let fail_on = report.summary.fail_on;
-    let failing = |f: &Finding| f.is_active() && fail_on.is_some_and(|s| f.severity >= s);
+    let failing = |f: &Finding| report.fails(f);
     let mut cases = String::new();
     let (mut failures, mut errors, mut skipped) = (0, 0, 0);
     for error in &report.errors {

@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::eval::{Evaluation, Finding, Outcome, OutcomeKind};
 use crate::mask;
 use crate::rules::Severity;
+use crate::verdict::{self, Failure, Policy, Status, Unjudged};
 
 /// The documented JSON shape (see README "JSON output"); emitters read only this.
 #[derive(Debug, Clone, Serialize)]
@@ -34,7 +35,13 @@ pub struct Report {
     pub errors: Vec<RunError>,
     /// The rules that did not judge, on the target or on a replica (status `incomplete`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub unjudged: Vec<crate::audit::Unjudged>,
+    pub unjudged: Vec<Unjudged>,
+    /// Inconclusive rules let pass (`--allow-inconclusive`).
+    #[serde(skip)]
+    pub allowed_inconclusive: Vec<Unjudged>,
+    /// The fail-on severity and whether inconclusive rules pass, as the run was asked.
+    #[serde(skip)]
+    pub policy: Policy,
     /// The rules that ran (for SARIF's rule list).
     #[serde(skip)]
     pub rules: Vec<RuleInfo>,
@@ -60,7 +67,7 @@ pub struct Summary {
     /// (a rule errored, or could not read its evidence, on the target or a replica) or
     /// `not-audited` (a config tree refused, or no selected rule applies): what the exit
     /// code says.
-    pub status: crate::audit::Status,
+    pub status: Status,
     /// Whether inconclusive rules were let pass (`--allow-inconclusive`).
     pub allow_inconclusive: bool,
     pub suppressed: usize,
@@ -89,10 +96,44 @@ impl Summary {
     }
 }
 
+/// Everything a run ended with: the report, its status and its exit code are built from it
+/// by [`Report::of`], the one place the verdict is decided.
+pub struct Run {
+    pub target: String,
+    pub evaluation: Evaluation,
+    pub policy: Policy,
+    /// Inputs that could not be processed (a config tree ClickHouse refuses): nothing they
+    /// govern was audited.
+    pub errors: Vec<RunError>,
+    /// The run stopped before any rule ran.
+    pub failure: Option<Failure>,
+    pub warnings: Vec<String>,
+    pub rules: Vec<RuleInfo>,
+    pub artifact_base: String,
+}
+
+impl Run {
+    /// A run that stopped before any rule ran: only its errors.
+    pub fn stopped(target: String, artifact_base: String, errors: Vec<RunError>, failure: Failure) -> Run {
+        Run {
+            target,
+            evaluation: Evaluation { outcomes: Vec::new(), findings: Vec::new() },
+            // what the command line asked for is unknown when its arguments are the error
+            policy: Policy { fail_on: Some(Severity::High), allow_inconclusive: false },
+            errors,
+            failure: Some(failure),
+            warnings: Vec::new(),
+            rules: Vec::new(),
+            artifact_base,
+        }
+    }
+}
+
 impl Report {
-    /// The report of an evaluation; every value it shows has its secrets masked and is bounded
-    /// (see [`mask`]), whatever the format.
-    pub fn new(mut target: String, mut evaluation: Evaluation, fail_on: Option<Severity>) -> Report {
+    /// The report of a run, with its verdict; every value it shows has its secrets masked and
+    /// is bounded (see [`mask`]), whatever the format.
+    pub fn of(run: Run) -> Report {
+        let Run { mut target, mut evaluation, policy, mut errors, failure, warnings, rules, artifact_base } = run;
         // a cluster's name, an endpoint and replicas' hosts come from the server or a snapshot
         mask::make_visible(&mut target);
         evaluation.findings.iter_mut().for_each(present_finding);
@@ -111,10 +152,10 @@ impl Report {
         for o in &evaluation.outcomes {
             *outcomes.entry(outcome_name(o.outcome)).or_insert(0) += 1;
         }
-        let failing = match fail_on {
-            Some(fail_on) => evaluation.findings.iter().filter(|f| f.is_active() && f.severity >= fail_on).count(),
-            None => 0,
-        };
+        let failing = evaluation.findings.iter().filter(|f| fails(&policy, f)).count();
+        let judgement =
+            verdict::judge(&evaluation.outcomes, !errors.is_empty(), failure, failing, policy.allow_inconclusive);
+        errors.extend(judgement.nothing_applies.as_deref().map(RunError::plain));
         let suppressed = evaluation.findings.iter().filter(|f| f.suppressed.is_some()).count();
         let baselined = evaluation.findings.iter().filter(|f| f.baselined).count();
         Report {
@@ -125,21 +166,33 @@ impl Report {
                 by_severity,
                 outcomes,
                 failing,
-                fail_on,
-                status: crate::audit::Status::Passed,
-                allow_inconclusive: false,
+                fail_on: policy.fail_on,
+                status: judgement.status,
+                allow_inconclusive: policy.allow_inconclusive,
                 suppressed,
                 baselined,
             },
-            warnings: Vec::new(),
-            errors: Vec::new(),
-            unjudged: Vec::new(),
-            rules: Vec::new(),
-            artifact_base: String::new(),
+            warnings,
+            errors,
+            unjudged: judgement.unjudged,
+            allowed_inconclusive: judgement.allowed,
+            rules,
+            artifact_base,
+            policy,
             findings: evaluation.findings,
             outcomes: evaluation.outcomes,
         }
     }
+
+    /// Whether this finding is one the run fails on (active, at or above fail-on): the
+    /// summary's `failing` counts these, JUnit lists them as failures.
+    pub fn fails(&self, finding: &Finding) -> bool {
+        fails(&self.policy, finding)
+    }
+}
+
+fn fails(policy: &Policy, finding: &Finding) -> bool {
+    finding.is_active() && policy.fails(finding.severity)
 }
 
 /// A problem that stopped the run or part of it, where it is.
@@ -186,18 +239,6 @@ impl RunError {
             message: mask::shown(&diagnostic.to_string()),
             location,
         }]
-    }
-}
-
-impl Report {
-    /// The report of a run that stopped before any rule ran: only its errors.
-    pub fn of_errors(target: String, artifact_base: String, errors: Vec<RunError>) -> Report {
-        let mut report =
-            Report::new(target, Evaluation { outcomes: Vec::new(), findings: Vec::new() }, Some(Severity::High));
-        report.summary.status = crate::audit::Status::NotAudited;
-        report.artifact_base = artifact_base;
-        report.errors = errors;
-        report
     }
 }
 
@@ -253,12 +294,11 @@ fn fail_on_name<S: serde::Serializer>(fail_on: &Option<Severity>, s: S) -> Resul
 /// The verdict in one sentence when the run did not judge what it was asked to (None when
 /// it did: the findings and their count say the rest).
 pub fn status_line(report: &Report) -> Option<String> {
+    let errors = || report.errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; ");
     match report.summary.status {
-        crate::audit::Status::NotAudited => {
-            let errors: Vec<&str> = report.errors.iter().map(|e| e.message.as_str()).collect();
-            Some(format!("not audited: {}", errors.join("; ")))
-        }
-        crate::audit::Status::Incomplete => {
+        Status::NotAudited => Some(format!("not audited: {}", errors())),
+        Status::Failed => Some(format!("failed: {}", errors())),
+        Status::Incomplete => {
             let rules: std::collections::BTreeSet<&str> = report.unjudged.iter().map(|u| u.rule_id.as_str()).collect();
             Some(format!(
                 "incomplete: {} rule(s) could not be judged ({})",
@@ -266,7 +306,7 @@ pub fn status_line(report: &Report) -> Option<String> {
                 rules.into_iter().collect::<Vec<_>>().join(", ")
             ))
         }
-        crate::audit::Status::Failing | crate::audit::Status::Passed => None,
+        Status::Failing | Status::Passed => None,
     }
 }
 

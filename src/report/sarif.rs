@@ -27,7 +27,7 @@ struct Log<'a> {
 #[derive(Serialize)]
 struct Run<'a> {
     tool: Tool<'a>,
-    invocations: [Invocation<'a>; 1],
+    invocations: [Invocation; 1],
     results: Vec<SarifResult<'a>>,
 }
 
@@ -94,17 +94,17 @@ struct RuleProperties {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Invocation<'a> {
+struct Invocation {
     execution_successful: bool,
-    properties: InvocationProperties<'a>,
+    properties: InvocationProperties,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_execution_notifications: Vec<Notification>,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct InvocationProperties<'a> {
-    status: &'a crate::audit::Status,
+struct InvocationProperties {
+    status: crate::verdict::Status,
     fail_on: &'static str,
 }
 
@@ -202,7 +202,7 @@ struct Suppression<'a> {
 /// The run's verdict: not successful unless it judged what it was asked to, with a
 /// notification per error, per rule (and replica) that did not judge, and per inconclusive
 /// rule let pass.
-fn invocation(report: &Report, written: usize) -> Invocation<'_> {
+fn invocation(report: &Report, written: usize) -> Invocation {
     let mut notifications: Vec<Notification> = report
         .errors
         .iter()
@@ -216,17 +216,8 @@ fn invocation(report: &Report, written: usize) -> Invocation<'_> {
     for u in &report.unjudged {
         notifications.push(notice(&u.rule_id, u.host.as_deref(), u.outcome, &u.reason, "error"));
     }
-    if report.summary.allow_inconclusive {
-        for o in report.outcomes.iter() {
-            let hosts: Vec<(Option<&str>, Option<&str>, OutcomeKind)> = if o.hosts.is_empty() {
-                vec![(None, o.reason.as_deref(), o.outcome)]
-            } else {
-                o.hosts.iter().map(|h| (Some(h.host.as_str()), h.reason.as_deref(), h.outcome)).collect()
-            };
-            for (host, reason, kind) in hosts.into_iter().filter(|(_, _, k)| *k == OutcomeKind::Inconclusive) {
-                notifications.push(notice(&o.rule_id, host, kind, reason.unwrap_or(""), "warning"));
-            }
-        }
+    for u in &report.allowed_inconclusive {
+        notifications.push(notice(&u.rule_id, u.host.as_deref(), u.outcome, &u.reason, "warning"));
     }
     if written < report.findings.len() {
         let text = format!(
@@ -240,7 +231,7 @@ fn invocation(report: &Report, written: usize) -> Invocation<'_> {
     Invocation {
         execution_successful: report.summary.status.judged(),
         properties: InvocationProperties {
-            status: &report.summary.status,
+            status: report.summary.status,
             fail_on: report.summary.fail_on.map_or("never", Severity::name),
         },
         tool_execution_notifications: notifications,
@@ -284,15 +275,18 @@ fn document(report: &Report, written: usize) -> String {
     let mut rules: Vec<Rule> = report.rules.iter().map(rule).collect();
     let mut results: Vec<SarifResult> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
     if !report.errors.is_empty() {
-        let fix = "Fix the input at the location shown; the audit exits 2 until then.";
+        let fix = report.summary.status.meaning().to_string();
+        let failed = report.summary.status == crate::verdict::Status::Failed;
         rules.push(Rule {
             id: ERROR_RULE.into(),
             name: "ChauditError".into(),
-            short_description: Text::of("An input chaudit could not process"),
-            full_description: Text::of(
-                "A config ClickHouse would refuse, or a rule, suppression or baseline file that cannot be read: what it governs was not audited.",
-            ),
-            help: Help { text: fix.into(), markdown: fix.into() },
+            short_description: Text::of(if failed { "A run that failed" } else { "An input chaudit could not process" }),
+            full_description: Text::of(if failed {
+                "A server that could not be read, or an output that could not be written: nothing was judged."
+            } else {
+                "A config ClickHouse would refuse, or a rule, suppression or baseline file that cannot be read: what it governs was not audited."
+            }),
+            help: Help { text: fix.clone(), markdown: fix },
             default_configuration: Configuration { level: "error" },
             properties: RuleProperties { tags: vec!["chaudit".into()], precision: "very-high", security_severity: None },
             help_uri: None,

@@ -129,6 +129,15 @@ pub struct ReviewSummary {
     pub blocking: bool,
 }
 
+impl ReviewSummary {
+    /// The review's verdict: a stop is a stop; otherwise a known issue that could not be
+    /// checked leaves the review unjudged, unless inconclusive checks are let pass.
+    pub fn status(&self, allow_inconclusive: bool) -> crate::verdict::Status {
+        let unchecked = if allow_inconclusive { 0 } else { self.issues_unchecked };
+        crate::verdict::of_counts(usize::from(self.blocking), unchecked)
+    }
+}
+
 /// A review that cannot be made.
 #[derive(Debug, thiserror::Error)]
 pub enum UpgradeError {
