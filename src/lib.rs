@@ -22,6 +22,7 @@ pub mod regular_file;
 pub mod report;
 pub mod rules;
 pub mod ruletest;
+pub mod source;
 pub mod spanned_yaml;
 pub mod sql;
 pub mod suggest;

@@ -45,7 +45,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         eprintln!("chaudit: baseline: {e}");
         return exit::of_write_error(&e);
     }
-    chaudit::eval::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
+    chaudit::rules::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
     let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
         Ok(v) => v,
         Err(message) => {

@@ -4,20 +4,7 @@
 use serde::Serialize;
 
 use crate::config::Location;
-use crate::rules::{ConfigTree, FIX_FILE, Severity};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OutcomeKind {
-    Fired,
-    Passed,
-    /// The rule does not apply: a version outside its range, or a source not collected.
-    NotApplicable,
-    /// The evidence could not be read; never reported as passed.
-    Inconclusive,
-    /// The rule itself is broken (an expression failed).
-    Errored,
-}
+use crate::rules::{ConfigTree, FIX_FILE, OutcomeKind, Severity};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {

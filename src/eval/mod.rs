@@ -1,10 +1,8 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
-pub mod budget;
 pub mod finding;
 mod restart;
 mod same_problem;
-pub(crate) mod value;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -13,12 +11,13 @@ use cel::common::types::{CelList, CelMap, CelNull, CelString, Kind};
 use cel::common::value::Val;
 use serde_json::Map;
 
-pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome, OutcomeKind};
+pub use crate::rules::OutcomeKind;
+pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome};
 
 use crate::config::Location;
-use crate::facts::Facts;
+use crate::facts::{Facts, value};
 use crate::rules::expr::{self, display};
-use crate::rules::{Rule, RulePack};
+use crate::rules::{Rule, RulePack, budget};
 use crate::suggest::closest;
 
 /// Which rules run: `--select` and `--ignore` terms (ids, tags or categories), and the

@@ -15,7 +15,7 @@ pub fn needs_restart(fragments: &[Fragment], rule_says: bool, catalog: &Catalog)
     if fragments.is_empty() {
         return rule_says;
     }
-    fragments.iter().filter(|f| f.tree == ConfigTree::Server).any(|f| match crate::fix::document::parse(&f.xml) {
+    fragments.iter().filter(|f| f.tree == ConfigTree::Server).any(|f| match crate::config::fragment::parse(&f.xml) {
         Ok(root) => root
             .children
             .iter()
@@ -25,7 +25,7 @@ pub fn needs_restart(fragments: &[Fragment], rule_says: bool, catalog: &Catalog)
     })
 }
 
-fn removes_unread(element: &crate::fix::document::Node) -> bool {
+fn removes_unread(element: &crate::config::fragment::Node) -> bool {
     element.removes() && !crate::facts::config_keys::is_read(&element.name)
 }
 

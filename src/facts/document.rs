@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::eval::value::{FieldsOf, ToCel};
 use crate::facts::typed::{self, ReadFact};
+use crate::facts::value::{FieldsOf, ToCel};
 
 /// A fact of a document: an expression value to the rules, JSON to a writer, its own type to
 /// Rust code (`Document::get_as`).
@@ -206,10 +206,10 @@ mod tests {
     use serde::Serialize;
 
     use super::*;
-    use crate::eval::value::{cel_value, to_value};
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::config_users as users;
+    use crate::facts::value::{cel_value, to_value};
 
     /// A typed fact's fields are the ones serde writes: the catalog is generated from the
     /// serde form, so a field the rules could not read would be a silent `no such key`.

@@ -12,6 +12,7 @@ pub mod rows;
 pub mod schema;
 pub mod startup;
 pub mod typed;
+pub mod value;
 
 use std::collections::BTreeSet;
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::document::Fact;
 use super::schema::Entry;
-use crate::eval::value::ToCel;
+use crate::facts::value::ToCel;
 use cel::common::value::Val;
 
 /// The schema of a value the catalog calls by its own type name.

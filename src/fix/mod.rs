@@ -4,12 +4,11 @@
 //! which findings the fix cleared. The user's own files are never edited: removals are
 //! ClickHouse's own `remove="1"` markers in the fix file.
 
-pub mod document;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::audit::{self, AuditError, Audited, ProjectSuppressions, Request, RulesRequest};
+use crate::config::fragment;
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::eval::Finding;
 use crate::rules::{ConfigTree, FIX_FILE, Severity};
@@ -219,7 +218,7 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
     let mut outcome = FixOutcome { dry_run: request.dry_run, ..FixOutcome::default() };
     let fragments: BTreeMap<&str, &Vec<crate::eval::Fragment>> =
         before.fragments.iter().map(|(fp, f)| (fp.as_str(), f)).collect();
-    let mut documents: BTreeMap<PathBuf, (ConfigTree, document::Node, usize)> = BTreeMap::new();
+    let mut documents: BTreeMap<PathBuf, (ConfigTree, fragment::Node, usize)> = BTreeMap::new();
     let mut fixed_fingerprints = BTreeSet::new();
     for finding in before.report.findings.iter().filter(|f| f.is_active()) {
         let item = Item::of(finding);
@@ -305,7 +304,7 @@ impl Targets {
 fn plan(
     fragments: &[crate::eval::Fragment],
     targets: &Targets,
-    documents: &mut BTreeMap<PathBuf, (ConfigTree, document::Node, usize)>,
+    documents: &mut BTreeMap<PathBuf, (ConfigTree, fragment::Node, usize)>,
     main: &Path,
 ) -> Result<(), String> {
     let mut parsed = Vec::new();
@@ -319,16 +318,16 @@ fn plan(
         let path = targets
             .path(fragment.tree)
             .ok_or("the users come from no users config file (user_directories names none): add the fragment where your users are defined")?;
-        let node = document::parse(&fragment.xml).map_err(|e| format!("the rule's fragment is not a config: {e}"))?;
+        let node = fragment::parse(&fragment.xml).map_err(|e| format!("the rule's fragment is not a config: {e}"))?;
         parsed.push((path.clone(), fragment.tree, node));
     }
     for (path, tree, node) in parsed {
         if !documents.contains_key(&path) {
             let existing = read_existing(&path).map_err(|e| e.to_string())?;
             let doc = if existing.is_empty() {
-                document::Node::root()
+                fragment::Node::root()
             } else {
-                document::parse(&existing).map_err(|reason| {
+                fragment::parse(&existing).map_err(|reason| {
                     let shown = path.strip_prefix(main.parent().unwrap_or(Path::new(""))).unwrap_or(&path);
                     format!("the earlier fix file {} does not parse: {reason}", shown.display())
                 })?

@@ -9,8 +9,8 @@ use cel::parser::ParseErrors;
 use cel::{Context, Env, ExecutionError, Value};
 
 use crate::config::Origin;
-use crate::eval::value::to_value;
 use crate::facts::catalog;
+use crate::facts::value::to_value;
 
 /// A compiled expression and its source, for error messages.
 #[derive(Clone)]
@@ -80,7 +80,7 @@ impl Expr {
     }
 
     fn guarded(&self) -> &cel::IdedExpr {
-        self.guarded.get_or_init(|| crate::eval::budget::guard(self.tree()))
+        self.guarded.get_or_init(|| crate::rules::budget::guard(self.tree()))
     }
 
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
@@ -90,7 +90,7 @@ impl Expr {
     }
 
     /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
-    /// (shared, see `eval::value`) instead of being copied whole.
+    /// (shared, see `facts::value`) instead of being copied whole.
     pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
         Value::resolve_val(self.guarded(), context).map_err(|e| format!("`{}`: {e}", self.source))
     }
@@ -127,7 +127,7 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
     };
     let mut context = Context::with_env(Arc::clone(env()));
     let registered = [
-        context.add_function(crate::eval::budget::CHECK, crate::eval::budget::check()),
+        context.add_function(crate::rules::budget::CHECK, crate::rules::budget::check()),
         context.add_function("setting_known", known),
         context.add_function("session_setting", move |name: Arc<String>| c.is_session(&name)),
         context.add_function("server_setting", move |name: Arc<String>| c.is_server(&name)),
@@ -169,7 +169,7 @@ pub type Function = Box<
 >;
 
 /// A function of its arguments as [`Value`]s, converted as a rule's results are (a fact's
-/// map included, see `eval::value::to_value`, which the interpreter's own conversion refuses).
+/// map included, see `facts::value::to_value`, which the interpreter's own conversion refuses).
 fn of_values<R: Into<Value>>(function: impl Fn(&[Value]) -> R + Send + Sync + 'static) -> Function {
     Box::new(move |call| {
         let args = call.args.iter().map(|a| to_value(a.as_ref())).collect::<Result<Vec<_>, _>>()?;

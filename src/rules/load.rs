@@ -15,7 +15,7 @@ use super::expr::{CompileError, Expr, Template};
 use super::schema::{
     Confidence, ConfigTree, Effect, Expectation, Param, ParamType, Remediation, Rule, RuleTest, Severity,
 };
-use crate::eval::OutcomeKind;
+use crate::rules::OutcomeKind;
 
 const KEYS: &[&str] = &[
     "id",

@@ -1,6 +1,7 @@
 //! The rule pack: built-in rules compiled into the binary plus the user's `--rules DIR`,
 //! loaded and checked at start.
 
+pub mod budget;
 pub mod check;
 pub mod error;
 pub mod expr;
@@ -11,7 +12,7 @@ pub mod twin;
 use std::path::{Path, PathBuf};
 
 pub use error::RuleError;
-pub use schema::{ConfigTree, FIX_FILE, Rule, Severity};
+pub use schema::{ConfigTree, FIX_FILE, OutcomeKind, Rule, Severity};
 
 use crate::config::error::FileProblem;
 use crate::config::{ConfigFs, RealFs, SourceMap, files};

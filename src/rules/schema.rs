@@ -169,7 +169,7 @@ pub enum Expectation {
     Quiet,
     /// `quiet: DIR` with `outcome: not-applicable` or `outcome: inconclusive`: the rule did
     /// not judge, and says so.
-    Outcome(crate::eval::OutcomeKind),
+    Outcome(OutcomeKind),
 }
 
 /// The type of a rule parameter; `--param` values are parsed as it says.
@@ -385,4 +385,18 @@ mod tests {
             assert_eq!(a.reads(), b.reads(), "{}", a.id);
         }
     }
+}
+
+/// What a rule ended in on one target (a rule fixture names the one it expects).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OutcomeKind {
+    Fired,
+    Passed,
+    /// The rule does not apply: a version outside its range, or a source not collected.
+    NotApplicable,
+    /// The evidence could not be read; never reported as passed.
+    Inconclusive,
+    /// The rule itself is broken (an expression failed).
+    Errored,
 }

@@ -5,7 +5,7 @@ pub mod events;
 
 use std::collections::HashMap;
 
-use crate::config::source::{FileId, Origin};
+use crate::source::{FileId, Origin};
 use events::Step;
 
 #[derive(Debug, Clone, PartialEq)]

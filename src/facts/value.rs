@@ -163,8 +163,8 @@ impl ToCel for u16 {
 #[macro_export]
 macro_rules! fact_object {
     ($type:ty { $($field:ident $(= $name:literal)?),* $(,)? }) => {
-        impl $crate::eval::value::FieldsOf for $type {
-            fn fields(&self) -> Vec<(&str, &dyn $crate::eval::value::ToCel)> {
+        impl $crate::facts::value::FieldsOf for $type {
+            fn fields(&self) -> Vec<(&str, &dyn $crate::facts::value::ToCel)> {
                 // the fields' name order, found once per type (sorting them for each of
                 // 2,000 users was a fifth of a rule's evaluation)
                 static ORDER: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
@@ -174,7 +174,7 @@ macro_rules! fact_object {
                     order.sort_unstable_by_key(|&i| names[i]);
                     order
                 });
-                let values = [$(&self.$field as &dyn $crate::eval::value::ToCel),*];
+                let values = [$(&self.$field as &dyn $crate::facts::value::ToCel),*];
                 order.iter().map(|&i| (names[i], values[i])).collect()
             }
 
@@ -187,9 +187,9 @@ macro_rules! fact_object {
             }
         }
 
-        impl $crate::eval::value::ToCel for $type {
+        impl $crate::facts::value::ToCel for $type {
             fn cel(&self) -> Box<dyn cel::common::value::Val + '_> {
-                $crate::eval::value::object(self)
+                $crate::facts::value::object(self)
             }
         }
     };

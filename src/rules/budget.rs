@@ -62,7 +62,7 @@ impl VariableResolver for Watch {
 pub const CHECK: &str = "@budget";
 
 /// [`CHECK`]: its argument itself (not converted to a `cel::Value`: it may be a fact's map,
-/// see `eval::value`) while the rule is within its budget, an error after.
+/// see `facts::value`) while the rule is within its budget, an error after.
 pub fn check() -> crate::rules::expr::Function {
     Box::new(|call| {
         let n = LOOKUPS.get().wrapping_add(1);
@@ -80,7 +80,7 @@ pub fn check() -> crate::rules::expr::Function {
 /// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter
 /// needs that condition literal (`map`, `filter`), around the filter's test or the mapped
 /// value: the shapes it runs in place stay those shapes. The same walk moves a literal
-/// compared to a fact to the right of `==` (see `eval::value::facts_answer_equality`) and
+/// compared to a fact to the right of `==` (see `facts::value::facts_answer_equality`) and
 /// reads a name's field as an index (`u.name` as `u["name"]`): the expression evaluated is
 /// this one.
 pub fn guard(expr: &IdedExpr) -> IdedExpr {
@@ -100,7 +100,7 @@ fn checked(expr: &mut IdedExpr) {
 fn guard_in_place(expr: &mut IdedExpr) {
     match &mut expr.expr {
         Expr::Call(call) => {
-            super::value::facts_answer_equality(call);
+            crate::facts::value::facts_answer_equality(call);
             if let Some(target) = call.target.as_mut() {
                 guard_in_place(target);
             }

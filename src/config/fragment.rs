@@ -1,4 +1,4 @@
-//! The fix file as an element tree that keeps ClickHouse's merge markers (`remove="1"`,
+//! A config fragment (a fix file) as an element tree that keeps ClickHouse's merge markers (`remove="1"`,
 //! `replace="1"`) as written: fragments fold into it so that the file does what applying
 //! them one after another would. The config loader's tree applies the markers; this one
 //! only carries them to the file.
