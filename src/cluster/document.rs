@@ -1,141 +1,21 @@
-//! The `cluster` document: what differs between the replicas (versions, server settings,
-//! profile and session settings, disks and policies, query_log) and which replicas could not
-//! be read. Computed once; the divergence rules only iterate over it. Its types generate the
-//! catalog's `cluster.*` entries (facts/typed.rs).
+//! Builds the `cluster` document (its types: facts/cluster.rs) from what each replica gave:
+//! what differs between the replicas and which could not be read. Computed once; the
+//! divergence rules only iterate over it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasher;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::collect::cluster::{Collected, NodeFacts};
 use crate::collect::interned::Document;
+use crate::facts::cluster::{
+    ClusterDocument, Divergence, HostValue, NodeSummary, QueryLogPresence, StorageGap, TableDivergence, Unreachable,
+    VersionHosts,
+};
 use crate::facts::rows::{ProfileSetting, ServerSetting, SessionSetting};
 use crate::facts::typed;
-
-/// The `cluster` document.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct ClusterDocument {
-    pub name: String,
-    pub path: String,
-    pub nodes: Vec<NodeSummary>,
-    pub unreachable: Vec<Unreachable>,
-    pub partial: BTreeMap<String, String>,
-    pub versions: Vec<VersionHosts>,
-    pub server_settings: Vec<Divergence>,
-    pub session_settings: Vec<Divergence>,
-    pub profile_settings: Vec<Divergence>,
-    pub storage: Vec<StorageGap>,
-    pub tables: Vec<TableDivergence>,
-    pub query_log: QueryLogPresence,
-}
-
-impl ClusterDocument {
-    /// The document as the rules read it, each field a typed fact.
-    pub fn into_document(self) -> crate::facts::document::Document {
-        let mut document = crate::facts::document::Document::default();
-        document.insert("name", Box::new(self.name));
-        document.insert("path", Box::new(self.path));
-        document.insert("nodes", Box::new(self.nodes));
-        document.insert("unreachable", Box::new(self.unreachable));
-        document.insert("partial", Box::new(self.partial));
-        document.insert("versions", Box::new(self.versions));
-        document.insert("server_settings", Box::new(self.server_settings));
-        document.insert("session_settings", Box::new(self.session_settings));
-        document.insert("profile_settings", Box::new(self.profile_settings));
-        document.insert("storage", Box::new(self.storage));
-        document.insert("tables", Box::new(self.tables));
-        document.insert("query_log", Box::new(self.query_log));
-        document
-    }
-}
-
-crate::fact_object!(NodeSummary { host, reachable, version, error });
-crate::fact_object!(Unreachable { host, error });
-crate::fact_object!(VersionHosts { version, hosts });
-crate::fact_object!(Divergence { name, shown, values });
-crate::fact_object!(HostValue { host, value });
-crate::fact_object!(StorageGap { kind, name, on, missing_on });
-crate::fact_object!(QueryLogPresence { present_on, missing_on });
-crate::fact_object!(TableDivergence { table, kind, setting, shown, on, missing_on, values });
-
-/// A replica, and whether it was read.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct NodeSummary {
-    pub host: String,
-    pub reachable: bool,
-    pub version: Option<String>,
-    pub error: Option<String>,
-}
-
-/// A replica that could not be read.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct Unreachable {
-    pub host: String,
-    pub error: String,
-}
-
-/// A version and the replicas running it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct VersionHosts {
-    pub version: String,
-    pub hosts: Vec<String>,
-}
-
-/// A setting whose value is not the same on every replica.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct Divergence {
-    pub name: String,
-    /// the values and their hosts, as a message shows them
-    pub shown: String,
-    pub values: Vec<HostValue>,
-}
-
-/// A replica's value of a setting ("(not set)" where it has none).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct HostValue {
-    pub host: String,
-    pub value: String,
-}
-
-/// A disk or storage policy that exists on some replicas only.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct StorageGap {
-    /// disk or storage policy
-    pub kind: String,
-    pub name: String,
-    pub on: Vec<String>,
-    pub missing_on: Vec<String>,
-}
-
-/// A user table the replicas disagree on: present on some only, or defined differently.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct TableDivergence {
-    /// database.table
-    pub table: String,
-    /// missing, engine (without settings, Keeper path, replica name), structure or setting
-    pub kind: String,
-    /// the table-level setting that differs (kind setting), else empty
-    pub setting: String,
-    /// what differs and where, as a message shows it
-    pub shown: String,
-    /// the replicas that have the table
-    pub on: Vec<String>,
-    /// the replicas that lack it (kind missing)
-    pub missing_on: Vec<String>,
-    /// each replica's value (engine and setting; "(not set)": the table does not set it)
-    pub values: Vec<HostValue>,
-}
-
-/// Where system.query_log exists and where it does not (replicas whose tables could not be
-/// listed are in neither list).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
-pub struct QueryLogPresence {
-    pub present_on: Vec<String>,
-    pub missing_on: Vec<String>,
-}
 
 /// A live fact of a replica as its catalog type; a replica's facts have the catalog's shape
 /// (collected so, or checked when a snapshot is read), so another shape reads as empty.

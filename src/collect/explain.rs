@@ -4,10 +4,11 @@
 //! trip for a readonly=1 user: it may not read EXPLAIN as a subquery).
 
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::Session;
+use crate::facts::derived::{Plan, ProjectionUse};
 use crate::facts::rows::{Projection, QueryShape, SessionSetting, TableParts};
 use crate::facts::typed::{self, Count, Facts};
 use crate::sql;
@@ -30,35 +31,6 @@ pub struct Candidate {
     pub check: &'static str,
     pub sql: String,
     pub about: Option<ProjectionUse>,
-}
-
-/// The projection whose leading key a shape filters on: its table, name and that key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ProjectionUse {
-    pub table: String,
-    pub projection: String,
-    pub key: String,
-}
-
-/// A candidate's plan (`log.plans`): its lines, or why the EXPLAIN failed. Its schema gives
-/// the catalog's `log.plans` entries (facts/typed.rs).
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Plan {
-    pub shape: String,
-    /// lazy_at_limit (the Top-N text at the lazy limit) | projections (indexes = 1, projections = 1)
-    pub check: &'static str,
-    /// the EXPLAIN sent
-    pub sql: String,
-    /// projections: {table, projection, key} the shape filters on; else null
-    #[schemars(with = "Value", extend("x-fact" = "any"))]
-    pub about: Option<ProjectionUse>,
-    /// the plan's lines
-    pub plan: Vec<String>,
-    /// why this EXPLAIN failed (readonly=1: each sent alone)
-    // absent, never null, when it did not
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "String")]
-    pub error: Option<String>,
 }
 
 /// A line of EXPLAIN's answer, alone (`explain`) or in the union (tagged with its candidate).

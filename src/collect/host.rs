@@ -4,9 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
+use crate::facts::derived::{BlockDevice, Route};
 use crate::facts::document::{Document, Fact};
 
 /// The `host` document, typed: `tcp_slow_start_after_idle` (from /proc), the routes with
@@ -122,30 +120,6 @@ fn kernel_version_number(release: &str) -> Result<u64, String> {
     }
     Ok(major * 1_000_000 + minor * 1_000 + patch)
 }
-
-/// A block device of /sys/block.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[schemars(extend("x-fact" = "map"))]
-pub struct BlockDevice {
-    pub name: String,
-    pub rotational: bool,
-    pub read_ahead_kb: Option<u64>,
-}
-
-crate::fact_object!(BlockDevice { name, rotational, read_ahead_kb });
-
-/// A route of `ip route show`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Route {
-    /// the route as printed
-    pub route: String,
-    pub destination: String,
-    pub device: Option<String>,
-    /// its initcwnd (none: the kernel default, 10)
-    pub initcwnd: Option<u64>,
-}
-
-crate::fact_object!(Route { route, destination, device, initcwnd });
 
 /// Block devices (loop, ram and zram left out), by name.
 fn block_devices() -> Result<Vec<BlockDevice>, String> {

@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::explain::{self, Plan};
+use super::explain;
 use super::{Answer, Document, Rows, Session};
+use crate::facts::derived::Plan;
 use crate::facts::rows::QueryShape;
 use crate::facts::typed::{self, Facts};
 

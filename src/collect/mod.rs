@@ -125,23 +125,6 @@ fn to_fact(rows: &impl serde::Serialize) -> Result<Value, String> {
     serde_json::to_value(rows).map_err(|e| e.to_string())
 }
 
-/// Why a derived fact is not the server's whole truth, if it is not: one of the facts it is
-/// derived from could not be read (named, with the server), so the rules that read it are
-/// inconclusive rather than passing on nothing.
-pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
-    let inputs: &[&str] = match fact {
-        "setting_scopes" => &scopes::INPUTS,
-        "user_settings" => &user_settings::INPUTS,
-        _ => return None,
-    };
-    let endpoint = Some(crate::facts::live_text(live, "endpoint")).filter(|e| !e.is_empty()).unwrap_or("the server");
-    inputs.iter().find_map(|input| {
-        // a reason of another shape is said as its error
-        let why = typed::entry::<String>(live, "live", "unavailable", input).unwrap_or_else(Some)?;
-        Some(format!("derived from live.{input}, which could not be read on {endpoint}: {why}"))
-    })
-}
-
 /// The facts a server of `version` can answer, and the answers (why not) of those it cannot.
 pub(crate) fn facts_for(
     version: Option<crate::version::Version>,
@@ -391,7 +374,7 @@ mod tests {
             vec![("user_profiles", Err("ACCESS_DENIED: not allowed".to_string()))],
         );
         add_derived(&mut live, &mut interner, None);
-        let why = derived_unread(&live.to_value(), "setting_scopes").unwrap();
+        let why = crate::facts::derived::derived_unread(&live.to_value(), "setting_scopes").unwrap();
         assert!(why.contains("live.user_profiles") && why.contains("ACCESS_DENIED"), "{why}");
     }
 }

@@ -12,35 +12,11 @@
 //! `profiles` (of those users), `workload_queries` (queries of the window that ran with this
 //! value, by user: `["bench: 42"]`) and `subject` (how a message names it).
 
-use schemars::JsonSchema;
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::facts::derived::SettingScope;
 use crate::facts::rows::{ChangedSettings, ProfileSetting, UserProfile, WorkloadSetting};
 use crate::facts::typed::{Facts, read};
-
-/// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
-/// what the profiles and users say: a replica without query_log keeps its profile and user rows.
-pub const INPUTS: [&str; 3] = ["user_profiles", "profile_settings", "settings"];
-
-/// Where one changed setting's value comes from.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SettingScope {
-    /// profile | user | workload | session
-    pub scope: &'static str,
-    /// the profile, the user, or the endpoint of the session
-    pub name: String,
-    pub setting: String,
-    pub value: String,
-    /// the users it applies to
-    pub users: Vec<String>,
-    /// the profiles of those users
-    pub profiles: Vec<String>,
-    /// queries of the window that ran with this value, as `user: count`
-    pub workload_queries: Vec<String>,
-    /// how a message names the scope
-    pub subject: String,
-}
 
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`;
 /// an error when an input is not of the catalog's shape.
@@ -173,10 +149,10 @@ mod tests {
             ("workload", "etl", "enable_filesystem_cache"),
             ("session", "auditor@http://h:8123", "max_threads"),
         ];
-        assert_eq!(crate::collect::derived_unread(&live, "setting_scopes"), None);
+        assert_eq!(crate::facts::derived::derived_unread(&live, "setting_scopes"), None);
         let mut denied = live.clone();
         denied["unavailable"] = json!({"profile_settings": "ACCESS_DENIED"});
-        let why = crate::collect::derived_unread(&denied, "setting_scopes").unwrap();
+        let why = crate::facts::derived::derived_unread(&denied, "setting_scopes").unwrap();
         assert!(
             why.contains("live.profile_settings")
                 && why.contains("auditor@http://h:8123")

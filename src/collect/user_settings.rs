@@ -13,36 +13,17 @@
 //! Each row: `user`, `settings` (setting → value), `from` (setting → the profile, role or
 //! user that gave the value), `profiles` (every profile reached), `constrained`.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 
-use schemars::JsonSchema;
-use serde::Serialize;
-
+use crate::facts::derived::UserSettings;
 use crate::facts::rows::{ProfileElement, ProfileTarget, RoleGrant, User};
-use crate::facts::typed::{Facts, Settings, read};
-
-/// The facts `user_settings` is derived from.
-pub const INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
+use crate::facts::typed::{Facts, read};
 
 /// The profile every user starts from, as the stock config names it.
 const DEFAULT_PROFILE: &str = "default";
 
 /// Profiles inheriting deeper than this are a cycle or a mistake; ClickHouse refuses cycles.
 const MAX_DEPTH: usize = 32;
-
-/// The settings one user runs with.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct UserSettings {
-    pub user: String,
-    /// setting → value in effect for the user's sessions
-    pub settings: Settings<String>,
-    /// setting → the profile, role or user that gives the value
-    pub from: Settings<String>,
-    /// every profile reached (`default`, profiles given TO it, inherited ones)
-    pub profiles: BTreeSet<String>,
-    /// one of those elements bounds a setting (min, max, CONST or CHANGEABLE_IN_READONLY)
-    pub constrained: bool,
-}
 
 /// Whose element a row of system.settings_profile_elements is.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

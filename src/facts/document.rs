@@ -246,9 +246,9 @@ mod tests {
         fields_are_serdes::<crate::facts::config::RootElement>();
         fields_are_serdes::<crate::facts::config::LoaderProblem>();
         fields_are_serdes::<crate::facts::startup::StartProblemFact>();
-        fields_are_serdes::<crate::collect::host::Route>();
-        fields_are_serdes::<crate::collect::host::BlockDevice>();
-        use crate::cluster::document as cluster;
+        fields_are_serdes::<crate::facts::derived::Route>();
+        fields_are_serdes::<crate::facts::derived::BlockDevice>();
+        use crate::facts::cluster;
         fields_are_serdes::<cluster::NodeSummary>();
         fields_are_serdes::<cluster::Unreachable>();
         fields_are_serdes::<cluster::VersionHosts>();

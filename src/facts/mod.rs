@@ -2,11 +2,13 @@
 //! now; a live server, its logs and its host later). Rules never touch files or network.
 
 pub mod catalog;
+pub mod cluster;
 pub mod config;
 pub mod config_keys;
 pub mod config_sections;
 pub mod config_storage;
 pub mod config_users;
+pub mod derived;
 pub mod document;
 pub mod rows;
 pub mod schema;
@@ -161,7 +163,7 @@ impl Facts {
     }
 
     /// Adds the comparison of a cluster's replicas.
-    pub fn add_cluster(&mut self, cluster: crate::cluster::document::ClusterDocument) {
+    pub fn add_cluster(&mut self, cluster: cluster::ClusterDocument) {
         self.sources.insert(Source::Cluster);
         self.typed.insert(Source::Cluster, std::sync::Arc::new(cluster.into_document()));
     }
@@ -293,7 +295,7 @@ impl Facts {
         let document = self.document.get(source.name())?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
         if source == Source::Live
-            && let Some(why) = crate::collect::derived_unread(document, fact)
+            && let Some(why) = derived::derived_unread(document, fact)
         {
             return Some(why);
         }

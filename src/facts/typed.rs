@@ -227,10 +227,10 @@ fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &
 
 /// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
-    use crate::cluster::document as cluster;
-    use crate::collect::{explain, host, scopes, user_settings};
+    use crate::facts::cluster;
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
+    use crate::facts::derived;
     use crate::facts::{config_users, rows};
     vec![
         built::<Location>("config.at", "the root element of the main config"),
@@ -366,11 +366,11 @@ pub fn facts() -> Vec<TypedFact> {
             "system.settings_profile_elements: every element of every profile, user and role, with its bounds and inheritance",
         ),
         typed::<Vec<rows::ProfileTarget>>("live.profile_targets", "system.settings_profiles given TO users or roles"),
-        typed::<Vec<user_settings::UserSettings>>(
+        typed::<Vec<derived::UserSettings>>(
             "live.user_settings",
             "derived: the settings each user runs with, resolved from its profiles, roles and own elements as the server does (src/collect/user_settings.rs)",
         ),
-        typed::<Vec<scopes::SettingScope>>(
+        typed::<Vec<derived::SettingScope>>(
             "live.setting_scopes",
             "derived: where each changed setting comes from (profile, user, workload or the auditor's session; src/collect/scopes.rs)",
         ),
@@ -423,7 +423,7 @@ pub fn facts() -> Vec<TypedFact> {
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
         ),
-        typed::<Vec<explain::Plan>>(
+        typed::<Vec<derived::Plan>>(
             "log.plans",
             "the server's EXPLAIN of up to 10 candidate shapes (src/collect/explain.rs)",
         ),
@@ -470,7 +470,7 @@ pub fn facts() -> Vec<TypedFact> {
         ),
         built::<BTreeMap<String, String>>("host.unavailable", "host facts that could not be read, and why"),
         built::<Option<String>>("host.tcp_slow_start_after_idle", "net.ipv4.tcp_slow_start_after_idle"),
-        built::<Vec<host::Route>>("host.routes", "`ip route show`"),
+        built::<Vec<derived::Route>>("host.routes", "`ip route show`"),
         built::<String>("host.thp_enabled", "transparent huge pages: the selected mode (always, madvise, never)"),
         built::<String>("host.thp_defrag", "transparent huge page defrag: the selected mode"),
         built::<u64>("host.overcommit_memory", "vm.overcommit_memory"),
@@ -487,7 +487,7 @@ pub fn facts() -> Vec<TypedFact> {
         built::<u64>("host.mem_total_kb", "MemTotal of /proc/meminfo"),
         built::<String>("host.kernel_release", "kernel.osrelease"),
         built::<u64>("host.kernel_version_number", "major * 1,000,000 + minor * 1,000 + patch"),
-        built::<Vec<host::BlockDevice>>("host.block_devices", "/sys/block (loop, ram and zram left out)"),
+        built::<Vec<derived::BlockDevice>>("host.block_devices", "/sys/block (loop, ram and zram left out)"),
         built::<Option<u64>>(
             "host.thermal_throttle_events",
             "core_throttle_count summed over the CPUs (null: no counters)",
