@@ -425,9 +425,97 @@ fn a_benchmark_profile_is_found_by_profile_and_user_not_only_the_auditors_sessio
     assert_eq!(found[0]["evidence"]["cache_disks"], serde_json::json!(["blob_cache"]));
 }
 
+/// Runs `sql` as `bench` from a client that says it is `agent` (an HTTP User-Agent).
+fn as_bench_from(server: &support::LiveServer, agent: &str, sql: &str) -> String {
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--fail-with-body", "-A", agent, "--data-binary", sql])
+        .arg(format!("http://127.0.0.1:{}/?user=bench", server.http_port))
+        .output()
+        .expect("run curl");
+    assert!(out.status.success(), "bench query failed: {sql}\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
-fn a_lock_heavy_shape_is_found_with_the_assumed_ceiling_and_the_nodes_peak() {
+fn a_lock_heavy_shape_is_found_by_its_share_not_inserts_or_tools_polling_system_tables() {
     let run = scenario();
+    let scratch = "ssb.orders_scratch";
+    as_bench(
+        server(),
+        &format!(
+            "CREATE TABLE {scratch} (id UInt64, day Date, v UInt32) ENGINE = MergeTree PARTITION BY day ORDER BY id"
+        ),
+    );
+    // the workload's ordinary reads
+    run.benchmark("ssb.lineorder_flat", 1);
+    // INSERT ... SELECT FROM numbers(): one part per call, and a heavy one spread over 50 partitions
+    for _ in 0..5 {
+        as_bench(server(), &format!("INSERT INTO {scratch} SELECT number, '2026-01-01', number FROM numbers(20000)"));
+    }
+    for _ in 0..6 {
+        as_bench(
+            server(),
+            &format!(
+                "INSERT INTO {scratch} SELECT number, toDate('2026-01-01') + number % 50, number FROM numbers(20000)"
+            ),
+        );
+    }
+    // a dashboard polling system tables, plain and as an overview of scalar subqueries
+    let overview: Vec<String> = [
+        "processes",
+        "parts",
+        "tables",
+        "databases",
+        "merges",
+        "mutations",
+        "replicas",
+        "disks",
+        "metrics",
+        "events",
+        "dictionaries",
+        "clusters",
+    ]
+    .iter()
+    .map(|t| format!("(SELECT count() FROM system.{t}) AS n_{t}"))
+    .collect();
+    let used: Vec<String> = overview.iter().map(|s| s.rsplit(' ').next().unwrap().to_string()).collect();
+    let overview = format!("WITH {} SELECT {}", overview.join(", "), used.join(" + "));
+    for _ in 0..10 {
+        as_bench_from(server(), "Grafana/10.2.0", "SELECT count() FROM system.processes");
+        as_bench_from(
+            server(),
+            "Grafana/10.2.0",
+            "SELECT database, table, sum(rows) FROM system.parts WHERE active GROUP BY database, table",
+        );
+        as_bench_from(server(), "Grafana/10.2.0", &overview);
+    }
+    // a diagnostic tool reading system tables through merge(): known by its name only
+    let diagnostics: Vec<String> = [
+        "parts",
+        "tables",
+        "columns",
+        "databases",
+        "merges",
+        "mutations",
+        "disks",
+        "metrics",
+        "events",
+        "settings",
+        "functions",
+        "formats",
+        "users",
+        "roles",
+        "quotas",
+        "settings_profiles",
+    ]
+    .iter()
+    .map(|t| format!("(SELECT count() FROM merge('system', '^{t}$')) AS m_{t}"))
+    .collect();
+    let used: Vec<String> = diagnostics.iter().map(|s| s.rsplit(' ').next().unwrap().to_string()).collect();
+    let diagnostics = format!("WITH {} SELECT {}", diagnostics.join(", "), used.join(" + "));
+    for _ in 0..6 {
+        as_bench_from(server(), "clickhouse-diagnostics/1.0", &diagnostics);
+    }
     // a dashboard counter built from scalar subqueries over the benchmark's table
     let subqueries: Vec<String> = (0..40)
         .map(|i| format!("(SELECT count() FROM ssb.lineorder_flat WHERE LO_DISCOUNT = {}) AS d{i}", i % 11))
@@ -435,16 +523,50 @@ fn a_lock_heavy_shape_is_found_with_the_assumed_ceiling_and_the_nodes_peak() {
     let sum: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
     let widget = format!("WITH {} SELECT {}", subqueries.join(", "), sum.join(" + "));
     for _ in 0..6 {
-        as_bench(server(), &widget);
+        as_bench_from(server(), "Grafana/10.2.0", &widget);
     }
     let (report, _) = run.audit(&[]);
     let window = run.started.elapsed().as_secs() + 1;
+    server().query(&format!("DROP TABLE {scratch} SYNC"));
     assert_eq!(fired(&report), ["context-lock-heavy-shapes"], "{report}");
     let found = support::findings_of(&report, "context-lock-heavy-shapes");
     assert_eq!(found.len(), 1, "{found:?}");
     let evidence = &found[0]["evidence"];
+    assert!(
+        evidence["example"].as_str().unwrap().starts_with("WITH (SELECT count() FROM ssb.lineorder_flat"),
+        "{evidence}"
+    );
     let locks: f64 = run.measure("round(avg(ProfileEvents['ContextLock']), 1)", "AS d39 SELECT").parse().unwrap();
     assert_eq!(number(&evidence["locks_per_call"]), locks);
+    // what the others cost, measured: each would be heavy by its count and its share alone
+    let per_call = |needle: &str| run.measure("avg(ProfileEvents['ContextLock'])", needle).parse::<f64>().unwrap();
+    let spread = per_call("toDate('2026-01-01') + number % 50");
+    let polled = per_call("AS n_clusters SELECT n_processes");
+    let diagnosed = per_call("AS m_settings_profiles SELECT m_parts");
+    let plain = per_call("SELECT number, '2026-01-01', number FROM numbers(20000)");
+    // the workload's queries (all the bench user's), as the audit saw them
+    let total: f64 = run.measure_where("sum(ProfileEvents['ContextLock'])", "1").parse().unwrap();
+    let median: f64 = run.measure_where("quantileTiming(0.5)(ProfileEvents['ContextLock'])", "1").parse().unwrap();
+    for (what, count, runs) in
+        [("spread INSERT", spread, 6.0), ("overview", polled, 10.0), ("diagnostics", diagnosed, 6.0)]
+    {
+        assert!(
+            count >= 400.0 && count >= 5.0 * median && runs * count >= 0.1 * total,
+            "{what}: {count} of {total}, median {median}"
+        );
+    }
+    assert!(
+        plain < 5.0 * median,
+        "a plain INSERT ... SELECT FROM numbers takes what a query takes: {plain}, median {median}"
+    );
+    // the window's total: the workload's, and at most the audit's flush of the logs besides
+    let window_locks = number(&evidence["window_locks"]);
+    assert!(window_locks >= total && window_locks <= total + 100.0, "{window_locks} vs {total}");
+    assert_eq!(number(&evidence["median_query_locks"]), median);
+    assert_eq!(number(&evidence["times_median_query"]), (locks / median).trunc());
+    let share = number(&evidence["share_of_locks_percent"]);
+    assert_eq!(share, (6.0 * locks * 1000.0 / window_locks).trunc() / 10.0);
+    assert!(share >= 10.0, "{share}");
     assert_eq!(number(&evidence["assumed_lock_ceiling"]), 57000.0);
     assert_eq!(number(&evidence["capacity_calls_per_second"]), (57000.0 / locks).trunc());
     assert_eq!(number(&evidence["max_concurrent_queries"]), 100.0);
@@ -453,11 +575,15 @@ fn a_lock_heavy_shape_is_found_with_the_assumed_ceiling_and_the_nodes_peak() {
         "SELECT max(ProfileEvent_ContextLock) FROM system.metric_log WHERE event_time >= now() - INTERVAL {window} SECOND"
     ));
     assert_eq!(number(&evidence["peak_locks_per_second"]), peak.trim().parse::<f64>().unwrap());
+    // the query's text at a word's end, and the message whole
     let message = found[0]["message"].as_str().unwrap();
-    assert!(
-        message.contains("assumed ceiling of 57000 locks/s (this node's metric_log peak in the window: "),
-        "{message}"
-    );
+    assert!(message.starts_with("`WITH (SELECT count() FROM ssb.lineorder_flat WHERE…` takes "), "{message}");
+    assert!(message.contains(&format!("x the median query's {median}; its 6 runs took ")), "{message}");
+    assert!(!message.contains("more bytes"), "{message}");
+    // its score among findings of its severity: the share of the window's Context lock it took
+    // (medium, confidence medium: 3 x 0.7 x the share of acquisitions or of lock wait, the larger)
+    let score = number(&found[0]["score"]);
+    assert!(score >= 2.1 * share / 100.0 - 0.01 && score <= 2.1, "{score} {share}");
 }
 
 #[test]

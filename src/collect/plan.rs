@@ -276,9 +276,11 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
     vec![
         (
             "shapes",
-            "query_log: per query shape, runs, user and its limits, projections used, latency, rows, Context lock, cache bytes (top 50 by total time)",
+            "query_log: per query shape, runs, kind, user and its clients, limits, projections used, latency, rows, Context lock, cache bytes (top 50 by total time)",
             format!(
                 "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
+             toString(any(query_kind)) AS query_kind, groupUniqArray(4)(if(client_name != '', client_name, http_user_agent)) AS clients, \
+             groupUniqArrayIf(4)(log_comment, log_comment != '') AS log_comments, \
              groupUniqArrayArray(projections) AS projections_used, groupUniqArray(16)(query) AS examples, \
              max(toFloat64OrZero(Settings['max_execution_time'])) AS max_execution_time, \
              max(toUInt64OrZero(Settings['max_concurrent_queries_for_user'])) AS max_concurrent_queries_for_user,              round(avg(query_duration_ms), 1) AS avg_ms, max(query_duration_ms) AS max_ms, sum(read_rows) AS read_rows, sum(result_rows) AS result_rows,              round(avg(ProfileEvents['ContextLock']), 1) AS context_locks,              round(avg(ProfileEvents['ContextLockWaitMicroseconds']), 1) AS lock_wait_us,              round(avg(ProfileEvents['OSCPUVirtualTimeMicroseconds']), 1) AS cpu_us,              sum(ProfileEvents['CachedReadBufferReadFromCacheBytes']) AS cache_bytes,              sum(ProfileEvents['CachedReadBufferReadFromSourceBytes']) AS source_bytes, \
@@ -327,6 +329,20 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
                  FROM system.part_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND \
                  AND toString(event_type) IN ('NewPart', 'MergeParts', 'MutatePart', 'DownloadPart', 'MovePart') \
                  GROUP BY database, table, event_type, error ORDER BY events DESC LIMIT 1000"
+            ),
+        ),
+        // one row per node: the window's Context lock acquisitions and wait over all its queries (every
+        // shape, not only the top 50) and the typical query's count, what a shape is compared
+        // with. quantileTiming: bounded memory on any window, exact for counts under 1024 (a
+        // typical query takes tens)
+        (
+            "lock_totals",
+            "query_log: Context lock acquisitions and wait of all queries in the window, and the median query's acquisitions",
+            format!(
+                "SELECT hostName() AS host, count() AS queries, sum(ProfileEvents['ContextLock']) AS context_locks, \
+                 sum(ProfileEvents['ContextLockWaitMicroseconds']) AS lock_wait_us, \
+                 quantileTiming(0.5)(ProfileEvents['ContextLock']) AS median_context_locks FROM system.query_log \
+                 WHERE {window} AND type IN ('QueryFinish', 'ExceptionBeforeStart', 'ExceptionWhileProcessing') GROUP BY host"
             ),
         ),
         (
@@ -617,13 +633,18 @@ mod tests {
         let shapes = fan_out(&shapes, "c");
         assert!(shapes.contains("GROUP BY chaudit_node, normalized_query_hash"), "{shapes}");
         assert!(shapes.ends_with("LIMIT 50 BY chaudit_node"), "{shapes}");
+        let (_, _, totals) = log_queries(3600).into_iter().find(|(name, _, _)| *name == "lock_totals").unwrap();
+        assert!(fan_out(&totals, "c").ends_with("GROUP BY chaudit_node, host"), "{totals}");
     }
 
     #[test]
     fn log_queries_name_their_table_and_tag_apart_from_facts() {
         let logs: Vec<_> = log_queries(60).into_iter().chain(usage_queries(60)).collect();
         let tables: Vec<&str> = logs.iter().map(|(_, _, sql)| log_table(sql)).collect();
-        assert_eq!(tables, ["query_log", "query_log", "query_log", "query_log", "part_log", "metric_log", "query_log"]);
+        assert_eq!(
+            tables,
+            ["query_log", "query_log", "query_log", "query_log", "part_log", "query_log", "metric_log", "query_log"]
+        );
         let facts: Vec<&FactQuery> = FACTS.iter().collect();
         let parts = parts(&facts, &logs);
         let mut tags: Vec<&str> = parts.iter().map(|p| p.tag.as_str()).collect();

@@ -237,6 +237,12 @@ pub struct QueryShape {
     pub tables: Vec<String>,
     pub runs: Number,
     pub user: String,
+    /// query_log.query_kind: Select, Insert, Create, System, ...
+    pub query_kind: String,
+    /// up to 4 clients that sent it: the native client's name, else the HTTP User-Agent
+    pub clients: Vec<String>,
+    /// up to 4 of its non-empty log_comment values
+    pub log_comments: Vec<String>,
     /// query_log.projections (empty for projection indexes)
     pub projections_used: Vec<String>,
     /// the largest max_execution_time its queries ran with (0: unlimited)
@@ -517,6 +523,22 @@ pub struct LockRate {
     pub peak_lock_wait_us_per_second: Count,
     pub peak_lock_waiters: Number,
     pub intervals: Count,
+}
+
+/// query_log's Context lock over the window, all queries (the audit's own left out), one row
+/// per node (none when the window has no query).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct LockTotals {
+    pub host: String,
+    pub queries: Count,
+    /// ContextLock acquisitions, all queries
+    pub context_locks: Count,
+    /// ContextLockWaitMicroseconds, all queries
+    pub lock_wait_us: Count,
+    /// the median query's ContextLock acquisitions
+    pub median_context_locks: Number,
 }
 
 /// query_log's synchronous INSERTs into one target.

@@ -427,6 +427,10 @@ pub fn facts() -> Vec<TypedFact> {
             "log.plans",
             "the server's EXPLAIN of up to 10 candidate shapes (src/collect/explain.rs)",
         ),
+        typed::<Vec<rows::LockTotals>>(
+            "log.lock_totals",
+            "query_log: one row per node, the Context lock of all queries in the window and the median query's",
+        ),
         typed::<Vec<rows::LockRate>>("log.lock_rate", "metric_log: Context lock rate per interval, per host"),
         typed::<Vec<rows::InsertTarget>>(
             "log.inserts",

@@ -230,15 +230,52 @@ pub(super) fn is_placeholder(value: &str) -> bool {
 }
 
 /// At most [`EXCERPT_CHARS`] characters of `text`, with how much was left out.
-/// The cut falls after a whole word when one ends in the last sixth of the excerpt (a message
-/// is not cut mid-word; a value without spaces, a hash or a query string, is cut where it is
-/// long).
+/// The cut falls at a word's end (see [`cut_point`]): a message is never cut mid-word; a
+/// value without spaces or punctuation, a hash, is cut where it is long.
 pub fn excerpt(text: &str) -> Cow<'_, str> {
     let Some((limit, _)) = text.char_indices().nth(EXCERPT_CHARS) else { return Cow::Borrowed(text) };
-    let word_end = text[..limit].rfind(char::is_whitespace).filter(|&i| i >= limit - limit / 6);
-    let cut = word_end.unwrap_or(limit);
-    let kept = text[..cut].trim_end();
+    let kept = text[..cut_point(text, limit)].trim_end();
     Cow::Owned(format!("{kept}… ({} more bytes)", text.len() - kept.len()))
+}
+
+/// `text` in at most `max_chars` characters for a one-line message: its runs of white space
+/// as one space, and when longer, cut at a word's or token's end with `…` (a query's text:
+/// `WITH (SELECT count() FROM t WHERE …`).
+pub fn shorten(text: &str, max_chars: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some((limit, _)) = flat.char_indices().nth(max_chars.saturating_sub(1)) else { return flat };
+    if flat[limit..].chars().nth(1).is_none() {
+        return flat;
+    }
+    let kept = flat[..cut_point(&flat, limit)].trim_end();
+    format!("{kept}…")
+}
+
+/// Where to cut `text` at or before byte `limit` (a char boundary) so that no word is split:
+/// after a whole word ending in the last sixth of the kept part, else at `limit` when no word
+/// goes on across it, else after the last whole word in its second half, else at the last end
+/// of a token there (`count(`, `a.`), else, a single long word (a hash), at `limit`.
+fn cut_point(text: &str, limit: usize) -> usize {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let splits_word =
+        |at: usize| text[..at].chars().next_back().is_some_and(word) && text[at..].chars().next().is_some_and(word);
+    let head = &text[..limit];
+    let space = head.rfind(char::is_whitespace);
+    if let Some(space) = space.filter(|&i| i >= limit - limit / 6) {
+        return space;
+    }
+    if !splits_word(limit) {
+        return limit;
+    }
+    if let Some(space) = space.filter(|&i| i >= limit / 2) {
+        return space;
+    }
+    head.char_indices()
+        .rev()
+        .map(|(i, _)| i)
+        .take_while(|&i| i >= limit / 2)
+        .find(|&i| !splits_word(i))
+        .unwrap_or(limit)
 }
 
 /// A value as reports show it (see [`show`]).
@@ -364,6 +401,36 @@ mod tests {
         assert!(shown.len() < EXCERPT_CHARS + 40, "{}", shown.len());
         assert!(shown.ends_with("(9760 more bytes)"), "{shown}");
         assert_eq!(excerpt("short"), "short");
+    }
+
+    #[test]
+    fn a_query_is_shortened_at_a_token_with_an_ellipsis() {
+        let query = "WITH (SELECT count() FROM ssb.lineorder_flat WHERE LO_DISCOUNT = 0) AS d0,\n  (SELECT 1) AS d1 SELECT d0 + d1";
+        assert_eq!(shorten(query, 200), query.replace("\n  ", " "));
+        let short = shorten(query, 40);
+        assert_eq!(short, "WITH (SELECT count() FROM…");
+        assert!(short.chars().count() <= 40);
+        // no space in reach: the last token's end
+        let short = shorten("SELECT(aaaa,bbbbbbbbbbbbbbbbbbbbbbbbbb)", 20);
+        assert_eq!(short, "SELECT(aaaa,…");
+        assert_eq!(shorten("SELECT 1", 8), "SELECT 1");
+        assert_eq!(shorten("SELECT 12", 8), "SELECT…");
+    }
+
+    #[test]
+    fn a_message_is_never_cut_mid_word() {
+        // the only space early: cut at the last punctuation instead of mid-word
+        let message = format!("shape {}", "abc/def,".repeat(60));
+        let cut = excerpt(&message);
+        let kept = cut.split('…').next().unwrap();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+        assert!(!(word(kept.chars().last()) && word(message[kept.len()..].chars().next())), "{cut}");
+        assert!(kept.len() > EXCERPT_CHARS / 2, "{cut}");
+        // words of many lengths: the cut falls after a whole word
+        let message = "a bb ccc dddd eeeee ffffff ggggggg hhhhhhhh iiiiiiiii ".repeat(8);
+        let cut = excerpt(&message);
+        let kept = cut.split('…').next().unwrap();
+        assert!(message[kept.len()..].starts_with(' '), "{cut}");
     }
 
     #[test]

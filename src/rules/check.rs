@@ -437,7 +437,9 @@ impl<'a> Checker<'a> {
             "int" => Type::Int,
             "uint" => Type::UInt,
             "double" | "num" => Type::Float,
-            "string" | "join" | "setting_suggestion" | "root_element_suggestion" | "setting_default" => Type::String,
+            "string" | "join" | "shorten" | "setting_suggestion" | "root_element_suggestion" | "setting_default" => {
+                Type::String
+            }
             "truthy"
             | "same_setting_value"
             | "setting_ever_obsolete"

@@ -145,6 +145,9 @@ pub fn context<'a>(catalog: &'static catalog::Catalog) -> Context<'a, 'a> {
         context.add_function("num", of_values(|args| args.first().map_or(f64::NAN, number_of))),
         context.add_function("truthy", of_values(|args| args.first().is_some_and(|v| number_of(v) != 0.0))),
         context.add_function("limit_of", |query: Arc<String>| limit_of(&query)),
+        context.add_function("shorten", |text: Arc<String>, max_chars: i64| {
+            crate::mask::shorten(&text, usize::try_from(max_chars).unwrap_or(0).max(2))
+        }),
         context.add_function("join", of_values(join)),
         context.add_function("flatten", of_values(flatten)),
     ];
