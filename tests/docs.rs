@@ -44,6 +44,14 @@ fn the_rules_reference_is_current() {
     let stale: Vec<&String> =
         fresh.keys().chain(written.keys()).filter(|name| fresh.get(*name) != written.get(*name)).collect();
     assert!(stale.is_empty(), "docs/rules is stale ({stale:?}): run `cargo run -- rules docs docs/rules`");
+    // `rules explain` prints the page the reference holds, for every rule
+    let explained: Vec<&String> = fresh
+        .iter()
+        .filter(|(name, _)| *name != "README.md")
+        .filter(|(name, page)| chaudit(&["rules", "explain", name.trim_end_matches(".md")]) != **page)
+        .map(|(name, _)| name)
+        .collect();
+    assert!(explained.is_empty(), "`rules explain` differs from the reference page: {explained:?}");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod check;
+pub mod docs;
 pub mod error;
 pub mod expr;
 pub mod load;
