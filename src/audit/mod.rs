@@ -3,7 +3,7 @@
 //! snapshot, live and cluster audits are this one path; the command line only maps its
 //! arguments to a request and the verdict to an exit code.
 
-mod snapshot;
+pub mod snapshot;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

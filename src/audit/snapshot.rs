@@ -3,8 +3,51 @@
 use std::path::Path;
 
 use super::{AuditError, Live};
+use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
 use crate::facts::{Facts, Source};
+
+/// A snapshot to write: its text, and what could not be read (the snapshot is written, the
+/// collection is incomplete).
+pub struct Snapshot {
+    pub text: String,
+    pub unread: Vec<String>,
+}
+
+impl Snapshot {
+    /// Incomplete when something could not be read.
+    pub fn status(&self) -> crate::verdict::Status {
+        crate::verdict::of_counts(0, self.unread.len())
+    }
+}
+
+/// The snapshot of one server's collection.
+pub fn of_node(node: NodeDocuments) -> Result<Snapshot, serde_json::Error> {
+    let NodeDocuments { live, log, .. } = node;
+    let mut unread = crate::collect::unread(&live);
+    unread.extend(log.iter().flat_map(crate::collect::unread));
+    let mut facts = Facts::empty(crate::facts::live_text(&live, "endpoint").to_string());
+    facts.add_live(live.into_value());
+    if let Some(log) = log {
+        facts.add_log(log);
+    }
+    Ok(Snapshot { text: facts.to_snapshot()?, unread })
+}
+
+/// The snapshot of a cluster's collection: every replica's facts, and their comparison
+/// (`read_snapshot` makes it again from the replicas).
+pub fn of_cluster(name: Option<&str>, collected: &Collected) -> Result<Snapshot, serde_json::Error> {
+    let mut unread = Vec::new();
+    for node in &collected.nodes {
+        let live = node.live.iter().flat_map(crate::collect::unread);
+        let failed = node.error.iter().cloned().chain(live).chain(node.log.iter().flat_map(crate::collect::unread));
+        unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
+    }
+    let mut facts = Facts::empty(name.map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
+    facts.add_cluster(crate::cluster::document::document(name, collected));
+    facts.document.insert("nodes".into(), collected.to_json());
+    Ok(Snapshot { text: facts.to_snapshot()?, unread })
+}
 
 /// The facts of a snapshot and, for a cluster snapshot, its nodes (audited as the cluster
 /// audit does).

@@ -5,7 +5,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use chaudit::audit::{self, AuditError, Live, ProjectSuppressions, Request, RulesRequest};
-use chaudit::facts::Facts;
 use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
 use chaudit::verdict::{Policy, Status};
@@ -309,51 +308,31 @@ pub fn collect(connect: &live::ConnectArgs, output: Option<&Path>) -> ExitCode {
         return exit::of_write_error(&e);
     }
     // what could not be read: the snapshot is written, and the exit says it is incomplete
-    let mut unread = Vec::new();
-    let facts = if connect.is_cluster() {
-        let (name, collected) = match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet())
-        {
-            Ok(collected) => collected,
+    let snapshot = if connect.is_cluster() {
+        match live::collect_cluster(connect, std::io::stderr().is_terminal() && !super::quiet()) {
+            Ok((name, collected)) => audit::snapshot::of_cluster(name.as_deref(), &collected),
             Err(unread) => return unread.exit(),
-        };
-        for node in &collected.nodes {
-            let live = node.live.iter().flat_map(chaudit::collect::unread);
-            let failed =
-                node.error.iter().cloned().chain(live).chain(node.log.iter().flat_map(chaudit::collect::unread));
-            unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
         }
-        let mut facts = Facts::empty(name.clone().map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
-        facts.add_cluster(chaudit::cluster::document::document(name.as_deref(), &collected));
-        facts.document.insert("nodes".into(), collected.to_json());
-        facts
     } else {
-        let (live, log) = match live::collect_live(connect, false) {
-            Ok((node, _)) => (node.live, node.log),
+        match live::collect_live(connect, false) {
+            Ok((node, _)) => audit::snapshot::of_node(node),
             Err(unread) => return unread.exit(),
-        };
-        unread.extend(chaudit::collect::unread(&live));
-        unread.extend(log.iter().flat_map(chaudit::collect::unread));
-        let mut facts = Facts::empty(chaudit::facts::live_text(&live, "endpoint").to_string());
-        facts.add_live(live.into_value());
-        if let Some(log) = log {
-            facts.add_log(log);
         }
-        facts
     };
-    let text = match facts.to_snapshot() {
-        Ok(t) => t,
+    let snapshot = match snapshot {
+        Ok(snapshot) => snapshot,
         Err(e) => {
             eprintln!("chaudit: {e}");
             return ExitCode::from(exit::RUNTIME);
         }
     };
-    for why in &unread {
+    for why in &snapshot.unread {
         eprintln!("chaudit: not collected: {}", chaudit::mask::without_controls(why));
     }
-    if !unread.is_empty() {
-        eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", unread.len());
+    if !snapshot.unread.is_empty() {
+        eprintln!("chaudit: the snapshot is incomplete: {} fact(s) could not be read", snapshot.unread.len());
     }
-    write_output(output, &text, chaudit::verdict::of_counts(0, unread.len()).exit_code())
+    write_output(output, &snapshot.text, snapshot.status().exit_code())
 }
 
 pub fn load_pack(args: &super::RuleArgs) -> Result<RulePack, ExitCode> {
