@@ -93,19 +93,13 @@ impl Request {
         let outputs: Vec<(&'static str, &Path)> =
             outputs.iter().filter_map(|(w, p)| Some((*w, p.as_deref()?))).collect();
         let mut inputs = self.inputs();
-        inputs.extend(loaded.into_iter().flat_map(inputs_of));
+        inputs.extend(loaded.into_iter().flat_map(LoadedConfig::inputs));
         for (i, (_, output)) in outputs.iter().enumerate() {
             inputs.extend(outputs[..i].iter().copied());
             crate::regular_file::ensure_not_input(output, &inputs)?;
         }
         Ok(())
     }
-}
-
-/// Every file of a loaded config: the main config, its fragments, include_from files, the
-/// users config and its fragments.
-pub fn inputs_of(loaded: &LoadedConfig) -> impl Iterator<Item = (&'static str, &Path)> {
-    loaded.sources.files().map(|(_, f)| ("a file of the config", f.path.as_path()))
 }
 
 /// Why an audit could not run. `class()` says whether the user asked for something

@@ -5,11 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use chaudit::config;
-use chaudit::facts::{self, Facts};
 use chaudit::report::upgrade as emit;
-use chaudit::upgrade::history::{self, History};
-use chaudit::upgrade::{self, Inputs};
+use chaudit::upgrade::request::{self, Request, RequestError, Reviewed};
 use chaudit::verdict::Status;
 use chaudit::version::Version;
 
@@ -81,73 +78,23 @@ pub fn run(args: &UpgradeArgs) -> ExitCode {
         Ok(load) => load,
         Err(code) => return code,
     };
-    let mut facts = match &args.config {
-        Some(main) => match config::load(main, &load) {
-            // a tree ClickHouse refuses cannot be reviewed: its profiles are unknown
-            Ok(mut loaded) if loaded.server_error.is_some() || loaded.users_error.is_some() => {
-                report_all(loaded.server_error.take().into_iter().chain(loaded.users_error.take()).collect());
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
-            Ok(loaded) => {
-                // the review never goes over a file of the tree it reviews
-                if let Some(output) = &args.output {
-                    let inputs: Vec<(&str, &std::path::Path)> = chaudit::audit::inputs_of(&loaded).collect();
-                    if let Err(e) = chaudit::regular_file::ensure_not_input(output, &inputs) {
-                        eprintln!("chaudit: {e}");
-                        return ExitCode::from(exit::USAGE_OR_CONFIG);
-                    }
-                }
-                facts::config::facts(&loaded, main.display().to_string(), stated_from)
-            }
-            Err(err) => {
-                report_all(vec![err]);
-                return ExitCode::from(exit::USAGE_OR_CONFIG);
-            }
-        },
-        None => Facts::empty(String::new()),
+    let server = match args.connect.wanted().then(|| live::collect_live(&args.connect, true)).transpose() {
+        Ok(server) => server.map(|(node, _)| node),
+        Err(unread) => return unread.exit(),
     };
-    let mut live_history = None;
-    if args.connect.wanted() {
-        match live::collect_live(&args.connect, true) {
-            Ok((collected, _)) => {
-                facts.target = chaudit::facts::live_text(&collected.live, "endpoint").to_string();
-                let server_version = chaudit::facts::live_text(&collected.live, "version").to_string();
-                facts.add_live(collected.live.into_value());
-                if let Some(log) = collected.log {
-                    facts.add_log(log);
-                }
-                if let Some(rows) = collected.settings_changes {
-                    match History::from_rows(server_version, &rows) {
-                        Ok(h) => live_history = Some(h),
-                        Err(message) => eprintln!("chaudit: warning: the server's {message}; using chaudit's history"),
-                    }
-                }
-            }
-            Err(unread) => return unread.exit(),
+    let request =
+        Request { config: args.config.clone(), load, from: stated_from, to, pack: &pack, output: args.output.clone() };
+    let Reviewed { review, warnings } = match request::run(&request, server) {
+        Ok(reviewed) => reviewed,
+        Err(RequestError::Config(errors)) => {
+            report_all(errors);
+            return ExitCode::from(exit::USAGE_OR_CONFIG);
         }
-    } else if let Some(main) = &args.config {
-        facts.target = main.display().to_string();
-    }
-    let Some(from) = facts.version.or(stated_from) else {
-        return usage("the server did not say its version; give --from".into());
+        Err(e) => return usage(e.to_string()),
     };
-    facts.version = Some(from);
-    if let (Some(stated), true) = (stated_from, args.connect.wanted())
-        && (stated.major, stated.minor) != (from.major, from.minor)
-    {
-        eprintln!("chaudit: warning: --from {stated} ignored: the server runs {from}");
+    for w in &warnings {
+        super::warn(w);
     }
-    let (history, history_source): (&History, String) = match &live_history {
-        Some(h) => (h, format!("system.settings_changes of the server (ClickHouse {})", h.version)),
-        None => {
-            let h = history::builtin();
-            (h, format!("system.settings_changes of ClickHouse {} (bundled with chaudit)", h.version))
-        }
-    };
-    if let Err(e) = upgrade::check_versions(from, to, history) {
-        return usage(e.to_string());
-    }
-    let review = upgrade::review(&Inputs { facts: &facts, from, to, history, history_source, pack: &pack });
     let text = match args.format {
         ReviewFormat::Text => emit::text::render(&review),
         ReviewFormat::Json => emit::json::render(&review),

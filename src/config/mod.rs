@@ -158,6 +158,12 @@ impl LoadedConfig {
         self.sources.locate(origin)
     }
 
+    /// Every file of the config: the main config, its fragments, include_from files, the
+    /// users config and its fragments (outputs never go over one of them).
+    pub fn inputs(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        self.sources.files().map(|(_, f)| ("a file of the config", f.path.as_path()))
+    }
+
     /// The users tree, falling back to the server tree when users live in the main config.
     pub fn users_root(&self) -> Option<&Element> {
         match (&self.users, self.users_in_main) {

@@ -257,7 +257,7 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
     if let Some(sql) = &request.sql {
         // the fix files are outputs too: the SQL never goes over one of them
         let mut inputs = request_inputs(request);
-        inputs.extend(audit::inputs_of(loaded));
+        inputs.extend(loaded.inputs());
         inputs.extend(outcome.files.iter().map(|f| ("a fix file", f.path.as_path())));
         crate::regular_file::ensure_not_input(sql, &inputs).map_err(FixError::Write)?;
     }

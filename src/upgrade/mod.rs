@@ -12,6 +12,7 @@ mod explicit;
 pub mod history;
 mod issues;
 pub mod releases;
+pub mod request;
 mod server;
 pub mod startup;
 pub mod workload;
@@ -144,7 +145,7 @@ pub enum UpgradeError {
     #[error("--to {to} is older than the running {from}: chaudit reviews upgrades, not downgrades")]
     Downgrade { from: Version, to: Version },
     #[error(
-        "the setting history chaudit has ends at ClickHouse {history}; {to} is newer: regenerate data/ with scripts/gen-version-data.py from a {to} server"
+        "the settings history bundled with this chaudit ends at ClickHouse {history}: reviewing an upgrade to {to} needs a newer chaudit"
     )]
     BeyondHistory { history: String, to: Version },
 }
