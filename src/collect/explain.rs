@@ -3,6 +3,8 @@
 //! most [`MAX_PLANS`] candidate shapes, after the fact and log queries (one EXPLAIN per round
 //! trip for a readonly=1 user: it may not read EXPLAIN as a subquery).
 
+use std::collections::BTreeMap;
+
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -177,6 +179,152 @@ pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Pl
         plans.push(plan);
     }
     Ok(plans)
+}
+
+/// What `--dry-run --cluster` says of the plan round through the fan-out.
+pub const FAN_OUT_PURPOSE: &str = "plans of each replica's candidate query shapes (up to 10 per replica, chosen from its \
+     own log and tables as over a direct connection; only when some replica's log shows candidates): every distinct \
+     EXPLAIN of the replicas run on every replica through clusterAllReplicas, up to 20 in one query, each replica keeping \
+     the plans of its own candidates; system.one tells which replicas answered (if the query fails: each EXPLAIN alone)";
+
+/// At most this many distinct EXPLAINs in one fan-out query.
+pub const FAN_OUT_CHUNK: usize = 20;
+
+/// A line of a fan-out plan query: the candidate (from 1; 0 is the replica answering at
+/// all), the replica and the line.
+#[derive(Debug, Deserialize)]
+struct ReplicaPlanLine {
+    #[serde(deserialize_with = "crate::facts::typed::uint")]
+    candidate: u64,
+    #[serde(rename = "chaudit_node", deserialize_with = "crate::facts::typed::uint")]
+    node: u64,
+    line: String,
+}
+
+/// The EXPLAINs `sqls` run on every replica of `cluster` in one query: each plan line tagged
+/// with its candidate (from 1) and replica (`_shard_num`), and a line of candidate 0 from
+/// each replica that answered the query at all (an EXPLAIN that fails on a replica for want
+/// of its table is skipped there with skip_unavailable_shards, like a dead replica).
+pub fn fan_out_union_sql(cluster: &str, sqls: &[&str]) -> String {
+    let cluster = super::plan::quoted(cluster);
+    let node = super::plan::NODE_COLUMN;
+    let mut selects = vec![format!(
+        "SELECT 0 AS candidate, _shard_num AS {node}, '' AS line FROM clusterAllReplicas('{cluster}', system.one)"
+    )];
+    selects.extend(sqls.iter().enumerate().map(|(i, sql)| {
+        format!(
+            "SELECT {} AS candidate, _shard_num AS {node}, explain AS line \
+             FROM clusterAllReplicas('{cluster}', view(SELECT explain FROM ({sql})))",
+            i + 1
+        )
+    }));
+    selects.join(" UNION ALL ")
+}
+
+/// Each replica's plans through the fan-out: the plans of its own `candidates` (by replica
+/// number), read on every replica at once. A replica that gave no answer to a plan query
+/// (down since the facts were read) gets its plans unread, with the reason; a replica that
+/// answered but gave no plan for one of its candidates (its table gone meanwhile) gets that
+/// plan's error; a query that fails for all (one EXPLAIN alone fails for all) leaves the
+/// plans of the replicas that asked it unread.
+pub async fn fan_out_plans(
+    seed: &Session,
+    cluster: &str,
+    asked: &BTreeMap<u64, Vec<Candidate>>,
+    settings: &[(&str, &str)],
+) -> BTreeMap<u64, Result<Vec<Plan>, String>> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for candidate in asked.values().flatten() {
+        if !distinct.contains(&candidate.sql.as_str()) {
+            distinct.push(&candidate.sql);
+        }
+    }
+    // (sql, the lines by replica, the replicas that answered) per distinct EXPLAIN, or why not
+    let chunks: Vec<&[&str]> = distinct.chunks(FAN_OUT_CHUNK).collect();
+    let answers: Vec<Vec<(&str, Result<Answered, String>)>> = futures_util::stream::iter(chunks)
+        .map(|chunk| async move { fan_out_chunk(seed, cluster, chunk, settings).await })
+        .buffered(seed.in_flight)
+        .collect()
+        .await;
+    let answers: Vec<(&str, Result<Answered, String>)> = answers.into_iter().flatten().collect();
+    asked
+        .iter()
+        .map(|(node, candidates)| {
+            let mut plans = Vec::new();
+            for candidate in candidates {
+                let Some((_, answer)) = answers.iter().find(|(sql, _)| *sql == candidate.sql) else { continue };
+                let answered = match answer {
+                    Ok(answered) => answered,
+                    Err(why) => return (*node, Err(why.clone())),
+                };
+                if !answered.replicas.contains(node) {
+                    let why =
+                        "the replica did not answer the plan query through clusterAllReplicas (down, or unreachable)";
+                    return (*node, Err(why.to_string()));
+                }
+                let mut plan = plan_of(candidate, answered.lines.get(node).cloned().unwrap_or_default());
+                if plan.plan.is_empty() {
+                    plan.error =
+                        Some("no plan from this replica: the EXPLAIN failed there (a table it does not have)".into());
+                }
+                plans.push(plan);
+            }
+            (*node, Ok(plans))
+        })
+        .collect()
+}
+
+/// One distinct EXPLAIN's answer through the fan-out: its lines by replica, and the replicas
+/// that answered its query.
+#[derive(Debug, Default)]
+struct Answered {
+    lines: BTreeMap<u64, Vec<String>>,
+    replicas: Vec<u64>,
+}
+
+/// One fan-out plan query of up to [`FAN_OUT_CHUNK`] EXPLAINs; when it fails, each alone.
+async fn fan_out_chunk<'a>(
+    seed: &Session,
+    cluster: &str,
+    chunk: &[&'a str],
+    settings: &[(&str, &str)],
+) -> Vec<(&'a str, Result<Answered, String>)> {
+    let read = |sqls: Vec<&'a str>| async move {
+        let lines: Vec<ReplicaPlanLine> = seed
+            .typed_rows(FAN_OUT_PURPOSE, &fan_out_union_sql(cluster, &sqls), settings)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut answered: Vec<Answered> = sqls.iter().map(|_| Answered::default()).collect();
+        let replicas: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
+        for line in lines {
+            let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
+            if let Some(answer) = answered.get_mut(at) {
+                answer.lines.entry(line.node).or_default().push(line.line);
+            }
+        }
+        for answer in &mut answered {
+            answer.replicas = replicas.clone();
+        }
+        Ok::<_, String>(sqls.into_iter().zip(answered).collect::<Vec<_>>())
+    };
+    match read(chunk.to_vec()).await {
+        Ok(all) => all.into_iter().map(|(sql, answer)| (sql, Ok(answer))).collect(),
+        Err(_) if chunk.len() > 1 => {
+            let alone = futures_util::stream::iter(chunk.iter().copied())
+                .map(|sql| async move {
+                    match read(vec![sql]).await {
+                        Ok(mut one) => one.pop().map_or((sql, Err("no answer".into())), |(s, a)| (s, Ok(a))),
+                        Err(why) => (sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))),
+                    }
+                })
+                .buffered(seed.in_flight);
+            alone.collect().await
+        }
+        Err(why) => chunk
+            .iter()
+            .map(|sql| (*sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))))
+            .collect(),
+    }
 }
 
 fn assemble(candidates: &[Candidate], lines: &[PlanLine]) -> Vec<Plan> {
