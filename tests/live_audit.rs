@@ -378,6 +378,24 @@ fn a_server_that_never_answers_times_out_with_exit_3() {
     assert!(stdout.is_empty());
     assert!(stderr.contains("no answer within 1 s"), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!stderr.contains("waiting for"), "{stderr}");
+    // a longer wait says what it waits for, once, after 5 s (not on a terminal: no count);
+    // --quiet says nothing but the error
+    let url = format!("http://127.0.0.1:{port}");
+    let waits = [false, true].map(|quiet| {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let quiet: &[&str] = if quiet { &["--quiet"] } else { &[] };
+            support::chaudit(dir.path(), &[quiet, &["--dsn", &url, "--timeout", "7"]].concat())
+        })
+    });
+    let [(code, _, stderr), (quiet_code, _, quiet_stderr)] = waits.map(|w| w.join().unwrap());
+    assert_eq!((code, quiet_code), (3, 3), "{stderr}\n{quiet_stderr}");
+    let waiting = format!("chaudit: waiting for {url}: no answer after 5 s (timeout 7 s)\n");
+    assert_eq!(stderr.matches(&waiting).count(), 1, "{stderr}");
+    assert!(stderr.ends_with("no answer within 7 s\n"), "{stderr}");
+    assert!(!quiet_stderr.contains("waiting for") && quiet_stderr.contains("no answer within 7 s"), "{quiet_stderr}");
 }
 
 #[test]

@@ -222,7 +222,11 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
                 exit::RUNTIME
             })
         };
-        let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
+        let waiting = waiting_notice(args.timeout);
+        let session = Session::connect_waiting(endpoint, args.limits(), &waiting)
+            .await
+            .map_err(fail)?
+            .with_in_flight(args.in_flight);
         if session.readonly == 0 {
             super::warn(&format!(
                 "the auditing user `{}` may write (readonly = 0): chaudit sends only reads, and a readonly=1 user \
@@ -304,7 +308,8 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             eprintln!("chaudit: note: user `{}`{with} sent to {to}", first.user);
         }
     };
-    match runtime.block_on(cluster::collect(plan, &show, &warn, &told)) {
+    let waiting = waiting_notice(args.timeout);
+    match runtime.block_on(cluster::collect(plan, &show, &warn, &told, &waiting)) {
         Ok(collected) => Ok((args.cluster.clone(), collected)),
         Err(
             e @ (collect::CollectError::UnknownCluster { .. }
@@ -314,6 +319,31 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
         Err(e) => {
             eprintln!("chaudit: {e}");
             Err(ExitCode::from(exit::RUNTIME))
+        }
+    }
+}
+
+/// What stderr says while a server has not answered the connect probe (unless `--quiet`):
+/// one line after [`collect::WAIT_NOTICE_AFTER`]; on a terminal, that line counts the seconds
+/// until the answer or the timeout.
+fn waiting_notice(timeout: u64) -> impl Fn(&Endpoint, Option<Duration>) + Sync {
+    use std::io::IsTerminal;
+    let (terminal, quiet) = (std::io::stderr().is_terminal(), super::quiet());
+    move |endpoint: &Endpoint, waited: Option<Duration>| {
+        if quiet {
+            return;
+        }
+        let url = endpoint.url();
+        let url = chaudit::mask::without_controls(&url);
+        match waited {
+            Some(waited) if terminal && waited.as_secs() < timeout => {
+                eprint!("\rchaudit: waiting for {url}: no answer after {} s (timeout {timeout} s)", waited.as_secs());
+            }
+            Some(waited) if waited == collect::WAIT_NOTICE_AFTER => {
+                eprintln!("chaudit: waiting for {url}: no answer after {} s (timeout {timeout} s)", waited.as_secs());
+            }
+            None if terminal => eprint!("\n"),
+            _ => {}
         }
     }
 }

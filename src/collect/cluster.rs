@@ -568,12 +568,14 @@ pub struct Plan {
 pub type Endpoints = [(String, Endpoint)];
 
 /// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
-/// connections; `told` which endpoints receive the credentials over direct connections.
+/// connections; `told` which endpoints receive the credentials over direct connections;
+/// `waiting` how long the `--cluster` node has not answered its connect probe.
 pub async fn collect(
     plan: Plan,
     progress: Progress<'_>,
     warn: &dyn Fn(String),
     told: &dyn Fn(&Endpoints),
+    waiting: super::Waiting<'_>,
 ) -> Result<Collected, CollectError> {
     let Plan { cluster, endpoints, fan_out, parallel, node, replicas } = plan;
     let Some(name) = cluster else {
@@ -591,7 +593,8 @@ pub async fn collect(
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
         return Err(CollectError::UnknownCluster { endpoint: "(no --dsn)".into(), cluster: name });
     };
-    let seed = Session::connect(seed_endpoint.clone(), node.limits).await?.with_in_flight(node.in_flight);
+    let seed =
+        Session::connect_waiting(seed_endpoint.clone(), node.limits, waiting).await?.with_in_flight(node.in_flight);
     let members = members(&seed, &name).await?;
     if members.is_empty() {
         return Err(CollectError::UnknownCluster { endpoint: seed.endpoint().to_string(), cluster: name });
