@@ -267,6 +267,8 @@ fn the_default_cluster_audit_of_a_healthy_cluster_judges_every_rule() {
     let (code, out, err) = chaudit(dir.path(), &audit);
     assert!(code == 0 || code == 1, "{code}\n{out}\n{err}");
     assert!(!err.contains("inconclusive") && !out.contains("inconclusive"), "{out}\n{err}");
+    // the cluster's `default` user may write: said once for the whole cluster
+    assert_eq!(err.matches("the auditing user `default` may write (readonly = 0): ").count(), 1, "{err}");
     if code == 1 {
         assert!(out.contains("at or above high"), "{out}");
     }

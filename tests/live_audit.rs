@@ -76,6 +76,7 @@ fn a_readonly_user_audits_without_any_setting_refused() {
     assert!(!format!("{report}{stderr}").contains("s3cr3t-pw"), "the password leaked");
     // the connect probe, then every fact and log query in one union
     assert!(stderr.contains("2 round trips"), "{stderr}");
+    assert!(!stderr.contains("may write"), "a readonly=1 auditor is not warned about: {stderr}");
     // every query is tagged, and the audit's footprint is findable in query_log
     server.query("SYSTEM FLUSH LOGS");
     let tagged = server
@@ -136,6 +137,8 @@ fn refused_queries_make_the_concurrency_rule_fire() {
     let dir = tempfile::tempdir().unwrap();
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
     assert_eq!(code, 1, "{stderr}");
+    let writable = "chaudit: warning: the auditing user `default` may write (readonly = 0): ";
+    assert_eq!(stderr.matches(writable).count(), 1, "{stderr}");
     let finding = support::report_entry(&report, "findings", "too-many-simultaneous-queries").unwrap();
     assert!(finding["message"].as_str().unwrap().contains("max_concurrent_queries = 2"), "{finding}");
     assert!(finding["evidence"]["refused"].as_u64().unwrap() >= 5);
