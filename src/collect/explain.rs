@@ -247,31 +247,40 @@ pub async fn fan_out_plans(
         .collect()
         .await;
     let answers: Vec<(&str, Result<Answered, String>)> = answers.into_iter().flatten().collect();
-    asked
-        .iter()
-        .map(|(node, candidates)| {
-            let mut plans = Vec::new();
-            for candidate in candidates {
-                let Some((_, answer)) = answers.iter().find(|(sql, _)| *sql == candidate.sql) else { continue };
-                let answered = match answer {
-                    Ok(answered) => answered,
-                    Err(why) => return (*node, Err(why.clone())),
-                };
-                if !answered.replicas.contains(node) {
-                    let why =
-                        "the replica did not answer the plan query through clusterAllReplicas (down, or unreachable)";
-                    return (*node, Err(why.to_string()));
-                }
-                let mut plan = plan_of(candidate, answered.lines.get(node).cloned().unwrap_or_default());
-                if plan.plan.is_empty() {
-                    plan.error =
-                        Some("no plan from this replica: the EXPLAIN failed there (a table it does not have)".into());
-                }
-                plans.push(plan);
+    assign(asked, &answers)
+}
+
+/// Each replica's plans from the fan-out's answers (by EXPLAIN): its plans, or why they are
+/// not read (its query failed, or the replica did not answer it).
+fn assign(
+    asked: &BTreeMap<u64, Vec<Candidate>>,
+    answers: &[(&str, Result<Answered, String>)],
+) -> BTreeMap<u64, Result<Vec<Plan>, String>> {
+    let plans_of = |node: u64, candidates: &[Candidate]| {
+        let mut plans = Vec::new();
+        for candidate in candidates {
+            let answered = match answers.iter().find(|(sql, _)| *sql == candidate.sql) {
+                Some((_, Ok(answered))) => answered,
+                Some((_, Err(why))) => return Err(why.clone()),
+                None => return Err(format!("{} was not sent", candidate.sql)),
+            };
+            if !answered.replicas.contains(&node) {
+                return Err(
+                    "the replica did not answer the plan query through clusterAllReplicas (down, or unreachable)"
+                        .into(),
+                );
             }
-            (*node, Ok(plans))
-        })
-        .collect()
+            let mut plan = plan_of(candidate, answered.lines.get(&node).cloned().unwrap_or_default());
+            if plan.plan.is_empty() {
+                // skip_unavailable_shards skips a replica whose table is missing, nothing else
+                plan.error =
+                    Some("no plan from this replica: the EXPLAIN failed there (a table it does not have)".into());
+            }
+            plans.push(plan);
+        }
+        Ok(plans)
+    };
+    asked.iter().map(|(node, candidates)| (*node, plans_of(*node, candidates))).collect()
 }
 
 /// One distinct EXPLAIN's answer through the fan-out: its lines by replica, and the replicas
@@ -396,6 +405,58 @@ mod tests {
         let mut with_settings = shape(1);
         with_settings["example"] = json!("SELECT * FROM db.t WHERE u = 1 SETTINGS max_threads = 1");
         assert!(candidates(&live, &read(&[with_settings])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn through_the_fan_out_each_replica_keeps_its_own_plans_and_a_silent_one_none() {
+        let sql = fan_out_union_sql("it's", &["EXPLAIN SELECT 1", "EXPLAIN SELECT 2"]);
+        assert_eq!(
+            sql,
+            "SELECT 0 AS candidate, _shard_num AS chaudit_node, '' AS line FROM clusterAllReplicas('it\\'s', system.one) \
+             UNION ALL SELECT 1 AS candidate, _shard_num AS chaudit_node, explain AS line FROM clusterAllReplicas('it\\'s', \
+             view(SELECT explain FROM (EXPLAIN SELECT 1))) UNION ALL SELECT 2 AS candidate, _shard_num AS chaudit_node, \
+             explain AS line FROM clusterAllReplicas('it\\'s', view(SELECT explain FROM (EXPLAIN SELECT 2)))"
+        );
+        let candidate = |sql: &str| Candidate { shape: "s".into(), check: "projections", sql: sql.into(), about: None };
+        let (one, two, three) = (candidate("EXPLAIN one"), candidate("EXPLAIN two"), candidate("EXPLAIN three"));
+        // replica 1 asked one; 2 asked one and two; 3 (down since its facts were read) asked
+        // two; 4 asked three, whose query failed; 5 asked nothing
+        let asked: BTreeMap<u64, Vec<Candidate>> = [
+            (1, vec![one.clone()]),
+            (2, vec![one.clone(), two.clone()]),
+            (3, vec![two.clone()]),
+            (4, vec![three.clone()]),
+            (5, vec![]),
+        ]
+        .into();
+        let lines = |pairs: &[(u64, &str)]| {
+            let mut by_node: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            for (node, line) in pairs {
+                by_node.entry(*node).or_default().push(line.to_string());
+            }
+            by_node
+        };
+        let replicas = vec![1, 2, 4, 5];
+        let answers = [
+            (
+                "EXPLAIN one",
+                Ok(Answered {
+                    lines: lines(&[(1, "ReadFromMergeTree (p)"), (2, "ReadFromMergeTree")]),
+                    replicas: replicas.clone(),
+                }),
+            ),
+            // replica 2's table is gone: skipped there, no line
+            ("EXPLAIN two", Ok(Answered { lines: lines(&[]), replicas })),
+            ("EXPLAIN three", Err("an EXPLAIN through clusterAllReplicas failed: UNKNOWN_SETTING".to_string())),
+        ];
+        let plans = assign(&asked, &answers);
+        assert_eq!(plans[&1].as_ref().unwrap()[0].plan, ["ReadFromMergeTree (p)"]);
+        let on_two = plans[&2].as_ref().unwrap();
+        assert_eq!(on_two[0].plan, ["ReadFromMergeTree"]);
+        assert!(on_two[1].plan.is_empty() && on_two[1].error.as_deref().unwrap().contains("a table it does not have"));
+        assert!(plans[&3].as_ref().unwrap_err().contains("did not answer"), "a silent replica has no plans");
+        assert!(plans[&4].as_ref().unwrap_err().contains("UNKNOWN_SETTING"));
+        assert_eq!(plans[&5].as_ref().unwrap(), &Vec::<Plan>::new());
     }
 
     #[test]
