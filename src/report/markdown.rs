@@ -103,7 +103,7 @@ pub fn render(report: &Report) -> String {
 /// Prose for GitHub, which strips raw HTML (`<password remove="1"/>` would vanish): its code
 /// spans kept as written, each run of XML tags outside them (with the text between tags of
 /// one run: `<ip>::1</ip>`) as inline code, and any other `<`, `>` and `&` escaped.
-fn text(s: &str) -> String {
+pub(crate) fn text(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while !rest.is_empty() {
@@ -180,7 +180,7 @@ fn tag_run(s: &str) -> Option<usize> {
 
 /// `s` as inline code on one line: between backtick runs longer than any inside it, padded
 /// with a space when it starts or ends with a backtick (CommonMark).
-fn code(s: &str) -> String {
+pub(crate) fn code(s: &str) -> String {
     let s = s.replace('\n', " ");
     let fence = "`".repeat(longest_tick_run(&s) + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') { " " } else { "" };
@@ -203,7 +203,7 @@ fn value_code(v: &serde_json::Value) -> String {
 }
 
 /// A table cell: prose on one line, `|` escaped.
-fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     text(s).replace('|', "\\|").replace('\n', " ")
 }
 
