@@ -124,6 +124,7 @@ fn refuse_kernel_file_system(file: &File) -> io::Result<()> {
         return Ok(());
     }
     // SAFETY: fstatfs succeeded, so it wrote the struct.
+    #[allow(clippy::unnecessary_cast)] // f_type is not an i64 on every libc (musl)
     let kind = unsafe { stat.assume_init() }.f_type as i64;
     match KERNEL_FILE_SYSTEMS.iter().find(|(magic, _)| *magic == kind) {
         Some((_, name)) => Err(io::Error::new(

@@ -217,3 +217,104 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let version = version.trim();
     assert!(text.contains(&format!("on 2 replica(s): {} ({version}), {} ({version})", a.node(), b.node())), "{text}");
 }
+
+/// Two healthy 25.8 replicas of cluster `c2`, each with a table whose projection serves the
+/// workload's filter (the queries ran before the projection existed: full scans in query_log,
+/// so the shape is a candidate whose plan the audit must read on each replica).
+fn start_healthy_pair() -> Vec<LiveServer> {
+    let ports: Vec<(u16, u16)> = (0..2).map(|_| (free_port(), free_port())).collect();
+    let replicas: String =
+        ports.iter().map(|(_, tcp)| format!("<replica><host>127.0.0.1</host><port>{tcp}</port></replica>")).collect();
+    let remote_servers =
+        format!("<clickhouse><remote_servers><c2><shard>{replicas}</shard></c2></remote_servers></clickhouse>");
+    let remote_servers = &remote_servers;
+    let nodes: Vec<LiveServer> = std::thread::scope(|scope| {
+        let handles: Vec<_> = ports
+            .iter()
+            .map(|(http, tcp)| {
+                scope.spawn(move || {
+                    LiveServer::start_on(support::CLICKHOUSE_25_8, *http, *tcp, |dir| {
+                        std::fs::create_dir_all(dir.join("config.d")).unwrap();
+                        std::fs::write(dir.join("config.d/cluster.xml"), remote_servers).unwrap();
+                    })
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("server start")).collect()
+    });
+    for n in &nodes {
+        n.query("CREATE TABLE default.events (k UInt64, u UInt64, s String) ENGINE = MergeTree ORDER BY k");
+        n.query("INSERT INTO default.events SELECT number, number % 1000, 'x' FROM numbers(200000)");
+        for u in 1..=3 {
+            n.query(&format!("SELECT count() FROM default.events WHERE u = {u}"));
+        }
+        n.query("ALTER TABLE default.events ADD PROJECTION by_u (SELECT * ORDER BY u)");
+        n.query("ALTER TABLE default.events MATERIALIZE PROJECTION by_u SETTINGS mutations_sync = 2");
+        n.query("SYSTEM FLUSH LOGS");
+    }
+    nodes
+}
+
+#[test]
+fn the_default_cluster_audit_of_a_healthy_cluster_judges_every_rule() {
+    let nodes = start_healthy_pair();
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let dir = tempfile::tempdir().unwrap();
+    let audit = ["--dsn", &a.dsn(), "--cluster", "c2"];
+
+    // the default path (clusterAllReplicas, no --allow-inconclusive): every rule judged on
+    // every replica; 1 only for a finding at or above `high` (e.g. this machine's free disk)
+    let (code, out, err) = chaudit(dir.path(), &audit);
+    assert!(code == 0 || code == 1, "{code}\n{out}\n{err}");
+    assert!(!err.contains("inconclusive") && !out.contains("inconclusive"), "{out}\n{err}");
+    // the cluster's `default` user may write: said once for the whole cluster
+    assert_eq!(err.matches("the auditing user `default` may write (readonly = 0): ").count(), 1, "{err}");
+    if code == 1 {
+        assert!(out.contains("at or above high"), "{out}");
+    }
+    let (code, out, err) = chaudit(dir.path(), &[&audit[..], &["--format", "json", "--fail-on", "never"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), "{}", report["target"]);
+    let inconclusive: Vec<&Value> =
+        report["outcomes"].as_array().unwrap().iter().filter(|o| o["outcome"] == "inconclusive").collect();
+    assert!(inconclusive.is_empty(), "{inconclusive:#?}");
+    // the plan rules were judged from each replica's own plan
+    for rule in ["projection-not-used-full-scan", "top-n-over-lazy-materialization-limit"] {
+        let outcome = support::report_entry(&report, "outcomes", rule).unwrap();
+        let hosts = outcome["hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), 2, "{outcome}");
+        assert!(hosts.iter().all(|h| h["outcome"] == "passed"), "{outcome}");
+    }
+    let snapshot = dir.path().join("c2.json");
+    let (code, _, err) =
+        chaudit(dir.path(), &["collect", "--dsn", &a.dsn(), "--cluster", "c2", "-o", snapshot.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let recorded: Value = serde_json::from_str(&std::fs::read_to_string(&snapshot).unwrap()).unwrap();
+    for replica in recorded["document"]["nodes"]["nodes"].as_array().unwrap() {
+        let plans = &replica["log"]["plans"];
+        let plan = plans
+            .as_array()
+            .and_then(|p| p.iter().find(|p| p["check"] == "projections"))
+            .unwrap_or_else(|| panic!("{replica:#}"));
+        assert_eq!(plan["about"]["projection"], "by_u", "{plan}");
+        assert!(plan["plan"].as_array().unwrap().iter().any(|l| l.as_str().unwrap().contains("(by_u)")), "{plan}");
+        assert!(replica["log"]["unavailable"].get("plans").is_none(), "{replica:#}");
+    }
+
+    // a replica that stops is never passed: its rules are inconclusive for it, the run exits 3
+    b.stop();
+    let (code, out, err) = chaudit(dir.path(), &[&audit[..], &["--format", "json", "--fail-on", "never"]].concat());
+    assert_eq!(code, 3, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    for rule in ["projection-not-used-full-scan", "live-lazy-materialization-off", "disk-space-low"] {
+        let outcome = support::report_entry(&report, "outcomes", rule).unwrap();
+        let on = |node: &LiveServer| {
+            outcome["hosts"].as_array().unwrap().iter().find(|h| h["host"] == node.node().as_str()).unwrap()["outcome"]
+                .clone()
+        };
+        assert_eq!(on(b), "inconclusive", "{outcome}");
+        assert_ne!(on(a), "inconclusive", "{outcome}");
+    }
+    assert!(message(&report, "cluster-replica-unreachable").contains(&b.node()), "{report}");
+}

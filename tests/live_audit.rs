@@ -76,6 +76,7 @@ fn a_readonly_user_audits_without_any_setting_refused() {
     assert!(!format!("{report}{stderr}").contains("s3cr3t-pw"), "the password leaked");
     // the connect probe, then every fact and log query in one union
     assert!(stderr.contains("2 round trips"), "{stderr}");
+    assert!(!stderr.contains("may write"), "a readonly=1 auditor is not warned about: {stderr}");
     // every query is tagged, and the audit's footprint is findable in query_log
     server.query("SYSTEM FLUSH LOGS");
     let tagged = server
@@ -136,6 +137,8 @@ fn refused_queries_make_the_concurrency_rule_fire() {
     let dir = tempfile::tempdir().unwrap();
     let (code, report, stderr) = json_audit(dir.path(), &["--dsn", &dsn(&server, "default")]);
     assert_eq!(code, 1, "{stderr}");
+    let writable = "chaudit: warning: the auditing user `default` may write (readonly = 0): ";
+    assert_eq!(stderr.matches(writable).count(), 1, "{stderr}");
     let finding = support::report_entry(&report, "findings", "too-many-simultaneous-queries").unwrap();
     assert!(finding["message"].as_str().unwrap().contains("max_concurrent_queries = 2"), "{finding}");
     assert!(finding["evidence"]["refused"].as_u64().unwrap() >= 5);
@@ -388,6 +391,24 @@ fn a_server_that_never_answers_times_out_with_exit_3() {
     assert!(stdout.is_empty());
     assert!(stderr.contains("no answer within 1 s"), "{stderr}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(!stderr.contains("waiting for"), "{stderr}");
+    // a longer wait says what it waits for, once, after 5 s (not on a terminal: no count);
+    // --quiet says nothing but the error
+    let url = format!("http://127.0.0.1:{port}");
+    let waits = [false, true].map(|quiet| {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let quiet: &[&str] = if quiet { &["--quiet"] } else { &[] };
+            support::chaudit(dir.path(), &[quiet, &["--dsn", &url, "--timeout", "7"]].concat())
+        })
+    });
+    let [(code, _, stderr), (quiet_code, _, quiet_stderr)] = waits.map(|w| w.join().unwrap());
+    assert_eq!((code, quiet_code), (3, 3), "{stderr}\n{quiet_stderr}");
+    let waiting = format!("chaudit: waiting for {url}: no answer after 5 s (timeout 7 s)\n");
+    assert_eq!(stderr.matches(&waiting).count(), 1, "{stderr}");
+    assert!(stderr.ends_with("no answer within 7 s\n"), "{stderr}");
+    assert!(!quiet_stderr.contains("waiting for") && quiet_stderr.contains("no answer within 7 s"), "{quiet_stderr}");
 }
 
 #[test]

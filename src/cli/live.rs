@@ -242,13 +242,13 @@ pub fn collect_live(args: &ConnectArgs, review: bool) -> Result<(collect::NodeDo
     let runtime = runtime()?;
     runtime.block_on(async {
         let fail = Unread::of;
-        let session = Session::connect(endpoint, args.limits()).await.map_err(fail)?.with_in_flight(args.in_flight);
-        if session.readonly == 0 {
-            super::warn(&format!(
-                "the auditing user `{}` may write (readonly = 0): chaudit sends only reads, and a readonly=1 user \
-                 is all it needs (docs/live.md)",
-                chaudit::mask::without_controls(&session.user)
-            ));
+        let waiting = waiting_notice(args.timeout);
+        let session = Session::connect_waiting(endpoint, args.limits(), &waiting)
+            .await
+            .map_err(fail)?
+            .with_in_flight(args.in_flight);
+        if let Some(warning) = writable_user_warning(&[session.readonly], &session.user) {
+            super::warn(&warning);
         }
         let review_history = review.then(|| history::builtin().version.parse().ok()).flatten();
         let log_window = Some(args.since).filter(|s| *s > 0);
@@ -321,8 +321,62 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
             eprintln!("chaudit: note: user `{}`{with} sent to {to}", first.user);
         }
     };
-    let collected = runtime.block_on(cluster::collect(plan, &show, &warn, &told)).map_err(Unread::of)?;
+    let waiting = waiting_notice(args.timeout);
+    let user = plan.endpoints.first().map(|e| e.user.clone()).unwrap_or_default();
+    let collected = runtime.block_on(cluster::collect(plan, &show, &warn, &told, &waiting)).map_err(Unread::of)?;
+    // each replica's readonly level, as its session there has it
+    let levels: Vec<u8> = collected
+        .nodes
+        .iter()
+        .filter_map(|n| n.live.as_ref()?.get("readonly")?.as_u64())
+        .map(|level| u8::try_from(level).unwrap_or(u8::MAX))
+        .collect();
+    if let Some(warning) = writable_user_warning(&levels, &user) {
+        super::warn(&warning);
+    }
     Ok((args.cluster.clone(), collected))
+}
+
+/// The warning for an auditing user that may write (`readonly` = 0 on some of the servers
+/// read, their levels in `levels`), if it may: chaudit sends only reads, and readonly=1 is all
+/// it needs (readonly=2 may change settings, not data: no warning).
+fn writable_user_warning(levels: &[u8], user: &str) -> Option<String> {
+    let writable = levels.iter().filter(|level| **level == 0).count();
+    let on = match (writable, levels.len()) {
+        (0, _) => return None,
+        (w, n) if w == n || n == 1 => String::new(),
+        (w, n) => format!(" on {w} of {n} replicas"),
+    };
+    Some(format!(
+        "the auditing user `{}` may write (readonly = 0){on}: chaudit sends only reads, and a readonly=1 user is all \
+         it needs (docs/live.md)",
+        chaudit::mask::without_controls(user)
+    ))
+}
+
+/// What stderr says while a server has not answered the connect probe (unless `--quiet`):
+/// one line after [`collect::WAIT_NOTICE_AFTER`]; on a terminal, that line counts the seconds
+/// until the answer or the timeout.
+fn waiting_notice(timeout: u64) -> impl Fn(&Endpoint, Option<Duration>) + Sync {
+    use std::io::IsTerminal;
+    let (terminal, quiet) = (std::io::stderr().is_terminal(), super::quiet());
+    move |endpoint: &Endpoint, waited: Option<Duration>| {
+        if quiet {
+            return;
+        }
+        let url = endpoint.url();
+        let url = chaudit::mask::without_controls(&url);
+        match waited {
+            Some(waited) if terminal && waited.as_secs() < timeout => {
+                eprint!("\rchaudit: waiting for {url}: no answer after {} s (timeout {timeout} s)", waited.as_secs());
+            }
+            Some(waited) if waited == collect::WAIT_NOTICE_AFTER => {
+                eprintln!("chaudit: waiting for {url}: no answer after {} s (timeout {timeout} s)", waited.as_secs());
+            }
+            None if terminal => eprint!("\n"),
+            _ => {}
+        }
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, Unread> {
@@ -339,4 +393,24 @@ pub fn print_plan(args: &ConnectArgs, review: bool) -> ExitCode {
         _ => collect::plan::describe(window, review),
     };
     super::write_stdout(&plan, exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_user_that_may_write_is_warned_about() {
+        let warning = writable_user_warning(&[0], "default").unwrap();
+        assert!(warning.starts_with("the auditing user `default` may write (readonly = 0): "), "{warning}");
+        assert!(warning.contains("a readonly=1 user is all it needs"), "{warning}");
+        // readonly=1 reads only; readonly=2 may change settings, not data
+        assert_eq!(writable_user_warning(&[1], "auditor"), None);
+        assert_eq!(writable_user_warning(&[2], "auditor"), None);
+        assert_eq!(writable_user_warning(&[], "auditor"), None, "nothing read, nothing said");
+        // a cluster: once, saying on how many replicas when not on all
+        assert!(writable_user_warning(&[0, 0, 0], "a").unwrap().contains("(readonly = 0): "));
+        assert!(writable_user_warning(&[1, 0, 1], "a").unwrap().contains("(readonly = 0) on 1 of 3 replicas: "));
+        assert_eq!(writable_user_warning(&[1, 1], "a"), None);
+    }
 }

@@ -345,8 +345,11 @@ struct OutputOptions {
 
 static OUTPUT: OnceLock<OutputOptions> = OnceLock::new();
 
+/// `--env` (name, value) and `--env-file` (paths).
+type Environment = (Vec<(String, String)>, Vec<PathBuf>);
+
 /// `--env` and `--env-file`, for every subcommand that loads a config.
-static ENVIRONMENT: OnceLock<(Vec<(String, String)>, Vec<PathBuf>)> = OnceLock::new();
+static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
 
 /// `--root`, for every subcommand that loads a config.
 static ROOTS: OnceLock<chaudit::config::Roots> = OnceLock::new();

@@ -180,6 +180,16 @@ struct Probe {
 impl Session {
     /// Connects and reads the version and the user's readonly level (one round trip).
     pub async fn connect(endpoint: Endpoint, limits: Limits) -> Result<Session, CollectError> {
+        Session::connect_waiting(endpoint, limits, &|_, _| {}).await
+    }
+
+    /// [`Session::connect`], telling `waiting` while the server has not answered: after
+    /// [`WAIT_NOTICE_AFTER`], then every second, and once more (`None`) when the wait ends.
+    pub async fn connect_waiting(
+        endpoint: Endpoint,
+        limits: Limits,
+        waiting: Waiting<'_>,
+    ) -> Result<Session, CollectError> {
         let mut client = base_client(&endpoint)?
             .with_url(endpoint.url())
             .with_user(endpoint.user.clone())
@@ -214,7 +224,9 @@ impl Session {
             probe = Some(serde_json::from_str(line).map_err(|e| format!("{e}: not a ClickHouse server's answer"))?);
             Ok(())
         };
-        let read = session.each_line(purpose, sql, &[], "JSONEachRow", &mut one_row).await;
+        let read =
+            watched(session.each_line(purpose, sql, &[], "JSONEachRow", &mut one_row), &session.endpoint, waiting)
+                .await;
         read.map_err(|e| session.connection_error(e))?;
         let bad = |message: String| CollectError::BadResponse { purpose: purpose.to_string(), message };
         let probe = probe.ok_or_else(|| bad("no row: an empty answer is not a ClickHouse server's".into()))?;
@@ -421,6 +433,36 @@ impl Session {
                 message: format!("no answer before the audit's deadline ({seconds} s, --deadline)"),
             },
             other => other,
+        }
+    }
+}
+
+/// How long the connect probe waits before it says so.
+pub const WAIT_NOTICE_AFTER: Duration = Duration::from_secs(5);
+
+/// Told while a server has not answered the connect probe: the endpoint and how long it has
+/// waited; `None` when the wait ended (answered, refused or timed out) after being told.
+pub type Waiting<'a> = &'a (dyn Fn(&Endpoint, Option<Duration>) + Sync);
+
+/// `answer`, telling `waiting` from [`WAIT_NOTICE_AFTER`] on, every second, until it is in.
+async fn watched<T>(answer: impl std::future::Future<Output = T>, endpoint: &Endpoint, waiting: Waiting<'_>) -> T {
+    let mut answer = std::pin::pin!(answer);
+    let started = tokio::time::Instant::now();
+    let mut waited = WAIT_NOTICE_AFTER;
+    let mut told = false;
+    loop {
+        tokio::select! {
+            out = &mut answer => {
+                if told {
+                    waiting(endpoint, None);
+                }
+                return out;
+            }
+            () = tokio::time::sleep_until(started + waited) => {
+                waiting(endpoint, Some(waited));
+                told = true;
+                waited += Duration::from_secs(1);
+            }
         }
     }
 }

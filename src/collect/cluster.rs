@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::dsn::Endpoint;
 use super::interned::{Document, Interner};
 use super::{
-    Answer, CollectError, Combined, Limits, LogDocument, Rows, Session, Unread, facts_for, live_document, plan,
+    Answer, CollectError, Combined, Limits, LogDocument, Rows, Session, Unread, explain, facts_for, live_document, plan,
 };
 use crate::facts::{typed, uint};
 use crate::version::Version;
@@ -183,58 +183,90 @@ pub async fn fan_out(
     }
     progress(1, 1);
     let mut interner = Interner::default();
-    let nodes = members
+    // each replica's documents; its plans are read after, for every replica at once
+    let mut read: Vec<ReplicaRead> = members
         .iter()
         .enumerate()
         .map(|(i, member)| {
             let node = i as u64 + 1;
             let name = member.name();
-            match versions.get(&node) {
-                Some(version) => {
-                    let mut live = live_document(
-                        &mut interner,
-                        &format!("{name} (via clusterAllReplicas from {})", seed.endpoint()),
-                        version,
-                        seed.readonly,
-                        seed.query_id_prefix(),
-                        live_answers.remove(&node).unwrap_or_default(),
-                    );
-                    // the seed's own replica (system.clusters' is_local): the others' counters
-                    // hold nothing of its fan-out
-                    if let (true, Some(before)) = (member.is_local, &failures_before) {
-                        without_own_failures(&mut live, &mut interner, before);
-                    }
-                    let mut answers = log_answers.remove(&node).unwrap_or_default();
-                    // skip_unavailable_shards also skips a replica that lacks the table: its
-                    // empty answer is no evidence
-                    for (name, answer) in &mut answers {
-                        let table =
-                            logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
-                        if super::lists_log_table(&live, table) == Some(false) {
-                            *answer = Err(format!(
-                                "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
-                                Unread::Missing.label()
-                            ));
-                        }
-                    }
-                    let log = log_window.map(|w| {
-                        let mut log = LogDocument::new(w, answers);
-                        log.plans_unread("not read through the cluster fan-out (audit a replica with --dsn)".into());
-                        log
-                    });
-                    super::add_derived(&mut live, &mut interner, log.as_ref());
-                    NodeFacts { live: Some(live), log: log.map(LogDocument::into_value), error: None, name }
-                }
-                None => NodeFacts {
-                    name,
-                    live: None,
-                    log: None,
-                    error: Some("did not answer through clusterAllReplicas (down or unreachable)".into()),
-                },
+            let Some(version) = versions.get(&node) else { return (name, None) };
+            let mut live = live_document(
+                &mut interner,
+                &format!("{name} (via clusterAllReplicas from {})", seed.endpoint()),
+                version,
+                seed.readonly,
+                seed.query_id_prefix(),
+                live_answers.remove(&node).unwrap_or_default(),
+            );
+            // the seed's own replica (system.clusters' is_local): the others' counters
+            // hold nothing of its fan-out
+            if let (true, Some(before)) = (member.is_local, &failures_before) {
+                without_own_failures(&mut live, &mut interner, before);
             }
+            let mut answers = log_answers.remove(&node).unwrap_or_default();
+            // skip_unavailable_shards also skips a replica that lacks the table: its
+            // empty answer is no evidence
+            for (name, answer) in &mut answers {
+                let table = logs.iter().find(|(n, _, _)| n == name).map_or("", |(_, _, sql)| plan::log_table(sql));
+                if super::lists_log_table(&live, table) == Some(false) {
+                    *answer = Err(format!(
+                        "{}: system.{table} is not in this replica's system.tables (absent, or hidden from this user)",
+                        Unread::Missing.label()
+                    ));
+                }
+            }
+            let log = log_window.map(|w| LogDocument::new(w, answers));
+            super::add_derived(&mut live, &mut interner, log.as_ref());
+            (name, Some((live, log)))
+        })
+        .collect();
+    add_plans(seed, cluster, &mut read).await;
+    let nodes = read
+        .into_iter()
+        .map(|(name, read)| match read {
+            Some((live, log)) => {
+                NodeFacts { live: Some(live), log: log.map(LogDocument::into_value), error: None, name }
+            }
+            None => NodeFacts {
+                name,
+                live: None,
+                log: None,
+                error: Some("did not answer through clusterAllReplicas (down or unreachable)".into()),
+            },
         })
         .collect();
     Ok(Collected { path: Path::FanOut, nodes, round_trips: seed.round_trips() })
+}
+
+/// A replica read through the fan-out: its name, and its documents when it answered.
+type ReplicaRead = (String, Option<(Document, Option<LogDocument>)>);
+
+/// The plans of each replica's candidate shapes (read from its own log and facts), every
+/// distinct EXPLAIN run on every replica through the fan-out: each replica's plans are its
+/// own server's, as over a direct connection.
+async fn add_plans(seed: &Session, cluster: &str, read: &mut [ReplicaRead]) {
+    let mut asked: BTreeMap<u64, Vec<explain::Candidate>> = BTreeMap::new();
+    for (i, (_, read)) in read.iter_mut().enumerate() {
+        let Some((live, Some(log))) = read else { continue };
+        match log.candidates(live) {
+            Some(Ok(candidates)) => {
+                asked.insert(i as u64 + 1, candidates);
+            }
+            Some(Err(why)) => log.set_plans(Err(why)),
+            None => {}
+        }
+    }
+    let mut plans = if asked.values().all(Vec::is_empty) {
+        asked.keys().map(|node| (*node, Ok(Vec::new()))).collect()
+    } else {
+        explain::fan_out_plans(seed, cluster, &asked, &SKIP_DEAD).await
+    };
+    for (i, (_, read)) in read.iter_mut().enumerate() {
+        if let (Some((_, Some(log))), Some(plans)) = (read, plans.remove(&(i as u64 + 1))) {
+            log.set_plans(plans);
+        }
+    }
 }
 
 /// Every part from every replica of `nodes` in one fan-out query, split per replica (a
@@ -536,12 +568,14 @@ pub struct Plan {
 pub type Endpoints = [(String, Endpoint)];
 
 /// Reads every replica of the plan. `warn` hears about a fallback from fan-out to direct
-/// connections; `told` which endpoints receive the credentials over direct connections.
+/// connections; `told` which endpoints receive the credentials over direct connections;
+/// `waiting` how long the `--cluster` node has not answered its connect probe.
 pub async fn collect(
     plan: Plan,
     progress: Progress<'_>,
     warn: &dyn Fn(String),
     told: &dyn Fn(&Endpoints),
+    waiting: super::Waiting<'_>,
 ) -> Result<Collected, CollectError> {
     let Plan { cluster, endpoints, fan_out, parallel, node, replicas } = plan;
     let Some(name) = cluster else {
@@ -559,7 +593,8 @@ pub async fn collect(
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
         return Err(CollectError::UnknownCluster { endpoint: "(no --dsn)".into(), cluster: name });
     };
-    let seed = Session::connect(seed_endpoint.clone(), node.limits).await?.with_in_flight(node.in_flight);
+    let seed =
+        Session::connect_waiting(seed_endpoint.clone(), node.limits, waiting).await?.with_in_flight(node.in_flight);
     let members = members(&seed, &name).await?;
     if members.is_empty() {
         return Err(CollectError::UnknownCluster { endpoint: seed.endpoint().to_string(), cluster: name });

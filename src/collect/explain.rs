@@ -3,6 +3,8 @@
 //! most [`MAX_PLANS`] candidate shapes, after the fact and log queries (one EXPLAIN per round
 //! trip for a readonly=1 user: it may not read EXPLAIN as a subquery).
 
+use std::collections::BTreeMap;
+
 use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -151,6 +153,161 @@ pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Pl
     Ok(plans)
 }
 
+/// What `--dry-run --cluster` says of the plan round through the fan-out.
+pub const FAN_OUT_PURPOSE: &str = "plans of each replica's candidate query shapes (up to 10 per replica, chosen from its \
+     own log and tables as over a direct connection; only when some replica's log shows candidates): every distinct \
+     EXPLAIN of the replicas run on every replica through clusterAllReplicas, up to 20 in one query, each replica keeping \
+     the plans of its own candidates; system.one tells which replicas answered (if the query fails: each EXPLAIN alone)";
+
+/// At most this many distinct EXPLAINs in one fan-out query.
+pub const FAN_OUT_CHUNK: usize = 20;
+
+/// A line of a fan-out plan query: the candidate (from 1; 0 is the replica answering at
+/// all), the replica and the line.
+#[derive(Debug, Deserialize)]
+struct ReplicaPlanLine {
+    #[serde(deserialize_with = "crate::facts::typed::uint")]
+    candidate: u64,
+    #[serde(rename = "chaudit_node", deserialize_with = "crate::facts::typed::uint")]
+    node: u64,
+    line: String,
+}
+
+/// The EXPLAINs `sqls` run on every replica of `cluster` in one query: each plan line tagged
+/// with its candidate (from 1) and replica (`_shard_num`), and a line of candidate 0 from
+/// each replica that answered the query at all (an EXPLAIN that fails on a replica for want
+/// of its table is skipped there with skip_unavailable_shards, like a dead replica).
+pub fn fan_out_union_sql(cluster: &str, sqls: &[&str]) -> String {
+    let cluster = super::plan::quoted(cluster);
+    let node = super::plan::NODE_COLUMN;
+    let mut selects = vec![format!(
+        "SELECT 0 AS candidate, _shard_num AS {node}, '' AS line FROM clusterAllReplicas('{cluster}', system.one)"
+    )];
+    selects.extend(sqls.iter().enumerate().map(|(i, sql)| {
+        format!(
+            "SELECT {} AS candidate, _shard_num AS {node}, explain AS line \
+             FROM clusterAllReplicas('{cluster}', view(SELECT explain FROM ({sql})))",
+            i + 1
+        )
+    }));
+    selects.join(" UNION ALL ")
+}
+
+/// Each replica's plans through the fan-out: the plans of its own `candidates` (by replica
+/// number), read on every replica at once. A replica that gave no answer to a plan query
+/// (down since the facts were read) gets its plans unread, with the reason; a replica that
+/// answered but gave no plan for one of its candidates (its table gone meanwhile) gets that
+/// plan's error; a query that fails for all (one EXPLAIN alone fails for all) leaves the
+/// plans of the replicas that asked it unread.
+pub async fn fan_out_plans(
+    seed: &Session,
+    cluster: &str,
+    asked: &BTreeMap<u64, Vec<Candidate>>,
+    settings: &[(&str, &str)],
+) -> BTreeMap<u64, Result<Vec<Plan>, String>> {
+    let mut distinct: Vec<&str> = Vec::new();
+    for candidate in asked.values().flatten() {
+        if !distinct.contains(&candidate.sql.as_str()) {
+            distinct.push(&candidate.sql);
+        }
+    }
+    // (sql, the lines by replica, the replicas that answered) per distinct EXPLAIN, or why not
+    let chunks: Vec<&[&str]> = distinct.chunks(FAN_OUT_CHUNK).collect();
+    let answers: Vec<Vec<(&str, Result<Answered, String>)>> = futures_util::stream::iter(chunks)
+        .map(|chunk| async move { fan_out_chunk(seed, cluster, chunk, settings).await })
+        .buffered(seed.in_flight)
+        .collect()
+        .await;
+    let answers: Vec<(&str, Result<Answered, String>)> = answers.into_iter().flatten().collect();
+    assign(asked, &answers)
+}
+
+/// Each replica's plans from the fan-out's answers (by EXPLAIN): its plans, or why they are
+/// not read (its query failed, or the replica did not answer it).
+fn assign(
+    asked: &BTreeMap<u64, Vec<Candidate>>,
+    answers: &[(&str, Result<Answered, String>)],
+) -> BTreeMap<u64, Result<Vec<Plan>, String>> {
+    let plans_of = |node: u64, candidates: &[Candidate]| {
+        let mut plans = Vec::new();
+        for candidate in candidates {
+            let answered = match answers.iter().find(|(sql, _)| *sql == candidate.sql) {
+                Some((_, Ok(answered))) => answered,
+                Some((_, Err(why))) => return Err(why.clone()),
+                None => return Err(format!("{} was not sent", candidate.sql)),
+            };
+            if !answered.replicas.contains(&node) {
+                return Err(
+                    "the replica did not answer the plan query through clusterAllReplicas (down, or unreachable)"
+                        .into(),
+                );
+            }
+            let mut plan = plan_of(candidate, answered.lines.get(&node).cloned().unwrap_or_default());
+            if plan.plan.is_empty() {
+                // skip_unavailable_shards skips a replica whose table is missing, nothing else
+                plan.error =
+                    Some("no plan from this replica: the EXPLAIN failed there (a table it does not have)".into());
+            }
+            plans.push(plan);
+        }
+        Ok(plans)
+    };
+    asked.iter().map(|(node, candidates)| (*node, plans_of(*node, candidates))).collect()
+}
+
+/// One distinct EXPLAIN's answer through the fan-out: its lines by replica, and the replicas
+/// that answered its query.
+#[derive(Debug, Default)]
+struct Answered {
+    lines: BTreeMap<u64, Vec<String>>,
+    replicas: Vec<u64>,
+}
+
+/// One fan-out plan query of up to [`FAN_OUT_CHUNK`] EXPLAINs; when it fails, each alone.
+async fn fan_out_chunk<'a>(
+    seed: &Session,
+    cluster: &str,
+    chunk: &[&'a str],
+    settings: &[(&str, &str)],
+) -> Vec<(&'a str, Result<Answered, String>)> {
+    let read = |sqls: Vec<&'a str>| async move {
+        let lines: Vec<ReplicaPlanLine> = seed
+            .typed_rows(FAN_OUT_PURPOSE, &fan_out_union_sql(cluster, &sqls), settings)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut answered: Vec<Answered> = sqls.iter().map(|_| Answered::default()).collect();
+        let replicas: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
+        for line in lines {
+            let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
+            if let Some(answer) = answered.get_mut(at) {
+                answer.lines.entry(line.node).or_default().push(line.line);
+            }
+        }
+        for answer in &mut answered {
+            answer.replicas = replicas.clone();
+        }
+        Ok::<_, String>(sqls.into_iter().zip(answered).collect::<Vec<_>>())
+    };
+    match read(chunk.to_vec()).await {
+        Ok(all) => all.into_iter().map(|(sql, answer)| (sql, Ok(answer))).collect(),
+        Err(_) if chunk.len() > 1 => {
+            let alone = futures_util::stream::iter(chunk.iter().copied())
+                .map(|sql| async move {
+                    match read(vec![sql]).await {
+                        Ok(mut one) => one.pop().map_or((sql, Err("no answer".into())), |(s, a)| (s, Ok(a))),
+                        Err(why) => (sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))),
+                    }
+                })
+                .buffered(seed.in_flight);
+            alone.collect().await
+        }
+        Err(why) => chunk
+            .iter()
+            .map(|sql| (*sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))))
+            .collect(),
+    }
+}
+
 fn assemble(candidates: &[Candidate], lines: &[PlanLine]) -> Vec<Plan> {
     let mut plans: Vec<Vec<String>> = vec![Vec::new(); candidates.len()];
     for line in lines {
@@ -220,6 +377,58 @@ mod tests {
         let mut with_settings = shape(1);
         with_settings["example"] = json!("SELECT * FROM db.t WHERE u = 1 SETTINGS max_threads = 1");
         assert!(candidates(&live, &read(&[with_settings])).unwrap().is_empty());
+    }
+
+    #[test]
+    fn through_the_fan_out_each_replica_keeps_its_own_plans_and_a_silent_one_none() {
+        let sql = fan_out_union_sql("it's", &["EXPLAIN SELECT 1", "EXPLAIN SELECT 2"]);
+        assert_eq!(
+            sql,
+            "SELECT 0 AS candidate, _shard_num AS chaudit_node, '' AS line FROM clusterAllReplicas('it\\'s', system.one) \
+             UNION ALL SELECT 1 AS candidate, _shard_num AS chaudit_node, explain AS line FROM clusterAllReplicas('it\\'s', \
+             view(SELECT explain FROM (EXPLAIN SELECT 1))) UNION ALL SELECT 2 AS candidate, _shard_num AS chaudit_node, \
+             explain AS line FROM clusterAllReplicas('it\\'s', view(SELECT explain FROM (EXPLAIN SELECT 2)))"
+        );
+        let candidate = |sql: &str| Candidate { shape: "s".into(), check: "projections", sql: sql.into(), about: None };
+        let (one, two, three) = (candidate("EXPLAIN one"), candidate("EXPLAIN two"), candidate("EXPLAIN three"));
+        // replica 1 asked one; 2 asked one and two; 3 (down since its facts were read) asked
+        // two; 4 asked three, whose query failed; 5 asked nothing
+        let asked: BTreeMap<u64, Vec<Candidate>> = [
+            (1, vec![one.clone()]),
+            (2, vec![one.clone(), two.clone()]),
+            (3, vec![two.clone()]),
+            (4, vec![three.clone()]),
+            (5, vec![]),
+        ]
+        .into();
+        let lines = |pairs: &[(u64, &str)]| {
+            let mut by_node: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+            for (node, line) in pairs {
+                by_node.entry(*node).or_default().push(line.to_string());
+            }
+            by_node
+        };
+        let replicas = vec![1, 2, 4, 5];
+        let answers = [
+            (
+                "EXPLAIN one",
+                Ok(Answered {
+                    lines: lines(&[(1, "ReadFromMergeTree (p)"), (2, "ReadFromMergeTree")]),
+                    replicas: replicas.clone(),
+                }),
+            ),
+            // replica 2's table is gone: skipped there, no line
+            ("EXPLAIN two", Ok(Answered { lines: lines(&[]), replicas })),
+            ("EXPLAIN three", Err("an EXPLAIN through clusterAllReplicas failed: UNKNOWN_SETTING".to_string())),
+        ];
+        let plans = assign(&asked, &answers);
+        assert_eq!(plans[&1].as_ref().unwrap()[0].plan, ["ReadFromMergeTree (p)"]);
+        let on_two = plans[&2].as_ref().unwrap();
+        assert_eq!(on_two[0].plan, ["ReadFromMergeTree"]);
+        assert!(on_two[1].plan.is_empty() && on_two[1].error.as_deref().unwrap().contains("a table it does not have"));
+        assert!(plans[&3].as_ref().unwrap_err().contains("did not answer"), "a silent replica has no plans");
+        assert!(plans[&4].as_ref().unwrap_err().contains("UNKNOWN_SETTING"));
+        assert_eq!(plans[&5].as_ref().unwrap(), &Vec::<Plan>::new());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::explain;
+use super::explain::{self, Candidate};
 use super::{Answer, Document, Rows, Session};
 use crate::facts::derived::Plan;
 use crate::facts::rows::QueryShape;
@@ -50,14 +50,26 @@ impl LogDocument {
     /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
     /// (unavailable, with the reason, when the EXPLAIN query fails).
     pub async fn add_plans(&mut self, session: &Session, live: &Document) {
-        let Some(Value::Array(shapes)) = self.answers.get_mut("shapes") else { return };
-        explain::read_top_n(shapes);
-        let candidates =
-            typed::read(&*self, "log", "shapes").and_then(|shapes: Vec<QueryShape>| explain::candidates(live, &shapes));
-        let plans = match candidates {
-            Ok(candidates) => explain::plans(session, &candidates).await,
-            Err(why) => Err(why),
+        let plans = match self.candidates(live) {
+            Some(Ok(candidates)) => explain::plans(session, &candidates).await,
+            Some(Err(why)) => Err(why),
+            None => return,
         };
+        self.set_plans(plans);
+    }
+
+    /// Reads each shape's Top-N limit and gives the shapes worth an EXPLAIN; `None` without
+    /// shapes (the plans are not asked then).
+    pub fn candidates(&mut self, live: &Document) -> Option<Result<Vec<Candidate>, String>> {
+        let Some(Value::Array(shapes)) = self.answers.get_mut("shapes") else { return None };
+        explain::read_top_n(shapes);
+        Some(
+            typed::read(&*self, "log", "shapes").and_then(|shapes: Vec<QueryShape>| explain::candidates(live, &shapes)),
+        )
+    }
+
+    /// The plans of the candidates, or why they could not be read.
+    pub fn set_plans(&mut self, plans: Result<Vec<Plan>, String>) {
         match plans {
             Ok(plans) => self.plans = Some(plans),
             Err(why) => self.plans_unread(why),

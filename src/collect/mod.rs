@@ -26,7 +26,7 @@ use serde_json::{Map, Value, json};
 
 use crate::facts::typed;
 
-pub use client::{CollectError, Limits, Session, Unread};
+pub use client::{CollectError, Limits, Session, Unread, WAIT_NOTICE_AFTER, Waiting};
 pub(crate) use combined::{Answer, Combined, Rows};
 use interned::{Document, Interner};
 pub(crate) use log::LogDocument;

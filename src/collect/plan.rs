@@ -484,6 +484,15 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
          has (if a replica refuses it: the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
         fan_out(VERSION_PROBE, cluster)
     ));
+    if log_window.is_some() {
+        let example = super::explain::fan_out_union_sql(cluster, &["EXPLAIN ..."]);
+        out.push_str(&format!(
+            "-- {}
+--   {example};
+",
+            super::explain::FAN_OUT_PURPOSE
+        ));
+    }
     out
 }
 

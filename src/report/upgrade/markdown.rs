@@ -90,7 +90,7 @@ pub fn render(review: &Review) -> String {
             issue_verdict(issue, &to.status.release)
         );
         for f in &issue.findings {
-            let _ = writeln!(out, "  - {}", f.message);
+            let _ = writeln!(out, "  - {}", crate::report::markdown::text(&f.message));
         }
     }
     if !review.known_issues.is_empty() {
@@ -152,13 +152,13 @@ pub fn render(review: &Review) -> String {
     if !review.notes.is_empty() {
         let _ = writeln!(out, "## Notes\n");
         for n in &review.notes {
-            let _ = writeln!(out, "- {n}");
+            let _ = writeln!(out, "- {}", crate::report::markdown::text(n));
         }
     }
     out
 }
 
-/// Table cells: no pipes, no line breaks, markup shown as code.
+/// Table cells: no pipes, no line breaks, XML tags shown as code, never raw HTML.
 fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ").replace('<', "&lt;").replace('>', "&gt;")
+    crate::report::markdown::cell(text)
 }
