@@ -1,5 +1,5 @@
 //! The generated parts of docs/ stay current: the rules reference (one page per rule) and
-//! the page of every query the live audit sends. `CHAUDIT_UPDATE_DOCS=1 cargo test --test
+//! the page of every query the live audit sends; the YAML examples of docs/ load. `CHAUDIT_UPDATE_DOCS=1 cargo test --test
 //! docs` rewrites them.
 
 mod support;
@@ -114,4 +114,50 @@ fn links_resolve() {
         }
     }
     assert!(broken.is_empty(), "links to nothing: {broken:?}");
+}
+
+/// The fenced YAML blocks of a page, unindented.
+fn yaml_blocks(page: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(support::repo_root().join(page)).unwrap();
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(indent) = line.find("```yaml") else { continue };
+        let body: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+        blocks.push(body.iter().map(|l| l.get(indent..).unwrap_or("")).collect::<Vec<_>>().join("\n"));
+    }
+    blocks
+}
+
+#[test]
+fn every_yaml_example_in_the_docs_loads() {
+    // the rule of docs/writing-rules.md, beside the built-in pack (its id made its own)
+    let [rule] = yaml_blocks("docs/writing-rules.md").try_into().expect("one rule example");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("cache")).unwrap();
+    let id = rule.lines().next().unwrap().split_whitespace().nth(1).unwrap().to_string();
+    std::fs::write(dir.path().join("cache/example.yaml"), rule.replacen(&id, "docs-example", 1)).unwrap();
+    let listed = chaudit(&["rules", "list", "--rules", dir.path().to_str().unwrap()]);
+    assert!(listed.contains("docs-example"), "{listed}");
+    // the suppressions of docs/ci.md, as a project file of an audit
+    let [suppressions] = yaml_blocks("docs/ci.md").try_into().expect("one suppressions example");
+    let file = dir.path().join("suppressions.yaml");
+    std::fs::write(&file, suppressions).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_chaudit"))
+        .args(["--config", "examples/production/config.xml", "--suppressions", file.to_str().unwrap()])
+        .current_dir(support::repo_root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn every_helper_function_of_the_rules_is_documented() {
+    let source = std::fs::read_to_string(support::repo_root().join("src/rules/expr.rs")).unwrap();
+    let page = std::fs::read_to_string(support::repo_root().join("docs/writing-rules.md")).unwrap();
+    let registered: Vec<&str> =
+        source.split("add_function(\"").skip(1).filter_map(|rest| rest.split('"').next()).collect();
+    assert!(registered.contains(&"num") && registered.contains(&"shorten"), "not read: {registered:?}");
+    let missing: Vec<&&str> = registered.iter().filter(|name| !page.contains(&format!("`{name}("))).collect();
+    assert!(missing.is_empty(), "docs/writing-rules.md does not document {missing:?}");
 }

@@ -321,6 +321,10 @@ fn findings_of(
             };
             let mut scope = context.new_inner_scope();
             scope.add_variable_as_val(rule.item.clone(), item.clone_as_boxed());
+            for (name, expr) in &rule.lets {
+                let value = expr.eval_val(&scope).map_err(|e| format!("`let` {name}: {e}"))?.as_ref().clone_as_boxed();
+                scope.add_variable_as_val(name.clone(), value);
+            }
             match rule.when.eval(&scope)? {
                 Value::Bool(true) => found.push(finding(rule, &scope, named, catalog)?),
                 Value::Bool(false) => {}

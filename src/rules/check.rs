@@ -46,6 +46,7 @@ pub struct Expressions<'r> {
     pub params: &'r [Param],
     pub item: &'r str,
     pub for_each: Option<&'r Expr>,
+    pub lets: &'r [(String, Expr)],
     pub when: Option<&'r Expr>,
     pub location: Option<&'r Expr>,
     pub impact: Option<&'r Expr>,
@@ -59,7 +60,8 @@ impl<'r> Expressions<'r> {
     pub fn all(&self) -> Vec<&'r Expr> {
         let single = [self.for_each, self.when, self.location, self.impact, self.object].into_iter().flatten();
         let holes = self.templates.iter().flat_map(|t| t.holes());
-        single.chain(self.evidence.iter().map(|(_, e)| e)).chain(holes).collect()
+        let named = self.lets.iter().chain(self.evidence).map(|(_, e)| e);
+        single.chain(named).chain(holes).collect()
     }
 }
 
@@ -99,6 +101,10 @@ pub fn rule(e: Expressions) -> (Reads, Vec<Located>) {
         checker.bind(e.item, item_type);
     } else {
         checker.bind(e.item, Type::Any);
+    }
+    for (name, expr) in e.lets {
+        let t = check_one(&mut checker, expr, None, &mut problems);
+        checker.bind(name, t);
     }
     if let Some(when) = e.when {
         check_one(&mut checker, when, Some(Type::Bool), &mut problems);

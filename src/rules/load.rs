@@ -28,6 +28,7 @@ const KEYS: &[&str] = &[
     "applies",
     "for_each",
     "as",
+    "let",
     "when",
     "location",
     "object",
@@ -153,12 +154,18 @@ impl Parser<'_> {
         let effect = self.effect(severity, origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
-        let when = self.required_expr(self.doc, "when", origin);
+        let lets = self.named_exprs("let", &item);
+        // without `when`, every item `for_each` gives is a finding (or, without `for_each`,
+        // the rule fires wherever it applies: a version gate is its whole condition)
+        let when = match self.doc.get("when") {
+            None => self.compile("true", origin),
+            Some(_) => self.required_expr(self.doc, "when", origin),
+        };
         let location = self.optional_expr(self.doc, "location");
         let object = self.optional_expr(self.doc, "object");
         let impact = self.optional_expr(self.doc, "impact");
         let message = self.template(self.doc, "message", true, origin);
-        let evidence = self.evidence();
+        let evidence = self.named_exprs("evidence", "");
         let remediation = self.remediation(origin);
         // fixtures live in a directory named after the rule, beside its file
         let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
@@ -170,6 +177,7 @@ impl Parser<'_> {
                 params: &params,
                 item: &item,
                 for_each: for_each.as_ref(),
+                lets: &lets,
                 when: when.as_ref(),
                 location: location.as_ref(),
                 impact: impact.as_ref(),
@@ -205,6 +213,7 @@ impl Parser<'_> {
             versions,
             for_each,
             item,
+            lets,
             when: when?,
             location,
             object,
@@ -449,21 +458,33 @@ impl Parser<'_> {
         out
     }
 
-    fn evidence(&mut self) -> Vec<(String, Expr)> {
-        match self.doc.get("evidence") {
+    /// A mapping of names to expressions, in order: `evidence`, or `let` (each name a new
+    /// variable, not the item's).
+    fn named_exprs(&mut self, key: &str, item: &str) -> Vec<(String, Expr)> {
+        match self.doc.get(key) {
             None => Vec::new(),
             Some(Yaml::Mapping(pairs, _)) => pairs
                 .iter()
                 .filter_map(|(k, v)| match (k.as_str(), v) {
-                    (Some(name), Yaml::Scalar(source, o)) => self.compile(source, *o).map(|e| (name.to_string(), e)),
+                    (Some(name), Yaml::Scalar(source, o)) => {
+                        if key == "let" && !is_variable_name(name, item) {
+                            let why = format!(
+                                "`let` names a new variable: `{name}` is not an identifier, or is the item, `params`, \
+                                 `version` or a source"
+                            );
+                            self.error(k.origin(), why, None);
+                            return None;
+                        }
+                        self.compile(source, *o).map(|e| (name.to_string(), e))
+                    }
                     _ => {
-                        self.error(k.origin(), "evidence maps a name to an expression", None);
+                        self.error(k.origin(), format!("`{key}` maps a name to an expression"), None);
                         None
                     }
                 })
                 .collect(),
             Some(other) => {
-                self.error(other.origin(), "`evidence` maps names to expressions", None);
+                self.error(other.origin(), format!("`{key}` maps names to expressions"), None);
                 Vec::new()
             }
         }
@@ -682,4 +703,14 @@ pub fn index(rules: &[Rule]) -> Result<BTreeMap<&str, &Rule>, &Rule> {
         }
     }
     Ok(out)
+}
+
+/// Whether `name` can be a `let` variable: an identifier that hides nothing the rule reads.
+fn is_variable_name(name: &str, item: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && name != item
+        && !matches!(name, "params" | "version")
+        && crate::facts::Source::parse(name).is_none()
 }

@@ -284,6 +284,10 @@ pub struct Rule {
     pub for_each: Option<Expr>,
     /// The name an item has in the other expressions.
     pub item: String,
+    /// Named subexpressions, evaluated in order for each item after it is bound: each is a
+    /// variable of the ones after it, `when`, the message, evidence and fix.
+    pub lets: Vec<(String, Expr)>,
+    /// Whether an item is a finding (`true` when a rule over items has none).
     pub when: Expr,
     /// Where the finding points: an expression giving `file:line:column` (an item's `at`).
     pub location: Option<Expr>,
@@ -345,6 +349,7 @@ impl Rule {
             params: &self.params,
             item: &self.item,
             for_each: self.for_each.as_ref(),
+            lets: &self.lets,
             when: Some(&self.when),
             location: self.location.as_ref(),
             impact: self.impact.as_ref(),
