@@ -26,7 +26,7 @@ fn fix_snippets_are_never_wrapped() {
     let json: serde_json::Value =
         serde_json::from_slice(&chaudit(&["--config", EXAMPLE, "--format", "json"], &[]).stdout).expect("json report");
     let findings = json["findings"].as_array().expect("findings");
-    assert!(findings.len() >= 7);
+    assert!(findings.iter().any(|f| f["remediation"]["config"].is_string()), "the example has config fixes");
     for columns in ["60", "200"] {
         let text = String::from_utf8(chaudit(&["--config", EXAMPLE], &[("COLUMNS", columns)]).stdout).expect("utf-8");
         let printed: Vec<&str> = text.lines().map(str::trim).collect();
