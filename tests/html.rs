@@ -196,6 +196,8 @@ fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
     for f in findings {
         let fp = f["fingerprint"].as_str().unwrap();
         assert!(dom.contains(&format!("data-fingerprint=\"{fp}\"")), "{name}: finding {fp} missing");
+        let rule = f["rule_id"].as_str().unwrap();
+        assert!(dom.contains(&format!("<tr id=\"rule-{rule}\">")), "{name}: what {rule} checks, in the rules table");
         for key in ["title", "message"] {
             let text = escaped(f[key].as_str().unwrap());
             assert!(dom.contains(&text), "{name}: the {key} of {fp} is not shown as text: {text}");

@@ -41,7 +41,7 @@ pub fn render(report: &Report) -> String {
     if !hosts.is_empty() {
         matrix(&mut out, report, &hosts);
     }
-    outcomes(&mut out, report);
+    outcomes(&mut out, report, &rules);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
     out
 }
@@ -271,7 +271,13 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
         message = esc(&f.message),
     );
     let docs = format!("docs/rules/{}.md", f.rule_id);
-    let _ = write!(out, "<dt>rule</dt><dd><a href=\"{}\"><code>{}</code></a>", esc(&docs), esc(&f.rule_id));
+    let _ = write!(
+        out,
+        "<dt>rule</dt><dd><a href=\"{}\"><code>{}</code></a> · <a href=\"#rule-{}\">about</a>",
+        esc(&docs),
+        esc(&f.rule_id),
+        esc(&f.rule_id)
+    );
     if let Some(uri) = rule.and_then(|r| r.help_uri.as_deref()) {
         let _ = write!(out, " · <a href=\"{}\" rel=\"noreferrer\">reference</a>", esc(uri));
     }
@@ -299,13 +305,6 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
         host_evidence(out, &f.hosts);
     }
     fix(out, f);
-    if let Some(r) = rule.filter(|r| !r.description.trim().is_empty()) {
-        let _ = writeln!(
-            out,
-            "<details class=\"about\"><summary>About this rule</summary><pre class=\"text\">{}</pre></details>",
-            esc(r.description.trim_end())
-        );
-    }
     out.push_str("</article>\n");
 }
 
@@ -427,22 +426,32 @@ fn matrix(out: &mut String, report: &Report, hosts: &[&str]) {
     out.push_str("</section>\n");
 }
 
-/// Every rule that ran with its outcome, folded.
-fn outcomes(out: &mut String, report: &Report) {
+/// Every rule that ran with its outcome and what it checks (once, however many findings it
+/// has), folded.
+fn outcomes(out: &mut String, report: &Report, rules: &BTreeMap<&str, &RuleInfo>) {
     let _ = write!(
         out,
         "<section id=\"rules\"><details><summary><h2>All rules ({})</h2></summary>\n<table><thead><tr><th>rule</th>\
-         <th>outcome</th><th>reason</th></tr></thead><tbody>\n",
+         <th>outcome</th><th>reason</th><th>what it checks</th></tr></thead><tbody>\n",
         report.outcomes.len()
     );
     for o in &report.outcomes {
         let kind = outcome_name(o.outcome);
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "<tr><td><code>{}</code></td><td class=\"o-{kind}\">{kind}</td><td class=\"text\">{}</td></tr>",
+            "<tr id=\"rule-{0}\"><td><code>{0}</code></td><td class=\"o-{kind}\">{kind}</td><td class=\"text\">{1}</td><td>",
             esc(&o.rule_id),
             esc(o.reason.as_deref().unwrap_or(""))
         );
+        if let Some(r) = rules.get(o.rule_id.as_str()) {
+            let _ = write!(
+                out,
+                "<details><summary>{}</summary><div class=\"text\">{}</div></details>",
+                esc(&r.title),
+                esc(r.description.trim_end())
+            );
+        }
+        out.push_str("</td></tr>\n");
     }
     out.push_str("</tbody></table></details></section>\n");
 }
@@ -479,6 +488,79 @@ mod tests {
             "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;"
         );
         assert_eq!(esc("plain: a_b-c"), "plain: a_b-c");
+    }
+
+    /// A report whose every text from a config or a server is markup.
+    fn hostile_report() -> Report {
+        use crate::eval::{Evaluation, HostOutcome, Outcome};
+        const BAD: &str = "x\"'><script>alert(1)</script>&amp;<img src=x onerror=alert(2)>";
+        let evidence: serde_json::Map<String, serde_json::Value> =
+            [(BAD.to_string(), serde_json::json!(BAD)), ("list".to_string(), serde_json::json!([BAD, 1]))]
+                .into_iter()
+                .collect();
+        let finding = Finding {
+            rule_id: "some-rule".into(),
+            severity: Severity::High,
+            title: BAD.into(),
+            message: BAD.into(),
+            object: Some(BAD.into()),
+            location: Some(crate::source::Location { file: BAD.into(), line: 3, column: 1 }),
+            evidence: evidence.clone(),
+            remediation: crate::eval::finding::Remediation {
+                config: Some(BAD.into()),
+                manual: Some(BAD.into()),
+                sql: Some(BAD.into()),
+                command: Some(BAD.into()),
+                ..Default::default()
+            },
+            fingerprint: "0123456789abcdef".into(),
+            rank: 1,
+            score: 4.0,
+            suppressed: None,
+            baselined: false,
+            hosts: vec![HostEvidence {
+                host: BAD.into(),
+                version: Some(BAD.into()),
+                message: Some(BAD.into()),
+                evidence,
+            }],
+        };
+        let outcome = Outcome {
+            rule_id: "some-rule".into(),
+            outcome: OutcomeKind::Fired,
+            reason: Some(BAD.into()),
+            hosts: vec![HostOutcome { host: BAD.into(), outcome: OutcomeKind::Inconclusive, reason: Some(BAD.into()) }],
+        };
+        Report::of(super::super::Run {
+            target: BAD.into(),
+            evaluation: Evaluation { outcomes: vec![outcome], findings: vec![finding] },
+            policy: crate::verdict::Policy { fail_on: Some(Severity::High), allow_inconclusive: false },
+            errors: vec![super::super::RunError::plain(BAD)],
+            failure: None,
+            warnings: vec![BAD.into()],
+            rules: vec![RuleInfo {
+                id: "some-rule".into(),
+                title: BAD.into(),
+                description: BAD.into(),
+                severity: Severity::High,
+                tags: vec![BAD.into()],
+                category: BAD.into(),
+                help_uri: Some(format!("https://example.com/{BAD}")),
+            }],
+            artifact_base: String::new(),
+        })
+    }
+
+    #[test]
+    fn every_text_of_a_report_is_escaped() {
+        let page = render(&hostile_report());
+        assert_eq!(page.matches("<script").count(), 1, "only the page's own script");
+        assert!(!page.contains("<img"), "no element from the report's texts");
+        assert!(!page.contains("'><"), "no attribute closed by a report's text");
+        let escaped = esc("x\"'><script>alert(1)</script>&amp;<img src=x onerror=alert(2)>");
+        // target, title, message, object, file, evidence, replicas, fixes, rule, errors, reasons
+        assert!(page.matches(escaped.as_str()).count() >= 20, "the texts are shown, escaped");
+        assert!(page.contains("&amp;amp;"), "an entity in a name stays the text it is");
     }
 
     #[test]
