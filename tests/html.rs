@@ -127,7 +127,8 @@ fn browse(page: &Path, shot: &Path) -> Page {
     let net = work.path().join("net.json");
     let url = format!("file://{}", page.canonicalize().unwrap().display());
     let mut dump = chromium_command(&work.path().join("profile"));
-    dump.arg(format!("--log-net-log={}", net.display())).arg("--dump-dom").arg(&url);
+    // virtual time: the page's timers run before the DOM is dumped, without waiting for them
+    dump.arg(format!("--log-net-log={}", net.display())).arg("--virtual-time-budget=2000").arg("--dump-dom").arg(&url);
     let out = run_bounded(dump, "dump-dom");
     assert!(out.status.success(), "chromium --dump-dom failed: {}", String::from_utf8_lossy(&out.stderr));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -270,7 +271,10 @@ fn the_filters_hide_what_does_not_match() {
             "</body>",
             &format!(
                 "<script>var t=document.getElementById('f-text');t.value='{first}';\
-                 t.dispatchEvent(new Event('input',{{bubbles:true}}));</script></body>"
+                 t.dispatchEvent(new Event('input',{{bubbles:true}}));\
+                 var b=document.querySelector('button.copy');b.click();\
+                 setTimeout(function(){{document.body.setAttribute('data-copied',b.textContent+'|'+\
+                 String(window.getSelection()).length);}},300);</script></body>"
             )
         )
     );
@@ -278,6 +282,15 @@ fn the_filters_hide_what_does_not_match() {
     std::fs::write(&page, typed).unwrap();
     let seen = browse(&page, &shot("filtered"));
     assert!(seen.console.is_empty(), "{:?}", seen.console);
+    // a script's click is no user gesture: the clipboard refuses it, and the snippet is
+    // selected instead (a person's click copies)
+    let copied = seen.dom.split("data-copied=\"").nth(1).expect("the copy button answered");
+    let copied = &copied[..copied.find('"').unwrap()];
+    let (word, selected) = copied.split_once('|').unwrap();
+    assert!(
+        word == "Copied" || (word == "Selected: press Ctrl+C" && selected.parse::<usize>().unwrap() > 0),
+        "the copy button: {copied}"
+    );
     let total = report["findings"].as_array().unwrap().len();
     assert!(seen.dom.contains(&format!("{matching} of {total} shown")), "the count after the search");
     let articles: Vec<&str> = seen.dom.split("<article ").skip(1).map(|a| &a[..a.find('>').unwrap()]).collect();

@@ -50,9 +50,26 @@
     document.body.removeChild(area);
     return done;
   }
+  // when the page may not write the clipboard, the snippet is selected for Ctrl+C
+  function select(code) {
+    if (!code || !window.getSelection) { return; }
+    var range = document.createRange();
+    range.selectNodeContents(code);
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+  }
   function said(button, word) {
     button.textContent = word;
     setTimeout(function () { button.textContent = "Copy"; }, 1500);
+  }
+  function manual(button, code, text) {
+    if (fallback(text)) {
+      said(button, "Copied");
+    } else {
+      select(code);
+      said(button, "Selected: press Ctrl+C");
+    }
   }
   document.querySelectorAll("button.copy").forEach(function (button) {
     button.hidden = false;
@@ -61,10 +78,10 @@
       var text = code ? code.textContent : "";
       if (navigator.clipboard && window.isSecureContext) {
         navigator.clipboard.writeText(text).then(function () { said(button, "Copied"); }, function () {
-          said(button, fallback(text) ? "Copied" : "Select and copy");
+          manual(button, code, text);
         });
       } else {
-        said(button, fallback(text) ? "Copied" : "Select and copy");
+        manual(button, code, text);
       }
     });
   });
