@@ -241,9 +241,19 @@ fn the_example_report_in_a_browser() {
     assert_eq!(code, 1);
     let page = browse(&html, &shot("example"));
     check_page("example", &page, &report, code);
-    // without the script everything is there: no finding is hidden in the file itself
+    // without its script (a copy without it: --dump-dom itself needs scripts) every finding is
+    // shown, and the filters, which need the script, are not
     let file = std::fs::read_to_string(&html).unwrap();
-    assert!(!file.contains("hidden data-") && !file.contains("<article hidden"));
+    let (before, after) = file.rsplit_once("<script>").unwrap();
+    let without = dir.path().join("without-script.html");
+    std::fs::write(&without, format!("{before}{}", &after[after.find("</script>").unwrap() + 9..])).unwrap();
+    let plain = browse(&without, &shot("without-script")).dom;
+    assert_eq!(plain.matches("<script").count(), 0);
+    let findings = report["findings"].as_array().unwrap().len();
+    let articles: Vec<&str> = plain.split("<article ").skip(1).map(|a| &a[..a.find('>').unwrap()]).collect();
+    assert_eq!(articles.len(), findings);
+    assert!(articles.iter().all(|a| !a.contains(" hidden")), "no finding hidden without the script");
+    assert!(plain.contains("<form id=\"filters\" hidden=\"\">"), "the filters stay hidden without the script");
     assert!(file.contains("Content-Security-Policy") && file.contains("default-src 'none'"));
     for f in report["findings"].as_array().unwrap() {
         let sql = f["remediation"]["sql"].as_str().or(f["remediation"]["config"].as_str());
