@@ -244,6 +244,14 @@ fn the_example_report_in_a_browser() {
     // without its script (a copy without it: --dump-dom itself needs scripts) every finding is
     // shown, and the filters, which need the script, are not
     let file = std::fs::read_to_string(&html).unwrap();
+    // the page's policy runs its own script only: one slipped into it would not run
+    let injected = dir.path().join("injected.html");
+    let script = "<script>document.body.setAttribute('data-injected','ran')</script>";
+    std::fs::write(&injected, file.replacen("<body>", &format!("<body>{script}"), 1)).unwrap();
+    let seen = browse(&injected, &shot("injected"));
+    assert!(!seen.dom.contains("data-injected=\"ran\""), "a script not the page's own ran");
+    assert!(seen.console.iter().any(|l| l.contains("Content Security Policy")), "{:?}", seen.console);
+    assert!(seen.dom.contains("<form id=\"filters\">"), "the page's own script still ran");
     let (before, after) = file.rsplit_once("<script>").unwrap();
     let without = dir.path().join("without-script.html");
     std::fs::write(&without, format!("{before}{}", &after[after.find("</script>").unwrap() + 9..])).unwrap();
