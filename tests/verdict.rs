@@ -1,7 +1,7 @@
 //! The verdict cases: every way an audit can end, in every format. The exit code is the one
 //! the report's status documents, and each format says that status: JSON's
 //! `summary.status`, SARIF's invocation, JUnit's failures and errors, the status line of
-//! text and Markdown.
+//! text and Markdown, the HTML page's verdict.
 
 mod support;
 
@@ -72,7 +72,7 @@ const CASES: &[Case] = &[
     Case { what: "a server that cannot be read", args: &["--dsn", "http://127.0.0.1:1"], status: "failed" },
 ];
 
-const FORMATS: &[&str] = &["text", "json", "sarif", "junit", "markdown"];
+const FORMATS: &[&str] = &["text", "json", "sarif", "junit", "markdown", "html"];
 
 fn exit_code(status: &str) -> i32 {
     match status {
@@ -111,6 +111,12 @@ fn stated_status(format: &str, out: &str) -> Option<String> {
             let status = invocation["properties"]["status"].as_str().unwrap().to_string();
             assert_eq!(invocation["executionSuccessful"], judged(&status), "{invocation}");
             Some(status)
+        }
+        "html" => {
+            let at = out.find("class=\"verdict status-").expect("the HTML report's verdict") + 22;
+            let status = &out[at..at + out[at..].find('"').unwrap()];
+            assert!(out.contains(&format!("exit code {}", exit_code(status))), "the HTML verdict's exit code");
+            Some(status.to_string())
         }
         "junit" => Some(
             match (junit_count(out, "errors") > 0, junit_count(out, "failures") > 0) {

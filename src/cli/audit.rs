@@ -112,6 +112,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         }
         Format::Json => None,
         Format::Markdown => Some(report::markdown::render(report)),
+        Format::Html => Some(report::html::render(report)),
         Format::Sarif => Some(report::sarif::render(report)),
         Format::Junit => Some(report::junit::render(report)),
     };
@@ -237,17 +238,19 @@ fn offline_only(args: &AuditArgs) -> Result<(), String> {
     }
 }
 
-/// Maps an audit error to its message and exit code; SARIF, JUnit and JSON carry it too, so
-/// a CI step that uploads the report shows why nothing was audited.
+/// Maps an audit error to its message and exit code; SARIF, JUnit, JSON and HTML carry it too,
+/// so a CI step that uploads the report shows why nothing was audited.
 fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
     let class = error.class();
     // an output that names an input is not written, not even with the error
     let writable = !matches!(error, AuditError::Output(_));
-    let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json)).then(|| {
-        let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
-        let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
-        report::Report::of(report::Run::stopped(target, base, report::RunError::of(&error), class))
-    });
+    let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json | Format::Html))
+        .then(|| {
+            let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
+            let base =
+                args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
+            report::Report::of(report::Run::stopped(target, base, report::RunError::of(&error), class))
+        });
     match error {
         AuditError::Config(e) => report_all(vec![*e]),
         AuditError::Rules(errors) => report_all(errors),
@@ -262,6 +265,7 @@ fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
             match args.format {
                 Format::Sarif => write_output(path, &report::sarif::render(&report), code),
                 Format::Junit => write_output(path, &report::junit::render(&report), code),
+                Format::Html => write_output(path, &report::html::render(&report), code),
                 _ => stream_output(path, |out| report::json::write(&report, out), code),
             }
         }

@@ -160,6 +160,8 @@ pub enum Format {
     Text,
     Json,
     Markdown,
+    /// One self-contained HTML page (no request; filters and copy buttons inline).
+    Html,
     /// SARIF 2.1.0 for GitHub code scanning.
     Sarif,
     Junit,

@@ -1,6 +1,7 @@
 //! Emitters: one module per output format. None of them computes anything; they turn the
 //! ranked findings and outcomes of a [`Report`] into text.
 
+pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
