@@ -82,8 +82,22 @@ impl FactLines {
 }
 
 /// Where facts come from; a rule declares the ones it needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Source {
     Config,
     Live,
@@ -95,24 +109,11 @@ pub enum Source {
 
 impl Source {
     pub fn parse(s: &str) -> Option<Source> {
-        match s {
-            "config" => Some(Source::Config),
-            "live" => Some(Source::Live),
-            "log" => Some(Source::Log),
-            "host" => Some(Source::Host),
-            "cluster" => Some(Source::Cluster),
-            _ => None,
-        }
+        s.parse().ok()
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Source::Config => "config",
-            Source::Live => "live",
-            Source::Log => "log",
-            Source::Host => "host",
-            Source::Cluster => "cluster",
-        }
+        self.into()
     }
 }
 

@@ -90,10 +90,7 @@ pub struct RuleInfo {
 impl Summary {
     /// "2 high, 1 low": the findings per severity, the most severe first.
     pub fn severity_counts(&self) -> Vec<String> {
-        Severity::NAMES
-            .split(", ")
-            .filter_map(|name| self.by_severity.get(name).map(|n| format!("{n} {name}")))
-            .collect()
+        Severity::names().filter_map(|name| self.by_severity.get(name).map(|n| format!("{n} {name}"))).collect()
     }
 }
 

@@ -128,7 +128,11 @@ impl Parser<'_> {
             let parsed = Severity::parse(&s);
             if parsed.is_none() {
                 let at = self.doc.get("severity").map_or(origin, Yaml::origin);
-                self.error(at, format!("unknown severity `{s}`"), Some(format!("one of {}", Severity::NAMES)));
+                self.error(
+                    at,
+                    format!("unknown severity `{s}`"),
+                    Some(format!("one of {}", Severity::names().collect::<Vec<_>>().join(", "))),
+                );
             }
             parsed
         });
@@ -426,7 +430,7 @@ impl Parser<'_> {
                             self.error(
                                 at,
                                 format!("unknown param type `{t}`"),
-                                Some(format!("one of {}", ParamType::NAMES)),
+                                Some(format!("one of {}", <ParamType as strum::VariantNames>::VARIANTS.join(", "))),
                             );
                         }
                         kind
@@ -540,7 +544,11 @@ impl Parser<'_> {
             Some((text, at)) => {
                 let parsed = text.and_then(Effect::parse);
                 if parsed.is_none() {
-                    self.error(at, "unknown effect", Some(format!("one of {}", Effect::NAMES)));
+                    self.error(
+                        at,
+                        "unknown effect",
+                        Some(format!("one of {}", <Effect as strum::VariantNames>::VARIANTS.join(", "))),
+                    );
                 }
                 parsed
             }

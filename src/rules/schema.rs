@@ -9,8 +9,22 @@ use crate::version::VersionRange;
 
 use super::expr::{Expr, Template};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Severity {
     Info,
     Low,
@@ -20,27 +34,17 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub const NAMES: &'static str = "critical, high, medium, low, info";
-
     pub fn parse(s: &str) -> Option<Severity> {
-        Some(match s {
-            "critical" => Severity::Critical,
-            "high" => Severity::High,
-            "medium" => Severity::Medium,
-            "low" => Severity::Low,
-            "info" => Severity::Info,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::High => "high",
-            Severity::Medium => "medium",
-            Severity::Low => "low",
-            Severity::Info => "info",
-        }
+        self.into()
+    }
+
+    /// Every severity's name, the most severe first.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        <Self as strum::VariantNames>::VARIANTS.iter().rev().copied()
     }
 
     /// The severity's share of a finding's rank.
@@ -55,8 +59,9 @@ impl Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::EnumString)]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
 pub enum Confidence {
     High,
     Medium,
@@ -65,12 +70,7 @@ pub enum Confidence {
 
 impl Confidence {
     pub fn parse(s: &str) -> Option<Confidence> {
-        Some(match s {
-            "high" => Confidence::High,
-            "medium" => Confidence::Medium,
-            "low" => Confidence::Low,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 
     pub fn factor(self) -> f64 {
@@ -84,8 +84,9 @@ impl Confidence {
 
 /// What ClickHouse does with the problem a config rule finds, proven on the real server
 /// (tests/effect_engine.rs starts clickhouse-server on each must-fire fixture).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::EnumString, strum::VariantNames)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Effect {
     /// The server does not start on the config (such a rule is critical).
     RefusesToStart,
@@ -98,16 +99,8 @@ pub enum Effect {
 }
 
 impl Effect {
-    pub const NAMES: &'static str = "refuses-to-start, ignored, fails-at-runtime, degrades";
-
     pub fn parse(s: &str) -> Option<Effect> {
-        Some(match s {
-            "refuses-to-start" => Effect::RefusesToStart,
-            "ignored" => Effect::Ignored,
-            "fails-at-runtime" => Effect::FailsAtRuntime,
-            "degrades" => Effect::Degrades,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 }
 
@@ -173,7 +166,8 @@ pub enum Expectation {
 }
 
 /// The type of a rule parameter; `--param` values are parsed as it says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::EnumString, strum::IntoStaticStr, strum::VariantNames)]
+#[strum(serialize_all = "lowercase")]
 pub enum ParamType {
     UInt,
     Int,
@@ -183,27 +177,12 @@ pub enum ParamType {
 }
 
 impl ParamType {
-    pub const NAMES: &'static str = "uint, int, float, bool, string";
-
     pub fn parse(s: &str) -> Option<ParamType> {
-        Some(match s {
-            "uint" => ParamType::UInt,
-            "int" => ParamType::Int,
-            "float" => ParamType::Float,
-            "bool" => ParamType::Bool,
-            "string" => ParamType::String,
-            _ => return None,
-        })
+        s.parse().ok()
     }
 
     pub fn name(self) -> &'static str {
-        match self {
-            ParamType::UInt => "uint",
-            ParamType::Int => "int",
-            ParamType::Float => "float",
-            ParamType::Bool => "bool",
-            ParamType::String => "string",
-        }
+        self.into()
     }
 
     /// The type a bare default implies: a number is a float (expressions compare it with

@@ -42,8 +42,9 @@ impl Failure {
 }
 
 /// How the run ended, most serious first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
 pub enum Status {
     /// Nothing was audited as asked: a usage error, a config tree ClickHouse refuses, or a
     /// selection none of whose rules applies (exit 2).
@@ -79,13 +80,7 @@ impl Status {
 
     /// The status as the JSON report spells it.
     pub fn name(self) -> &'static str {
-        match self {
-            Status::NotAudited => "not-audited",
-            Status::Failed => "failed",
-            Status::Incomplete => "incomplete",
-            Status::Failing => "failing",
-            Status::Passed => "passed",
-        }
+        self.into()
     }
 
     /// What the exit code says, in one sentence (SARIF's and JUnit's texts).

@@ -105,7 +105,7 @@ fn verdict(out: &mut String, report: &Report) {
         let _ = writeln!(out, "<p class=\"status-line\">{}</p>", esc(&line));
     }
     out.push_str("<table class=\"counts\"><tr>");
-    for name in Severity::NAMES.split(", ") {
+    for name in Severity::names() {
         let n = s.by_severity.get(name).copied().unwrap_or(0);
         let _ = write!(out, "<td class=\"sev-{name}\"><span class=\"n\">{n}</span> {name}</td>");
     }
@@ -190,7 +190,7 @@ fn not_judged(out: &mut String, report: &Report) {
 
 /// The findings per category and severity.
 fn by_category(out: &mut String, report: &Report, rules: &BTreeMap<&str, &RuleInfo>) {
-    let severities: Vec<&str> = Severity::NAMES.split(", ").collect();
+    let severities: Vec<&str> = Severity::names().collect();
     let mut counts: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
     for f in &report.findings {
         *counts.entry(category(rules, f)).or_default().entry(f.severity.name()).or_default() += 1;
@@ -218,7 +218,7 @@ fn by_category(out: &mut String, report: &Report, rules: &BTreeMap<&str, &RuleIn
 /// The filters: hidden until the script shows them (without it every finding is shown).
 fn filters(out: &mut String, report: &Report, rules: &BTreeMap<&str, &RuleInfo>, hosts: &[&str]) {
     out.push_str("<form id=\"filters\" hidden><fieldset><legend>Severity</legend>");
-    for name in Severity::NAMES.split(", ") {
+    for name in Severity::names() {
         let _ =
             write!(out, "<label><input type=\"checkbox\" name=\"severity\" value=\"{name}\" checked> {name}</label> ");
     }
