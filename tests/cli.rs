@@ -56,7 +56,7 @@ fn secrets_are_masked_everywhere() {
     let config = "tests/cmd/fixtures/secrets/config.xml";
     let secrets =
         ["changeme-hunter2", "s3-secret-hunter2", "AKIAEXAMPLEKEYID", "5e884898da28047151d0e56f8dc6292773603d0d6"];
-    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit"]
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit", "openmetrics"]
         .iter()
         .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
         .collect();
@@ -119,7 +119,7 @@ fn secrets_are_masked_over_their_span() {
     .unwrap();
     let config = dir.path().join("config.xml");
     let config = config.to_str().unwrap();
-    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit"]
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "sarif", "junit", "openmetrics"]
         .iter()
         .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
         .collect();

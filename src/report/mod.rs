@@ -4,6 +4,7 @@
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod openmetrics;
 pub mod sarif;
 pub mod text;
 pub mod upgrade;
