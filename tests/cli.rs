@@ -159,7 +159,7 @@ fn huge_values_are_cut() {
     )
     .unwrap();
     let config = dir.path().join("config.xml");
-    for format in ["text", "json", "markdown", "sarif", "junit"] {
+    for format in ["text", "json", "markdown", "sarif", "junit", "openmetrics"] {
         let out = chaudit(&["--config", config.to_str().unwrap(), "--format", format, "--fail-on", "never"], &[]);
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
         // the input holds 8 MB of values; SARIF alone lists every rule with its documentation

@@ -166,9 +166,10 @@ fn value(all: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
     found[0].value
 }
 
-/// A name as the metrics write it: control characters written out, as in every report.
+/// A name as the metrics write it: control characters written out and a long one cut, as
+/// every report shows a value.
 fn visible(text: &str) -> String {
-    chaudit::mask::without_controls(text).into_owned()
+    chaudit::mask::excerpt(&chaudit::mask::without_controls(text)).into_owned()
 }
 
 /// Everything the metrics say agrees with the JSON report of the same run.
@@ -355,6 +356,15 @@ fn hostile_names() {
     for name in ["bad\"quote", "back\\slash\\n", "default/line\nfeed\\"] {
         assert!(objects.contains(&name), "{name:?} not among {objects:?}:\n{metrics}");
     }
+
+    // a setting named with 100,000 characters is a label of a few hundred
+    let long = "y".repeat(100_000);
+    let config = dir.path().join("long.xml");
+    let xml = format!("<clickhouse><listen_host>127.0.0.1</listen_host><{long}>1</{long}></clickhouse>\n");
+    std::fs::write(&config, xml).unwrap();
+    let (metrics, report, code) = both(&["--config", config.to_str().unwrap()]);
+    agree(&metrics, &report, code, "a long name");
+    assert!(metrics.contains("yyy… (99760 more bytes)") && metrics.len() < 20_000, "{} bytes", metrics.len());
 }
 
 /// Baselined findings are counted, not listed, and do not fail the run.

@@ -6,7 +6,7 @@
 //! active finding (and per replica, for a cluster's): suppressed and baselined findings
 //! are only counted. No message, evidence or reason is a label; the names that are
 //! (target, rule, object, replica) are escaped as the format says, with control
-//! characters written out.
+//! characters written out, and bounded as every report bounds a value.
 
 use std::fmt::Write;
 use std::time::{Duration, SystemTime};
@@ -24,7 +24,7 @@ pub fn render(report: &Report, duration: Option<Duration>) -> String {
     render_at(report, SystemTime::now(), duration)
 }
 
-fn render_at<'a>(report: &'a Report, at: SystemTime, duration: Option<Duration>) -> String {
+fn render_at(report: &Report, at: SystemTime, duration: Option<Duration>) -> String {
     let summary = &report.summary;
     let mut out = Metrics::default();
 
@@ -67,13 +67,13 @@ fn render_at<'a>(report: &'a Report, at: SystemTime, duration: Option<Duration>)
     );
     let mut series = Series::default();
     for f in report.findings.iter().filter(|f| f.is_active()) {
-        let labels = |replica: Option<&'a str>| {
-            vec![
+        let labels = |replica: Option<&str>| {
+            label_set(&[
                 ("rule", Some(f.rule_id.as_str())),
                 ("severity", Some(f.severity.name())),
                 ("object", f.object.as_deref()),
                 ("replica", replica),
-            ]
+            ])
         };
         if f.hosts.is_empty() {
             series.count(labels(None));
@@ -83,7 +83,7 @@ fn render_at<'a>(report: &'a Report, at: SystemTime, duration: Option<Duration>)
         }
     }
     for (labels, n) in &series.order {
-        out.sample("chaudit_finding", labels, *n);
+        let _ = writeln!(out.text, "chaudit_finding{labels} {n}");
     }
 
     out.family("chaudit_rules", "Rules per outcome (fired, passed, not-applicable, inconclusive, errored).");
@@ -97,15 +97,14 @@ fn render_at<'a>(report: &'a Report, at: SystemTime, duration: Option<Duration>)
     );
     let mut unjudged = Series::default();
     for u in &report.unjudged {
-        let labels = vec![
+        unjudged.count(label_set(&[
             ("rule", Some(u.rule_id.as_str())),
             ("replica", u.host.as_deref()),
             ("outcome", Some(super::outcome_name(u.outcome))),
-        ];
-        unjudged.count(labels);
+        ]));
     }
     for (labels, n) in &unjudged.order {
-        out.sample("chaudit_rule_unjudged", labels, *n);
+        let _ = writeln!(out.text, "chaudit_rule_unjudged{labels} {n}");
     }
     out.family("chaudit_errors", "Errors that kept the run from auditing something (the report's errors).");
     out.sample("chaudit_errors", &[], report.errors.len() as u64);
@@ -120,19 +119,18 @@ fn render_at<'a>(report: &'a Report, at: SystemTime, duration: Option<Duration>)
     out.text
 }
 
-type Labels<'a> = Vec<(&'static str, Option<&'a str>)>;
-
-/// Series counted by their labels, in the order they first appear (the report's ranking):
-/// two findings with the same labels (one rule, one object, in two files) are one series
-/// of value 2, as a scrape refuses a series twice.
+/// Series counted by their labels as written, in the order they first appear (the
+/// report's ranking): two findings with the same labels (one rule, one object, in two
+/// files; two long names cut to the same excerpt) are one series of value 2, as a scrape
+/// refuses a series twice.
 #[derive(Default)]
-struct Series<'a> {
-    order: Vec<(Labels<'a>, u64)>,
-    index: std::collections::HashMap<Labels<'a>, usize>,
+struct Series {
+    order: Vec<(String, u64)>,
+    index: std::collections::HashMap<String, usize>,
 }
 
-impl<'a> Series<'a> {
-    fn count(&mut self, labels: Labels<'a>) {
+impl Series {
+    fn count(&mut self, labels: String) {
         match self.index.get(&labels) {
             Some(&i) => self.order[i].1 += 1,
             None => {
@@ -141,6 +139,14 @@ impl<'a> Series<'a> {
             }
         }
     }
+}
+
+/// `{a="1",b="2"}`, or nothing without labels; a label without a value (a finding about
+/// the server as a whole has no object) is left out, as Prometheus treats an empty one.
+fn label_set(labels: &[(&str, Option<&str>)]) -> String {
+    let written: Vec<String> =
+        labels.iter().filter_map(|(label, value)| Some(format!("{label}=\"{}\"", label_value((*value)?)))).collect();
+    if written.is_empty() { String::new() } else { format!("{{{}}}", written.join(",")) }
 }
 
 #[derive(Default)]
@@ -155,21 +161,9 @@ impl Metrics {
         let _ = writeln!(self.text, "# TYPE {name} gauge");
     }
 
-    /// One sample; a label without a value (a finding about the server as a whole has no
-    /// object) is left out, as Prometheus treats an empty one.
+    /// One sample (see [`label_set`] for its labels).
     fn sample(&mut self, name: &str, labels: &[(&str, Option<&str>)], value: u64) {
-        self.text.push_str(name);
-        let mut first = true;
-        for (label, value) in labels {
-            let Some(value) = value else { continue };
-            self.text.push(if first { '{' } else { ',' });
-            first = false;
-            let _ = write!(self.text, "{label}=\"{}\"", label_value(value));
-        }
-        if !first {
-            self.text.push('}');
-        }
-        let _ = writeln!(self.text, " {value}");
+        let _ = writeln!(self.text, "{name}{} {value}", label_set(labels));
     }
 
     fn sample_seconds(&mut self, name: &str, seconds: Duration) {
@@ -179,11 +173,12 @@ impl Metrics {
 
 /// A label value as the text format takes it: backslash, double quote and line feed
 /// escaped; other control characters written out (`\u{1b}`), so a file read with `cat`
-/// never moves the terminal's cursor.
+/// never moves the terminal's cursor; a name longer than reports show cut to their excerpt.
 fn label_value(s: &str) -> String {
     let visible = crate::mask::without_controls(s);
-    let mut out = String::with_capacity(visible.len());
-    for c in visible.chars() {
+    let bounded = crate::mask::excerpt(&visible);
+    let mut out = String::with_capacity(bounded.len());
+    for c in bounded.chars() {
         match c {
             '\\' => out.push_str("\\\\"),
             '"' => out.push_str("\\\""),
@@ -206,6 +201,8 @@ mod tests {
         assert_eq!(label_value("x\u{1b}[31m\ry"), "x\\\\u{1b}[31m\\\\u{d}y");
         assert_eq!(label_value("tab\tand ünïcode"), "tab\tand ünïcode");
         assert_eq!(label_value(r"\n"), r"\\n");
+        let long = label_value(&"x".repeat(100_000));
+        assert!(long.len() < 300 && long.ends_with(" more bytes)"), "{long}");
     }
 
     #[test]
@@ -214,5 +211,16 @@ mod tests {
         m.sample("x", &[("a", None), ("b", Some("1"))], 2);
         m.sample("y", &[("a", None)], 0);
         assert_eq!(m.text, "x{b=\"1\"} 2\ny 0\n");
+    }
+
+    /// An escape character and its written-out form are one label value as written: one
+    /// series, counted twice, never the same series twice.
+    #[test]
+    fn names_written_alike_are_one_series() {
+        let mut series = super::Series::default();
+        series.count(super::label_set(&[("object", Some("a\u{1b}"))]));
+        series.count(super::label_set(&[("object", Some("a\\u{1b}"))]));
+        series.count(super::label_set(&[("object", Some("b"))]));
+        assert_eq!(series.order, [("{object=\"a\\\\u{1b}\"}".to_string(), 2), ("{object=\"b\"}".to_string(), 1)]);
     }
 }
