@@ -382,3 +382,84 @@ fn baselined_findings() {
     assert!(value(&all, "chaudit_findings_baselined", &[]) >= 7.0);
     assert_eq!(value(&all, "chaudit_verdict", &[("status", "passed")]), 1.0);
 }
+
+/// The alert rules of docs/metrics.md load (`promtool check rules`) and fire as documented
+/// (`promtool test rules`) on the metrics of real runs: the bundled example is failing with
+/// critical findings, a stopped run did not judge, and a file no longer rewritten is stale.
+#[test]
+fn the_documented_alerts() {
+    let doc = std::fs::read_to_string(root().join("docs/metrics.md")).expect("docs/metrics.md");
+    let start = doc.find("```yaml\n").expect("a yaml block in docs/metrics.md") + "```yaml\n".len();
+    let rules = &doc[start..start + doc[start..].find("```").expect("the block's end")];
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("rules.yml"), rules).unwrap();
+    let out = Command::new(promtool()).args(["check", "rules", "rules.yml"]).current_dir(dir.path()).output().unwrap();
+    assert!(out.status.success(), "promtool check rules:\n{}", String::from_utf8_lossy(&out.stderr));
+
+    // each sample of a run as an input series, unchanged for 5 hours; the audit made at
+    // time 0 of the test and never again
+    let series = |args: &[&str]| {
+        let out = chaudit(&[args, &["--format", "openmetrics"]].concat());
+        let metrics = String::from_utf8(out.stdout).expect("utf-8");
+        let critical = value(&parse(&metrics), "chaudit_findings", &[("severity", "critical")]);
+        let mut yaml = String::new();
+        for line in metrics.lines().filter(|l| !l.starts_with('#')) {
+            let (series, value) = line.rsplit_once(' ').expect("a sample");
+            let value = if series == "chaudit_audit_timestamp_seconds" { "0" } else { value };
+            yaml.push_str(&format!("      - series: '{series}'\n        values: '{value}x300'\n"));
+        }
+        (yaml, critical)
+    };
+    let (example_series, critical) = series(&["--config", EXAMPLE]);
+    assert!(critical > 0.0, "the example has critical findings");
+    let alert = |name: &str, at: &str, expected: &str| {
+        format!("      - eval_time: {at}\n        alertname: {name}\n        exp_alerts: {expected}\n")
+    };
+    let example = [
+        alert(
+            "ClickHouseAuditFailing",
+            "1h",
+            r#"[{exp_labels: {severity: warning, status: failing}, exp_annotations: {summary: "chaudit: findings at or above fail-on on "}}]"#,
+        ),
+        alert(
+            "ClickHouseAuditCritical",
+            "1h",
+            &format!(
+                r#"[{{exp_labels: {{severity: critical}}, exp_annotations: {{summary: "chaudit: {critical} critical finding(s) on "}}}}]"#
+            ),
+        ),
+        alert("ClickHouseAuditDidNotJudge", "1h", "[]"),
+        alert("ClickHouseAuditStale", "1h", "[]"),
+        alert(
+            "ClickHouseAuditStale",
+            "3h",
+            r#"[{exp_labels: {severity: warning}, exp_annotations: {summary: "chaudit has not audited  for two hours"}}]"#,
+        ),
+    ]
+    .concat();
+    let stopped = [
+        alert("ClickHouseAuditFailing", "1h", "[]"),
+        alert("ClickHouseAuditCritical", "1h", "[]"),
+        alert(
+            "ClickHouseAuditDidNotJudge",
+            "1h",
+            r#"[{exp_labels: {severity: warning, status: failed}, exp_annotations: {summary: "chaudit could not audit  (failed)"}}]"#,
+        ),
+    ]
+    .concat();
+    let tests = format!(
+        "rule_files: [rules.yml]\nevaluation_interval: 1m\ntests:\n\
+         \x20 - interval: 1m\n    input_series:\n{}    alert_rule_test:\n{example}\
+         \x20 - interval: 1m\n    input_series:\n{}    alert_rule_test:\n{stopped}",
+        example_series,
+        series(&["--dsn", "http://127.0.0.1:1"]).0,
+    );
+    std::fs::write(dir.path().join("tests.yml"), &tests).unwrap();
+    let out = Command::new(promtool()).args(["test", "rules", "tests.yml"]).current_dir(dir.path()).output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool test rules:\n{}{}\n{tests}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
