@@ -56,7 +56,7 @@ fn secrets_are_masked_everywhere() {
     let config = "tests/cmd/fixtures/secrets/config.xml";
     let secrets =
         ["changeme-hunter2", "s3-secret-hunter2", "AKIAEXAMPLEKEYID", "5e884898da28047151d0e56f8dc6292773603d0d6"];
-    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "html", "sarif", "junit"]
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "html", "sarif", "junit", "openmetrics"]
         .iter()
         .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
         .collect();
@@ -119,7 +119,7 @@ fn secrets_are_masked_over_their_span() {
     .unwrap();
     let config = dir.path().join("config.xml");
     let config = config.to_str().unwrap();
-    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "html", "sarif", "junit"]
+    let mut runs: Vec<Vec<&str>> = ["text", "json", "markdown", "html", "sarif", "junit", "openmetrics"]
         .iter()
         .map(|format| vec!["--config", config, "--format", format, "--fail-on", "never"])
         .collect();
@@ -159,7 +159,7 @@ fn huge_values_are_cut() {
     )
     .unwrap();
     let config = dir.path().join("config.xml");
-    for format in ["text", "json", "markdown", "html", "sarif", "junit"] {
+    for format in ["text", "json", "markdown", "html", "sarif", "junit", "openmetrics"] {
         let out = chaudit(&["--config", config.to_str().unwrap(), "--format", format, "--fail-on", "never"], &[]);
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
         // the input holds 8 MB of values; SARIF alone lists every rule with its documentation

@@ -72,7 +72,7 @@ const CASES: &[Case] = &[
     Case { what: "a server that cannot be read", args: &["--dsn", "http://127.0.0.1:1"], status: "failed" },
 ];
 
-const FORMATS: &[&str] = &["text", "json", "sarif", "junit", "markdown", "html"];
+const FORMATS: &[&str] = &["text", "json", "sarif", "junit", "markdown", "html", "openmetrics"];
 
 fn exit_code(status: &str) -> i32 {
     match status {
@@ -117,6 +117,13 @@ fn stated_status(format: &str, out: &str) -> Option<String> {
             let status = &out[at..at + out[at..].find('"').unwrap()];
             assert!(out.contains(&format!("exit code {}", exit_code(status))), "the HTML verdict's exit code");
             Some(status.to_string())
+        }
+        "openmetrics" => {
+            let set = out.lines().find_map(|l| l.strip_prefix("chaudit_verdict{status=\"")?.strip_suffix("\"} 1"));
+            let status = set.expect("the metrics' verdict").to_string();
+            let exit = format!("chaudit_exit_code {}", exit_code(&status));
+            assert!(out.lines().any(|l| l == exit), "the metrics' exit code: {exit}");
+            Some(status)
         }
         "junit" => Some(
             match (junit_count(out, "errors") > 0, junit_count(out, "failures") > 0) {

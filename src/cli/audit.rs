@@ -13,6 +13,7 @@ use chaudit::version::Version;
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, stream_output, warn, write_output};
 
 pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
+    let started = std::time::Instant::now();
     let asked = match snapshot {
         Some(_) => offline_only(args),
         None => args.connect.check_asked(),
@@ -83,7 +84,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     let footprint = std::cell::Cell::new(None);
     let mut verdict = match audit::run(&request, || collect_for_audit(args, &footprint)) {
         Ok(verdict) => verdict,
-        Err(error) => return fail(args, error),
+        Err(error) => return fail(args, error, started),
     };
     if let Some(stats) = footprint.take() {
         let rows = stats
@@ -115,6 +116,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         Format::Html => Some(report::html::render(report)),
         Format::Sarif => Some(report::sarif::render(report)),
         Format::Junit => Some(report::junit::render(report)),
+        Format::Openmetrics => Some(report::openmetrics::render(report, Some(started.elapsed()))),
     };
     // stderr says why; the exit code is the verdict's, whatever is printed
     let broken = verdict.broken.take();
@@ -238,19 +240,20 @@ fn offline_only(args: &AuditArgs) -> Result<(), String> {
     }
 }
 
-/// Maps an audit error to its message and exit code; SARIF, JUnit, JSON and HTML carry it too,
-/// so a CI step that uploads the report shows why nothing was audited.
-fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
+/// Maps an audit error to its message and exit code; SARIF, JUnit, JSON, HTML and the metrics
+/// carry it too, so a CI step that uploads the report shows why nothing was audited, and an
+/// alert on the metrics fires.
+fn fail(args: &AuditArgs, error: AuditError, started: std::time::Instant) -> ExitCode {
     let class = error.class();
     // an output that names an input is not written, not even with the error
     let writable = !matches!(error, AuditError::Output(_));
-    let carried = (writable && matches!(args.format, Format::Sarif | Format::Junit | Format::Json | Format::Html))
-        .then(|| {
-            let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
-            let base =
-                args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
-            report::Report::of(report::Run::stopped(target, base, report::RunError::of(&error), class))
-        });
+    let carried = (writable
+        && matches!(args.format, Format::Sarif | Format::Junit | Format::Json | Format::Html | Format::Openmetrics))
+    .then(|| {
+        let target = args.config.as_ref().map_or_else(|| "chaudit".to_string(), |c| c.display().to_string());
+        let base = args.config.as_ref().and_then(|m| m.parent()).map(|p| p.display().to_string()).unwrap_or_default();
+        report::Report::of(report::Run::stopped(target, base, report::RunError::of(&error), class))
+    });
     match error {
         AuditError::Config(e) => report_all(vec![*e]),
         AuditError::Rules(errors) => report_all(errors),
@@ -266,6 +269,9 @@ fn fail(args: &AuditArgs, error: AuditError) -> ExitCode {
                 Format::Sarif => write_output(path, &report::sarif::render(&report), code),
                 Format::Junit => write_output(path, &report::junit::render(&report), code),
                 Format::Html => write_output(path, &report::html::render(&report), code),
+                Format::Openmetrics => {
+                    write_output(path, &report::openmetrics::render(&report, Some(started.elapsed())), code)
+                }
                 _ => stream_output(path, |out| report::json::write(&report, out), code),
             }
         }

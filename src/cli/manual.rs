@@ -27,7 +27,7 @@ Every selected rule judged; no active finding at or above \fB\-\-fail\-on\fR.
 Findings at or above \fB\-\-fail\-on\fR (default high); for \fBfix\fR, a finding at or above it remains after the fix; for \fBupgrade\fR, a breaking setting or known issue survives the upgrade; for \fBrules test\fR, a fixture failed.
 .TP
 \fB2\fR
-Nothing was audited: a usage error, an invalid rule or suppressions file, an input that is not a regular file or is past its cap, an output that names an input, a configuration ClickHouse refuses (the message names file, line and column; \fB\-\-format sarif\fR, \fBjunit\fR and \fBjson\fR still write a report carrying the error), or \fBcheck \-\-snapshot\fR with a flag that reads a server.
+Nothing was audited: a usage error, an invalid rule or suppressions file, an input that is not a regular file or is past its cap, an output that names an input, a configuration ClickHouse refuses (the message names file, line and column; \fB\-\-format sarif\fR, \fBjunit\fR and \fBjson\fR still write a report carrying the error, \fBopenmetrics\fR the verdict), or \fBcheck \-\-snapshot\fR with a flag that reads a server.
 .TP
 \fB3\fR
 The run failed or could not judge what it was asked: a server that cannot be read, output that cannot be written, a rule that errored, or evidence that could not be read (\fIinconclusive\fR) without \fB\-\-allow\-inconclusive\fR.

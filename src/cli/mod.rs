@@ -165,6 +165,8 @@ pub enum Format {
     /// SARIF 2.1.0 for GitHub code scanning.
     Sarif,
     Junit,
+    /// Prometheus metrics (text format 0.0.4) for node_exporter's textfile collector.
+    Openmetrics,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

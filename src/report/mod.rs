@@ -5,6 +5,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod openmetrics;
 pub mod sarif;
 pub mod text;
 pub mod upgrade;
