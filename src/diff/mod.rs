@@ -251,6 +251,9 @@ pub struct Value1 {
     pub value: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// The value compared: a secret's own, never shown.
+    #[serde(skip)]
+    compared: String,
 }
 
 /// One thing that differs: its name in the section, and each side's value (None: absent).
@@ -384,7 +387,7 @@ fn differences(section: &'static str, a: &Items, b: &Items, all: bool) -> Sectio
         keys.into_iter().filter(|k| all || !BY_NATURE.contains(&k.rsplit(['/', '.']).next().unwrap_or(k))).collect();
     let differences = keys
         .iter()
-        .filter(|k| !same(a.get(**k).map(|v| v.value.as_str()), b.get(**k).map(|v| v.value.as_str())))
+        .filter(|k| !same(a.get(**k).map(|v| v.compared.as_str()), b.get(**k).map(|v| v.compared.as_str())))
         .map(|k| Difference { key: (*k).clone(), a: a.get(*k).cloned(), b: b.get(*k).cloned() })
         .collect();
     SectionDiff { section, compared: keys.len(), differences }
@@ -412,12 +415,12 @@ fn same(a: Option<&str>, b: Option<&str>) -> bool {
 
 /// A value as shown: a secret's masked, control characters written out, bounded.
 fn item(name: &str, value: &str, at: Option<&Value>) -> Value1 {
-    let value = if crate::mask::is_secret_name(name) && !value.is_empty() {
+    let shown = if crate::mask::is_secret_name(name) && !value.is_empty() {
         crate::mask::MASK.to_string()
     } else {
         crate::mask::shown(value)
     };
-    Value1 { value, at: at.and_then(Value::as_str).map(str::to_string) }
+    Value1 { value: shown, at: at.and_then(Value::as_str).map(str::to_string), compared: value.to_string() }
 }
 
 fn text(v: &Value) -> String {
@@ -547,7 +550,7 @@ fn auth_name(config: &str) -> &str {
 fn network(kind: &str, value: &str) -> String {
     match (kind, value) {
         ("ip", "127.0.0.1" | "::1" | "127.0.0.1/32" | "::1/128") | ("host", "localhost") => "localhost".into(),
-        ("ip", "0.0.0.0/0") => "::/0".into(),
+        ("ip", "0.0.0.0/0") => "ip ::/0".into(),
         _ => format!("{kind} {value}"),
     }
 }
@@ -569,7 +572,7 @@ fn users(s: &State, _: Option<&State>) -> Option<Items> {
                 }
             }
             if nets.is_empty() {
-                nets.insert("::/0".into());
+                nets.insert("ip ::/0".into());
             }
             let nets = nets.into_iter().collect::<Vec<_>>().join(", ");
             items.insert(format!("{name}.networks"), item("networks", &nets, user.get("networks_at")));

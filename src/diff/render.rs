@@ -15,7 +15,9 @@ pub fn text(diff: &Diff) -> String {
     for section in diff.sections.iter().filter(|s| !s.differences.is_empty()) {
         let _ = writeln!(out, "\n{} ({} differ of {}):", section.section, section.differences.len(), section.compared);
         for d in &section.differences {
-            let _ = writeln!(out, "  {}: {} -> {}", d.key, side(d.a.as_ref()), side(d.b.as_ref()));
+            let masked = matches!((&d.a, &d.b), (Some(a), Some(b)) if a.value == b.value);
+            let note = if masked { " (the values differ; secrets are not shown)" } else { "" };
+            let _ = writeln!(out, "  {}: {} -> {}{note}", d.key, side(d.a.as_ref()), side(d.b.as_ref()));
         }
     }
     if let Some(f) = diff.findings.as_ref().filter(|f| !f.new.is_empty() || !f.gone.is_empty()) {
@@ -45,8 +47,8 @@ pub fn text(diff: &Diff) -> String {
 fn side(value: Option<&Value1>) -> String {
     match value {
         None => "(absent)".into(),
-        Some(Value1 { value, at: Some(at) }) => format!("{} ({at})", quoted(value)),
-        Some(Value1 { value, at: None }) => quoted(value),
+        Some(Value1 { value, at: Some(at), .. }) => format!("{} ({at})", quoted(value)),
+        Some(Value1 { value, at: None, .. }) => quoted(value),
     }
 }
 
