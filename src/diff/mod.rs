@@ -314,6 +314,9 @@ pub struct Diff {
 
 type Items = BTreeMap<String, Value1>;
 
+/// How one section reads a side (and, against the other kind, the other side).
+type SectionOf = fn(&State, Option<&State>) -> Option<Items>;
+
 /// Server settings that differ between replicas by nature: not drift unless `--all`.
 const BY_NATURE: &[&str] = &["display_name", "interserver_http_host", "hostname", "uptime"];
 
@@ -322,7 +325,7 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
     let cross = a.kind.is_live() != b.kind.is_live();
     let mut sections = Vec::new();
     let mut not_compared = Vec::new();
-    let sections_of: [(&'static str, fn(&State, Option<&State>) -> Option<Items>); 9] = [
+    let sections_of: [(&'static str, SectionOf); 9] = [
         ("server settings", server_settings),
         ("merge_tree settings", merge_tree_settings),
         ("profiles", profiles),
@@ -431,7 +434,7 @@ fn text(v: &Value) -> String {
     }
 }
 
-fn list<'a>(v: Option<&'a Value>) -> impl Iterator<Item = &'a Value> {
+fn list(v: Option<&Value>) -> impl Iterator<Item = &Value> {
     v.and_then(Value::as_array).into_iter().flatten()
 }
 
