@@ -29,6 +29,13 @@ pub struct DiffArgs {
     /// Seconds to wait for each query to a server side (at least 1).
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
+    /// The password of the server sides, from this file (first line), rather than in their
+    /// URLs (visible to other users) or CLICKHOUSE_PASSWORD.
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// Also trust the CA certificates in this PEM file, for https:// sides.
+    #[arg(long, value_name = "FILE", env = "CLICKHOUSE_CA_CERT")]
+    pub ca_cert: Option<PathBuf>,
     /// The include file for `incl` when a config side has no <include_from>, or `none`.
     #[arg(long, value_name = "FILE|none")]
     pub default_include_from: Option<String>,
@@ -40,6 +47,7 @@ pub struct DiffArgs {
 pub enum DiffFormat {
     Text,
     Json,
+    Markdown,
 }
 
 pub fn run(args: &DiffArgs) -> ExitCode {
@@ -58,7 +66,7 @@ pub fn run(args: &DiffArgs) -> ExitCode {
     };
     let read = |text: &str, which: &str| {
         let side = Side::parse(text);
-        diff::load(&side, &options, |dsn| collect(dsn, args.timeout)).map_err(|e| {
+        diff::load(&side, &options, |dsn| collect(dsn, args)).map_err(|e| {
             eprintln!("chaudit: diff: side {which}: {}", e.message);
             e.failure.status().exit_code()
         })
@@ -82,15 +90,18 @@ pub fn run(args: &DiffArgs) -> ExitCode {
     let text = match args.format {
         DiffFormat::Text => diff::render::text(&drift),
         DiffFormat::Json => diff::render::json(&drift),
+        DiffFormat::Markdown => diff::render::markdown(&drift),
     };
     write_output(args.output.as_deref(), &text, drift.status.exit_code())
 }
 
 /// Reads a server side as the live audit does (no query_log window: the diff compares state).
-fn collect(dsn: &str, timeout: u64) -> Result<chaudit::collect::NodeDocuments, DiffError> {
+fn collect(dsn: &str, args: &DiffArgs) -> Result<chaudit::collect::NodeDocuments, DiffError> {
     let connect = live::ConnectArgs {
         dsn: vec![dsn.to_string()],
-        timeout,
+        timeout: args.timeout,
+        password_file: args.password_file.clone(),
+        ca_cert: args.ca_cert.clone(),
         parallel: 1,
         in_flight: 1,
         since: 0,

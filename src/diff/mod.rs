@@ -342,9 +342,11 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
             (Some(x), Some(y)) => sections.push(differences(section, &x, &y, all)),
             (x, _) => {
                 let missing = if x.is_none() { a } else { b };
+                let why = unread(missing, section)
+                    .map_or_else(|| "cannot give it".to_string(), |why| format!("could not read it: {why}"));
                 not_compared.push(NotCompared {
                     section,
-                    reason: format!("{} ({}) cannot give it", missing.label, missing.kind.name()),
+                    reason: format!("{} ({}) {why}", missing.label, missing.kind.name()),
                 });
             }
         }
@@ -382,6 +384,23 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
         not_compared,
         all,
     }
+}
+
+/// Why a server could not give a section's facts (denied, past a cap), if it could not.
+fn unread(state: &State, section: &str) -> Option<String> {
+    let facts: &[&str] = match section {
+        "server settings" => &["server_settings"],
+        "merge_tree settings" => &["merge_tree_settings"],
+        "profiles" => &["profile_settings"],
+        "user settings" => &["user_settings", "profile_elements"],
+        "users" => &["users", "user_profiles"],
+        "grants" => &["grants"],
+        "disks" => &["disks"],
+        "storage policies" => &["storage_policies"],
+        _ => &[],
+    };
+    let unavailable = state.live.as_ref()?.get("unavailable")?.as_object()?;
+    facts.iter().find_map(|f| unavailable.get(*f)).map(|why| crate::mask::shown(&text(why)))
 }
 
 fn differences(section: &'static str, a: &Items, b: &Items, all: bool) -> SectionDiff {
