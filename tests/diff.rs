@@ -88,6 +88,21 @@ fn two_config_trees_name_the_setting_with_both_values_and_where_each_is_written(
     let (code, stdout, _) = diff(dir.path(), &["a", "same", "--all"]);
     assert_eq!(code, 1);
     assert!(stdout.contains("display_name: node (config.xml:3:5) -> other (config.d/20-name.xml:2:5)"), "{stdout}");
+
+    // never written over a file a side was read from
+    let fragment = a.join("config.d/10-net.xml");
+    let before = std::fs::read_to_string(&fragment).unwrap();
+    let (code, _, stderr) = diff(dir.path(), &["a", "b", "-o", "a/config.d/10-net.xml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("a file of side A"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&fragment).unwrap(), before);
+    let (code, _, stderr) = diff(dir.path(), &["a", "b", "--format", "markdown", "-o", "drift.md"]);
+    assert_eq!(code, 1, "{stderr}");
+    let written = std::fs::read_to_string(dir.path().join("drift.md")).unwrap();
+    assert!(
+        written.contains("| `keep_alive_timeout` | 30 (config.d/10-net.xml:2:5) | 10 (config.d/10-net.xml:2:5) |"),
+        "{written}"
+    );
 }
 
 #[test]

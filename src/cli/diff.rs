@@ -82,6 +82,16 @@ pub fn run(args: &DiffArgs) -> ExitCode {
         (Err(x), Err(y)) => return ExitCode::from(x.max(y)),
         (Err(code), _) | (_, Err(code)) => return ExitCode::from(code),
     };
+    // the diff is never written over a file it read
+    if let Some(output) = &args.output {
+        let of_a = a.inputs.iter().map(|p| ("a file of side A", p.as_path()));
+        let inputs: Vec<(&str, &std::path::Path)> =
+            of_a.chain(b.inputs.iter().map(|p| ("a file of side B", p.as_path()))).collect();
+        if let Err(e) = chaudit::regular_file::ensure_not_input(output, &inputs) {
+            eprintln!("chaudit: {e}");
+            return super::exit::of_write_error(&e);
+        }
+    }
     let drift = diff::compare(&a, &b, args.all);
     // the text diff lists them when the sides differ; when equal it prints nothing
     for n in drift.not_compared.iter().filter(|_| drift.equal || matches!(args.format, DiffFormat::Json)) {

@@ -97,6 +97,8 @@ pub struct State {
     config: Option<serde_json::Map<String, Value>>,
     live: Option<Value>,
     findings: BTreeMap<String, FindingItem>,
+    /// The files read (a config's every file, a snapshot): an output must name none.
+    pub inputs: Vec<PathBuf>,
 }
 
 /// A finding of one side, as the diff lists it.
@@ -162,6 +164,7 @@ pub fn load(
                 config,
                 live: None,
                 findings: findings_of(&audited.report),
+                inputs: loaded.inputs().map(|(_, p)| p.to_path_buf()).collect(),
             })
         }
         Side::Snapshot(path) => {
@@ -182,6 +185,7 @@ pub fn load(
                 config: None,
                 live: Some(live),
                 findings: findings_of(&audited.report),
+                inputs: vec![path.clone()],
             })
         }
         Side::Server(dsn) => {
@@ -195,6 +199,7 @@ pub fn load(
                 config: None,
                 live: Some(live),
                 findings: findings_of(&audited.report),
+                inputs: Vec::new(),
             })
         }
     }
