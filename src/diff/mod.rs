@@ -420,20 +420,13 @@ fn differences(section: &'static str, a: &Items, b: &Items, all: bool) -> Sectio
     SectionDiff { section, compared: keys.len(), differences }
 }
 
-/// Whether two values are the same setting value: `1` and `true`, `100` and `100.0`.
+/// Whether two values are the same setting value: `1` and `true`, `100` and `100.0`, `10Gi`
+/// and `10737418240`, as ClickHouse reads a setting.
 fn same(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
         (Some(a), Some(b)) => {
-            let norm = |v: &str| {
-                let v = v.trim();
-                match v.to_ascii_lowercase().as_str() {
-                    "true" => "1".to_string(),
-                    "false" => "0".to_string(),
-                    _ => v.to_string(),
-                }
-            };
-            let (a, b) = (norm(a), norm(b));
-            a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+            let (x, y) = (crate::rules::expr::parse_number(a), crate::rules::expr::parse_number(b));
+            a.trim() == b.trim() || (!x.is_nan() && x == y)
         }
         (None, None) => true,
         _ => false,
@@ -762,6 +755,8 @@ mod tests {
     fn values_compare_as_settings() {
         assert!(same(Some("1"), Some("true")));
         assert!(same(Some("100"), Some("100.0")));
+        assert!(same(Some("10Gi"), Some("10737418240")));
+        assert!(!same(Some("abc"), Some("abd")));
         assert!(!same(Some("100"), Some("200")));
         assert!(!same(Some("1"), None));
         assert!(same(None, None));
