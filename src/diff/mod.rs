@@ -256,6 +256,9 @@ pub struct Value1 {
     pub value: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub at: Option<String>,
+    /// A config that leaves the setting alone, against a server: the server's default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub default: bool,
     /// The value compared: a secret's own, never shown.
     #[serde(skip)]
     compared: String,
@@ -440,7 +443,12 @@ fn item(name: &str, value: &str, at: Option<&Value>) -> Value1 {
     } else {
         crate::mask::shown(value)
     };
-    Value1 { value: shown, at: at.and_then(Value::as_str).map(str::to_string), compared: value.to_string() }
+    Value1 {
+        value: shown,
+        at: at.and_then(Value::as_str).map(str::to_string),
+        default: false,
+        compared: value.to_string(),
+    }
 }
 
 fn text(v: &Value) -> String {
@@ -470,7 +478,9 @@ fn server_settings(s: &State, other: Option<&State>) -> Option<Items> {
                 let changed = row.get("changed").and_then(Value::as_bool).unwrap_or(false);
                 if changed && !items.contains_key(name) {
                     let default = text(row.get("default").unwrap_or(&Value::Null));
-                    items.insert(name.clone(), item(name, &default, Some(&Value::String("(the default)".into()))));
+                    let mut value = item(name, &default, None);
+                    value.default = true;
+                    items.insert(name.clone(), value);
                 }
             }
         }
@@ -533,10 +543,21 @@ fn user_settings(s: &State, _: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
         config.get("users")?;
+        // where each setting got its value: through the user's profile, else the default profile
+        let effective_at = |profile: &str| {
+            list(config.get("profiles"))
+                .find(|p| p.get("name").and_then(Value::as_str) == Some(profile))
+                .and_then(|p| p.get("effective_at"))
+                .and_then(Value::as_object)
+        };
+        let default_profile = config.get("default_profile").and_then(Value::as_str).unwrap_or("default");
         for user in list(config.get("users")) {
             let name = text(user.get("name")?);
+            let own = effective_at(user.get("profile").and_then(Value::as_str).unwrap_or(default_profile));
+            let default = effective_at(default_profile);
             for (setting, value) in user.get("settings").and_then(Value::as_object).into_iter().flatten() {
-                items.insert(format!("{name}/{setting}"), item(setting, &text(value), None));
+                let at = own.and_then(|a| a.get(setting)).or_else(|| default.and_then(|a| a.get(setting)));
+                items.insert(format!("{name}/{setting}"), item(setting, &text(value), at));
             }
         }
         return Some(items);
@@ -760,6 +781,55 @@ mod tests {
         assert!(!same(Some("100"), Some("200")));
         assert!(!same(Some("1"), None));
         assert!(same(None, None));
+    }
+
+    fn state(kind: Kind, config: Option<Value>, live: Option<Value>) -> State {
+        State {
+            label: kind.name().into(),
+            kind,
+            config: config.and_then(|c| c.as_object().cloned()),
+            live,
+            findings: BTreeMap::new(),
+            inputs: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_config_against_a_server_compares_the_settings_the_server_has() {
+        let config = state(
+            Kind::Config,
+            Some(serde_json::json!({
+                "server": {"max_concurrent_queries": "100", "path": "/var/lib/clickhouse/", "keep_alive_timeout": "10"},
+                "server_at": {"max_concurrent_queries": "config.xml:3:5", "keep_alive_timeout": "config.d/a.xml:2:5"},
+            })),
+            None,
+        );
+        let server = state(
+            Kind::Server,
+            None,
+            Some(serde_json::json!({
+                "version": "25.8.2.1",
+                "server_settings": {
+                    "max_concurrent_queries": {"value": "100", "default": "0", "changed": true},
+                    "keep_alive_timeout": {"value": "30", "default": "30", "changed": false},
+                    "max_connections": {"value": "2048", "default": "4096", "changed": true},
+                },
+            })),
+        );
+        let drift = compare(&config, &server, false);
+        let settings = &drift.sections.iter().find(|s| s.section == "server settings").unwrap();
+        // `path` is no server setting of this server: not compared
+        assert_eq!(settings.compared, 3);
+        let keys: Vec<&str> = settings.differences.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["keep_alive_timeout", "max_connections"]);
+        let left_alone = &settings.differences[1];
+        assert_eq!(left_alone.a.as_ref().unwrap().value, "4096");
+        assert!(left_alone.a.as_ref().unwrap().default);
+        assert_eq!(settings.differences[0].a.as_ref().unwrap().at.as_deref(), Some("config.d/a.xml:2:5"));
+        assert_eq!(drift.status, Status::Failing);
+        assert!(drift.findings.is_none());
+        let not_compared: Vec<&str> = drift.not_compared.iter().map(|n| n.section).collect();
+        assert!(not_compared.contains(&"grants") && not_compared.contains(&"findings"), "{not_compared:?}");
     }
 
     #[test]

@@ -47,6 +47,7 @@ pub fn text(diff: &Diff) -> String {
 fn side(value: Option<&Value1>) -> String {
     match value {
         None => "(absent)".into(),
+        Some(Value1 { value, default: true, .. }) => format!("{} (not set: the default)", quoted(value)),
         Some(Value1 { value, at: Some(at), .. }) => format!("{} ({at})", quoted(value)),
         Some(Value1 { value, at: None, .. }) => quoted(value),
     }
