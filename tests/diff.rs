@@ -158,6 +158,9 @@ fn snapshots_before_and_after_a_change_name_it() {
     );
     server.query("SYSTEM RELOAD CONFIG");
     server.query("CREATE SETTINGS PROFILE drift_profile SETTINGS max_threads = 3");
+    // a user created in SQL, with a grant
+    server.query("CREATE USER drift_user IDENTIFIED WITH sha256_password BY 'drift-pw-123' HOST IP '10.0.0.0/8'");
+    server.query("GRANT SELECT ON *.* TO drift_user");
     // the change is seen by the server itself
     let seen = server.query("SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'");
     assert_eq!(seen.trim(), "150");
@@ -167,7 +170,10 @@ fn snapshots_before_and_after_a_change_name_it() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("max_concurrent_queries: 100 -> 150"), "{stdout}");
     assert!(stdout.contains("drift_profile/max_threads: (absent) -> 3"), "{stdout}");
-    assert!(!stdout.contains("s3cr3t-pw"), "{stdout}");
+    assert!(stdout.contains("drift_user.auth: (absent) -> sha256_password"), "{stdout}");
+    assert!(stdout.contains("drift_user.networks: (absent) -> `ip 10.0.0.0/8`"), "{stdout}");
+    assert!(stdout.contains("drift_user: SELECT: (absent) -> granted"), "{stdout}");
+    assert!(!stdout.contains("s3cr3t-pw") && !stdout.contains("drift-pw-123"), "{stdout}");
 
     let (code, json) = diff_json(dir.path(), &["before.json", "after.json"]);
     assert_eq!(code, 1);
@@ -175,7 +181,13 @@ fn snapshots_before_and_after_a_change_name_it() {
     assert_eq!(server_settings.len(), 1, "{json:#}");
     assert_eq!(server_settings[0]["key"], "max_concurrent_queries");
     assert_eq!(section(&json, "version").len(), 0);
-    assert_eq!(section(&json, "grants").len(), 0, "no grant changed: {json:#}");
+    let grants = section(&json, "grants");
+    assert_eq!(grants.len(), 1, "{json:#}");
+    assert_eq!(grants[0]["key"], "drift_user: SELECT");
+    // the new user is reachable from other hosts under no quota: a finding new in B
+    let new = json["findings"]["new"].as_array().unwrap();
+    assert!(new.iter().any(|f| f["rule_id"] == "live-user-without-quota" && f["object"] == "drift_user"), "{json:#}");
+    assert_eq!(json["findings"]["gone"].as_array().unwrap().len(), 0, "{json:#}");
 
     // the server against its own snapshot, live
     let (code, stdout, stderr) = diff(dir.path(), &["after.json", &dsn]);
