@@ -97,6 +97,9 @@ pub struct State {
     config: Option<serde_json::Map<String, Value>>,
     live: Option<Value>,
     findings: BTreeMap<String, FindingItem>,
+    /// The rules its audit judged (fired or passed): a finding is compared only where both
+    /// audits could judge its rule.
+    judged: BTreeSet<String>,
     /// The files read (a config's every file, a snapshot): an output must name none.
     pub inputs: Vec<PathBuf>,
 }
@@ -164,6 +167,7 @@ pub fn load(
                 config,
                 live: None,
                 findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
                 inputs: loaded.inputs().map(|(_, p)| p.to_path_buf()).collect(),
             })
         }
@@ -185,6 +189,7 @@ pub fn load(
                 config: None,
                 live: Some(live),
                 findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
                 inputs: vec![path.clone()],
             })
         }
@@ -199,6 +204,7 @@ pub fn load(
                 config: None,
                 live: Some(live),
                 findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
                 inputs: Vec::new(),
             })
         }
@@ -230,6 +236,16 @@ fn main_config(path: &Path) -> Result<PathBuf, String> {
         .map(|name| path.join(name))
         .find(|p| p.is_file())
         .ok_or_else(|| format!("{} is a directory without config.xml, config.yaml or config.yml", path.display()))
+}
+
+fn judged_by(report: &crate::report::Report) -> BTreeSet<String> {
+    use crate::eval::OutcomeKind;
+    report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.outcome, OutcomeKind::Fired | OutcomeKind::Passed))
+        .map(|o| o.rule_id.clone())
+        .collect()
 }
 
 fn findings_of(report: &crate::report::Report) -> BTreeMap<String, FindingItem> {
@@ -367,12 +383,26 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
         }
     }
     let findings = (!cross).then(|| {
-        let new: Vec<FindingItem> =
-            b.findings.iter().filter(|(k, _)| !a.findings.contains_key(*k)).map(|(_, f)| f.clone()).collect();
-        let gone: Vec<FindingItem> =
-            a.findings.iter().filter(|(k, _)| !b.findings.contains_key(*k)).map(|(_, f)| f.clone()).collect();
+        // a rule one audit could not judge (query_log evidence in one snapshot only, a fact
+        // one server denied) is not drift
+        let both = |f: &FindingItem| a.judged.contains(&f.rule_id) && b.judged.contains(&f.rule_id);
+        let only_in = |x: &State, y: &State| -> Vec<FindingItem> {
+            x.findings.iter().filter(|(k, f)| !y.findings.contains_key(*k) && both(f)).map(|(_, f)| f.clone()).collect()
+        };
         let unchanged = a.findings.keys().filter(|k| b.findings.contains_key(*k)).count();
-        FindingsDiff { new, gone, unchanged }
+        let unjudged: BTreeSet<&str> =
+            a.findings.values().chain(b.findings.values()).filter(|f| !both(f)).map(|f| f.rule_id.as_str()).collect();
+        if !unjudged.is_empty() {
+            not_compared.push(NotCompared {
+                section: "findings",
+                reason: format!(
+                    "the findings of {} rule(s) one side could not judge: {}",
+                    unjudged.len(),
+                    unjudged.into_iter().collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+        FindingsDiff { new: only_in(b, a), gone: only_in(a, b), unchanged }
     });
     if cross {
         not_compared.push(NotCompared {
@@ -790,6 +820,7 @@ mod tests {
             config: config.and_then(|c| c.as_object().cloned()),
             live,
             findings: BTreeMap::new(),
+            judged: BTreeSet::new(),
             inputs: Vec::new(),
         }
     }
@@ -830,6 +861,30 @@ mod tests {
         assert!(drift.findings.is_none());
         let not_compared: Vec<&str> = drift.not_compared.iter().map(|n| n.section).collect();
         assert!(not_compared.contains(&"grants") && not_compared.contains(&"findings"), "{not_compared:?}");
+    }
+
+    #[test]
+    fn a_finding_of_a_rule_one_side_could_not_judge_is_no_drift() {
+        let finding = |rule: &str, fingerprint: &str| FindingItem {
+            rule_id: rule.into(),
+            severity: crate::rules::Severity::Low,
+            title: "t".into(),
+            object: None,
+            fingerprint: fingerprint.into(),
+        };
+        let live = serde_json::json!({"version": "25.8.2.1"});
+        let mut a = state(Kind::Snapshot, None, Some(live.clone()));
+        let mut b = state(Kind::Server, None, Some(live));
+        a.findings.insert("f1".into(), finding("log-rule", "f1"));
+        a.findings.insert("f2".into(), finding("live-rule", "f2"));
+        a.judged = ["log-rule".to_string(), "live-rule".to_string()].into();
+        b.judged = ["live-rule".to_string()].into();
+        let drift = compare(&a, &b, false);
+        let findings = drift.findings.as_ref().unwrap();
+        assert_eq!(findings.gone.iter().map(|f| f.rule_id.as_str()).collect::<Vec<_>>(), ["live-rule"]);
+        assert!(findings.new.is_empty());
+        let note = drift.not_compared.iter().find(|n| n.section == "findings").unwrap();
+        assert!(note.reason.contains("log-rule"), "{}", note.reason);
     }
 
     #[test]
