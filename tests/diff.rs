@@ -225,3 +225,35 @@ fn a_config_tree_against_the_server_started_from_it() {
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("max_concurrent_queries: 150 (config.d/zz-change.xml:2:5) -> 100"), "{stdout}");
 }
+
+#[test]
+fn two_servers_read_at_once() {
+    let first = start_25_8(prepare);
+    let second = start_25_8(|dir| {
+        prepare(dir);
+        write(
+            &dir.join("config.d/zz-more.xml"),
+            "<clickhouse>\n    <max_concurrent_queries>300</max_concurrent_queries>\n</clickhouse>\n",
+        );
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = |s: &support::LiveServer| format!("http://auditor@127.0.0.1:{}", s.http_port);
+    write(&dir.path().join("pw"), "s3cr3t-pw\n");
+    let (code, json) = diff_json(dir.path(), &[&dsn(&first), &dsn(&second), "--password-file", "pw"]);
+    assert_eq!(code, 1, "{json:#}");
+    let settings = section(&json, "server settings");
+    assert_eq!(settings.len(), 1, "{json:#}");
+    assert_eq!((settings[0]["a"]["value"].as_str(), settings[0]["b"]["value"].as_str()), (Some("100"), Some("300")));
+    assert_eq!(section(&json, "users").len(), 0, "{json:#}");
+    assert_eq!(section(&json, "grants").len(), 0, "{json:#}");
+    assert_eq!(json["findings"]["new"].as_array().unwrap().len(), 0, "{json:#}");
+    assert!(json["not_compared"].as_array().unwrap().is_empty(), "{json:#}");
+    // one server, twice: equal
+    let (code, stdout, stderr) = diff(dir.path(), &[&dsn(&first), &dsn(&first), "--password-file", "pw"]);
+    assert_eq!((code, stdout.as_str()), (0, ""), "{stderr}");
+    // one of them stopped: it could not be read
+    second.stop();
+    let (code, stdout, stderr) = diff(dir.path(), &[&dsn(&first), &dsn(&second), "--password-file", "pw"]);
+    assert_eq!((code, stdout.as_str()), (3, ""), "{stderr}");
+    assert!(stderr.contains("side B"), "{stderr}");
+}
