@@ -11,6 +11,7 @@ pub mod baseline;
 pub mod cluster;
 pub mod collect;
 pub mod config;
+pub mod diff;
 pub mod eval;
 pub mod facts;
 pub mod fix;

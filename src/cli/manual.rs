@@ -21,16 +21,16 @@ pub fn render(command: clap::Command) -> std::io::Result<Vec<u8>> {
 const SECTIONS: &str = r#".SH "EXIT STATUS"
 .TP
 \fB0\fR
-Every selected rule judged; no active finding at or above \fB\-\-fail\-on\fR.
+Every selected rule judged; no active finding at or above \fB\-\-fail\-on\fR; for \fBdiff\fR, the two sides are equal.
 .TP
 \fB1\fR
-Findings at or above \fB\-\-fail\-on\fR (default high); for \fBfix\fR, a finding at or above it remains after the fix; for \fBupgrade\fR, a breaking setting or known issue survives the upgrade; for \fBrules test\fR, a fixture failed.
+Findings at or above \fB\-\-fail\-on\fR (default high); for \fBfix\fR, a finding at or above it remains after the fix; for \fBupgrade\fR, a breaking setting or known issue survives the upgrade; for \fBrules test\fR, a fixture failed; for \fBdiff\fR, the two sides differ.
 .TP
 \fB2\fR
-Nothing was audited: a usage error, an invalid rule or suppressions file, an input that is not a regular file or is past its cap, an output that names an input, a configuration ClickHouse refuses (the message names file, line and column; \fB\-\-format sarif\fR, \fBjunit\fR and \fBjson\fR still write a report carrying the error, \fBopenmetrics\fR the verdict), or \fBcheck \-\-snapshot\fR with a flag that reads a server.
+Nothing was audited: a usage error, an invalid rule or suppressions file, an input that is not a regular file or is past its cap, an output that names an input, a configuration ClickHouse refuses (the message names file, line and column; \fB\-\-format sarif\fR, \fBjunit\fR and \fBjson\fR still write a report carrying the error, \fBopenmetrics\fR the verdict), or \fBcheck \-\-snapshot\fR with a flag that reads a server; for \fBdiff\fR, a side that cannot be loaded.
 .TP
 \fB3\fR
-The run failed or could not judge what it was asked: a server that cannot be read, output that cannot be written, a rule that errored, or evidence that could not be read (\fIinconclusive\fR) without \fB\-\-allow\-inconclusive\fR.
+The run failed or could not judge what it was asked: a server that cannot be read (for \fBdiff\fR, either side), output that cannot be written, a rule that errored, or evidence that could not be read (\fIinconclusive\fR) without \fB\-\-allow\-inconclusive\fR.
 .SH ENVIRONMENT
 The variables of clickhouse\-client complete a live audit asked for with \fB\-\-host\fR, \fB\-\-port\fR or \fB\-\-dsn\fR; they never turn an offline run live.
 .TP
@@ -74,4 +74,7 @@ Review an upgrade offline.
 .TP
 \fBchaudit rules explain default\-user\-open\fR
 What a rule checks, and why.
+.TP
+\fBchaudit diff before.json after.json\fR
+The drift between two snapshots (or config trees, or servers); nothing printed when equal.
 "#;

@@ -12,6 +12,7 @@ macro_rules! eprint {
 
 mod audit;
 pub mod config_show;
+mod diff;
 mod fix;
 mod live;
 mod manual;
@@ -247,6 +248,16 @@ enum Command {
         #[command(flatten)]
         audit: Box<AuditArgs>,
     },
+    /// The drift between two states: config trees, snapshots or servers.
+    ///
+    /// Each side is a server (a value starting with http:// or https://), a snapshot (an
+    /// existing .json file from `chaudit collect`), or else a config (config.xml or the
+    /// directory holding it). Compares the effective state, not text: server settings, the
+    /// settings of each profile and user, users, grants, disks and storage policies, the
+    /// version, and the findings of each side's audit (by fingerprint). Prints nothing when
+    /// the sides are equal. Exit codes: 0 equal, 1 they differ, 2 a side cannot be loaded
+    /// (usage or config error), 3 a server that cannot be read.
+    Diff(Box<diff::DiffArgs>),
     /// Print a shell completion script (e.g. `chaudit completions bash > /etc/bash_completion.d/chaudit`).
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (roff), e.g. `chaudit man | man -l -`.
@@ -315,6 +326,7 @@ pub fn run() -> ExitCode {
         }
         Some(Command::Upgrade(args)) => upgrade::run(&args),
         Some(Command::Fix(args)) => fix::run(&args),
+        Some(Command::Diff(args)) => diff::run(&args),
         Some(Command::Facts) => write_stdout(&chaudit::facts::schema::render(), exit::OK),
         Some(Command::Check { snapshot, audit }) => audit::run(&audit, Some(&snapshot)),
         Some(Command::Completions { shell }) => {

@@ -231,7 +231,7 @@ fn limit_of(query: &str) -> i64 {
 
 /// A ClickHouse setting value as a number: `true`/`false` count as 1/0, size suffixes
 /// (`10Gi`, `5G`) are expanded; anything else is NaN (compares false).
-fn parse_number(value: &str) -> f64 {
+pub fn parse_number(value: &str) -> f64 {
     let v = value.trim().to_ascii_lowercase();
     match v.as_str() {
         "true" | "yes" | "on" => return 1.0,
