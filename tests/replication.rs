@@ -6,7 +6,8 @@
 //! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
 //! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
 //! shard that cannot be reached, tables the replicas disagree on, an ON CLUSTER statement
-//! queued for a stopped replica), each fixed the way an admin would where it can be and
+//! queued for a stopped replica, quorum inserts with a replica not fetching, then stopped),
+//! each fixed the way an admin would where it can be and
 //! audited again; one server configured with `<zookeeper>` but no
 //! interserver port, whose replicated table never leaves read-only; one whose default replica
 //! name uses a macro `<macros>` lacks; and one server whose own ZooKeeper is stopped and
@@ -34,6 +35,7 @@ const REPLICATION_RULES: &[&str] = &[
     "distributed-send-errors",
     "replicated-without-interserver-port",
     "distributed-ddl-queue-stuck",
+    "insert-quorum-failures",
 ];
 
 const TABLE: &str = "CREATE TABLE default.t (k UInt64, v String) \
@@ -526,6 +528,83 @@ fn an_on_cluster_statement_waits_for_a_stopped_replica() {
     assert_eq!(unfinished(&a), "");
     let report = audit_cluster(&a, &lowered);
     assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+}
+
+#[test]
+fn quorum_inserts_fail_without_enough_replicas() {
+    const RULE: &str = "insert-quorum-failures";
+    let _serial = one_at_a_time();
+    let (a, mut b) = start_pair();
+    for n in [&a, &b] {
+        n.query(TABLE);
+    }
+    // insert_quorum_parallel = 0: each quorum insert waits for the one before it
+    let insert = |n: &LiveServer, k: u64| {
+        n.try_query(&format!(
+            "INSERT INTO default.t SETTINGS insert_quorum = 2, insert_quorum_parallel = 0, \
+             insert_quorum_timeout = 3000 VALUES ({k}, 'quorum')"
+        ))
+    };
+    let errors = |n: &LiveServer, name: &str| -> u64 {
+        n.query(&format!("SELECT sum(value) FROM system.errors WHERE name = '{name}'")).trim().parse().unwrap()
+    };
+    // both replicas up: the quorum is reached, nothing fires
+    insert(&a, 1).unwrap();
+    assert_eq!(count(&b), 1, "the quorum insert is on r2 when it returns");
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // r2 stops fetching: the insert is written on r1 and its quorum not confirmed in time;
+    // the next one is refused while that one is unsatisfied
+    b.query("SYSTEM STOP FETCHES default.t");
+    let unconfirmed = insert(&a, 2).unwrap_err();
+    assert!(
+        unconfirmed.contains("UNKNOWN_STATUS_OF_INSERT") && unconfirmed.contains("Timeout while waiting for quorum"),
+        "{unconfirmed}"
+    );
+    let refused = insert(&a, 3).unwrap_err();
+    assert!(refused.contains("UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE"), "{refused}");
+    let report = audit_cluster(&a, &[]);
+    let failed = the_finding(&report, RULE, "insert quorum");
+    assert_eq!(hosts(failed), vec![a.node()], "{failed}");
+    assert_eq!(
+        failed["message"],
+        "2 quorum inserts failed since the server started: 1 written here without a confirmed quorum; \
+         1 refused: an earlier one not yet satisfied"
+    );
+    let evidence = &failed["hosts"][0]["evidence"];
+    for name in ["UNKNOWN_STATUS_OF_INSERT", "UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE", "TOO_FEW_LIVE_REPLICAS"] {
+        assert_eq!(evidence[name], errors(&a, name), "{name}: {failed}");
+        assert_eq!(errors(&b, name), 0, "{name} on r2");
+    }
+
+    // fetches started: r2 gets the part, the quorum is reached after all and quorum inserts
+    // succeed again (the counts since start stay)
+    b.query("SYSTEM START FETCHES default.t");
+    b.query("SYSTEM SYNC REPLICA default.t");
+    assert_eq!(count(&b), 2);
+    wait_until(60, "a quorum insert succeeds", || insert(&a, 4).is_ok());
+
+    // r2 stopped (by its pid): too few active replicas, nothing written
+    b.stop();
+    wait_until(60, "r1 sees one active replica", || replica_number(&a, "active_replicas") == 1);
+    let few = insert(&a, 5).unwrap_err();
+    assert!(
+        few.contains("TOO_FEW_LIVE_REPLICAS")
+            && few.contains("Number of alive replicas (1) is less than requested quorum (2/2)"),
+        "{few}"
+    );
+    let report = audit_cluster(&a, &[]);
+    let failed = the_finding(&report, RULE, "insert quorum");
+    assert_eq!(hosts(failed), vec![a.node()], "{failed}");
+    assert_eq!(
+        failed["message"],
+        "3 quorum inserts failed since the server started: 1 with too few active replicas; 1 written here without a \
+         confirmed quorum; 1 refused: an earlier one not yet satisfied"
+    );
+    assert_eq!(failed["hosts"][0]["evidence"]["TOO_FEW_LIVE_REPLICAS"], 1, "{failed}");
+    assert_eq!(a.query("SELECT count() FROM default.t WHERE k = 5").trim(), "0");
 }
 
 #[test]
