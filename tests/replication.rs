@@ -535,14 +535,19 @@ fn quorum_inserts_fail_without_enough_replicas() {
     const RULE: &str = "insert-quorum-failures";
     let _serial = one_at_a_time();
     let (a, mut b) = start_pair();
+    // a table of its own (ZooKeeper is shared by the binary's tests)
     for n in [&a, &b] {
-        n.query(TABLE);
+        n.query(
+            "CREATE TABLE default.q (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/q', '{replica}') ORDER BY k",
+        );
     }
+    let count = |n: &LiveServer| n.query("SELECT count() FROM default.q").trim().parse::<u64>().unwrap();
     // insert_quorum_parallel = 0: each quorum insert waits for the one before it
     let insert = |n: &LiveServer, k: u64| {
         n.try_query(&format!(
-            "INSERT INTO default.t SETTINGS insert_quorum = 2, insert_quorum_parallel = 0, \
-             insert_quorum_timeout = 3000 VALUES ({k}, 'quorum')"
+            "INSERT INTO default.q SETTINGS insert_quorum = 2, insert_quorum_parallel = 0, \
+             insert_quorum_timeout = 3000 VALUES ({k})"
         ))
     };
     let errors = |n: &LiveServer, name: &str| -> u64 {
@@ -557,7 +562,7 @@ fn quorum_inserts_fail_without_enough_replicas() {
 
     // r2 stops fetching: the insert is written on r1 and its quorum not confirmed in time;
     // the next one is refused while that one is unsatisfied
-    b.query("SYSTEM STOP FETCHES default.t");
+    b.query("SYSTEM STOP FETCHES default.q");
     let unconfirmed = insert(&a, 2).unwrap_err();
     assert!(
         unconfirmed.contains("UNKNOWN_STATUS_OF_INSERT") && unconfirmed.contains("Timeout while waiting for quorum"),
@@ -581,14 +586,16 @@ fn quorum_inserts_fail_without_enough_replicas() {
 
     // fetches started: r2 gets the part, the quorum is reached after all and quorum inserts
     // succeed again (the counts since start stay)
-    b.query("SYSTEM START FETCHES default.t");
-    b.query("SYSTEM SYNC REPLICA default.t");
+    b.query("SYSTEM START FETCHES default.q");
+    b.query("SYSTEM SYNC REPLICA default.q");
     assert_eq!(count(&b), 2);
     wait_until(60, "a quorum insert succeeds", || insert(&a, 4).is_ok());
 
     // r2 stopped (by its pid): too few active replicas, nothing written
     b.stop();
-    wait_until(60, "r1 sees one active replica", || replica_number(&a, "active_replicas") == 1);
+    wait_until(60, "r1 sees one active replica", || {
+        a.query("SELECT active_replicas FROM system.replicas WHERE table = 'q'").trim() == "1"
+    });
     let few = insert(&a, 5).unwrap_err();
     assert!(
         few.contains("TOO_FEW_LIVE_REPLICAS")
@@ -604,7 +611,7 @@ fn quorum_inserts_fail_without_enough_replicas() {
          confirmed quorum; 1 refused: an earlier one not yet satisfied"
     );
     assert_eq!(failed["hosts"][0]["evidence"]["TOO_FEW_LIVE_REPLICAS"], 1, "{failed}");
-    assert_eq!(a.query("SELECT count() FROM default.t WHERE k = 5").trim(), "0");
+    assert_eq!(a.query("SELECT count() FROM default.q WHERE k = 5").trim(), "0");
 }
 
 #[test]
