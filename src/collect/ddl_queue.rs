@@ -71,3 +71,37 @@ pub(crate) async fn ask(session: &Session, answers: &mut Vec<Answer<'_>>) {
 pub(crate) fn fan_out_sql(cluster: &str) -> String {
     plan::fan_out(SQL, cluster)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_server_without_the_config_has_no_queue_and_a_failure_is_a_failure() {
+        let refused = CollectError::Query {
+            purpose: PURPOSE.into(),
+            message: "Code: 139. DB::Exception: There is no DistributedDDL configuration in server config. \
+                      (NO_ELEMENTS_IN_CONFIG)"
+                .into(),
+            code: Some(139),
+        };
+        assert_eq!(Unread::of_reason(&reason(&refused)), Some(Unread::Missing));
+        let lost = CollectError::Query { purpose: PURPOSE.into(), message: "Keeper".into(), code: Some(999) };
+        assert_eq!(Unread::of_reason(&reason(&lost)), Some(Unread::QueryFailed));
+        assert_eq!(Unread::of_reason(&no_session()), Some(Unread::Missing));
+    }
+
+    #[test]
+    fn the_queue_is_asked_of_a_server_with_a_keeper_session() {
+        let metrics = |value: Value| -> Vec<Answer<'static>> {
+            vec![("metrics", Ok(Rows::Parsed(vec![json!({"metric": "ZooKeeperSession", "value": value})])))]
+        };
+        assert_eq!(keeper_session(&metrics(json!("1"))), Ok(true));
+        assert_eq!(keeper_session(&metrics(json!(1))), Ok(true));
+        assert_eq!(keeper_session(&metrics(json!("0"))), Ok(false));
+        assert_eq!(keeper_session(&[("metrics", Ok(Rows::Parsed(vec![])))]), Ok(false));
+        assert!(keeper_session(&[("metrics", Err("permission denied: ...".into()))]).is_err());
+        assert!(keeper_session(&[]).is_err());
+    }
+}
