@@ -5,8 +5,10 @@
 //! (one shard) carrying a ReplicatedMergeTree table, audited with `--cluster` clean, then in
 //! planted states (a replica that stopped fetching, a replica whose Keeper metadata is gone, a
 //! merge entry failing on a lagging replica, a Distributed table whose sends are stopped, a
-//! shard that cannot be reached, tables the replicas disagree on), each fixed the way an admin
-//! would where it can be and audited again; one server configured with `<zookeeper>` but no
+//! shard that cannot be reached, tables the replicas disagree on, an ON CLUSTER statement
+//! queued for a stopped replica, quorum inserts with a replica not fetching, then stopped),
+//! each fixed the way an admin would where it can be and
+//! audited again; one server configured with `<zookeeper>` but no
 //! interserver port, whose replicated table never leaves read-only; one whose default replica
 //! name uses a macro `<macros>` lacks; and one server whose own ZooKeeper is stopped and
 //! started again.
@@ -32,6 +34,8 @@ const REPLICATION_RULES: &[&str] = &[
     "distributed-send-backlog",
     "distributed-send-errors",
     "replicated-without-interserver-port",
+    "distributed-ddl-queue-stuck",
+    "insert-quorum-failures",
 ];
 
 const TABLE: &str = "CREATE TABLE default.t (k UInt64, v String) \
@@ -79,8 +83,10 @@ fn start_pair() -> (LiveServer, LiveServer) {
     let ports: Vec<(u16, u16)> = (0..2).map(|_| (free_port(), free_port())).collect();
     let replicas: String =
         ports.iter().map(|(_, tcp)| format!("<replica><host>127.0.0.1</host><port>{tcp}</port></replica>")).collect();
+    // the cluster, and the distributed DDL queue its ON CLUSTER statements go through
     let remote_servers = format!(
-        "<remote_servers><replicated><shard><internal_replication>true</internal_replication>{replicas}</shard></replicated></remote_servers>"
+        "<remote_servers><replicated><shard><internal_replication>true</internal_replication>{replicas}</shard></replicated></remote_servers>\
+         <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>"
     );
     let zk = zookeeper(); // started before the replicas, which connect as they start
     assert_eq!(zk.four_letter("ruok"), "imok");
@@ -423,6 +429,189 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     for report in [audit_cluster(&a, &[]), direct()] {
         assert!(findings_of(&report, "cluster-table-divergence").is_empty(), "{}", summary(&report));
     }
+}
+
+/// An ON CLUSTER CREATE TABLE of `name` (replicated, in default).
+fn on_cluster(name: &str, settings: &str) -> String {
+    format!(
+        "CREATE TABLE default.{name} ON CLUSTER replicated (k UInt64) \
+         ENGINE = ReplicatedMergeTree('/clickhouse/tables/{{shard}}/default/{name}', '{{replica}}') ORDER BY k{settings}"
+    )
+}
+
+/// The entries of the distributed DDL queue not finished on some host: entry, host:port, status.
+fn unfinished(server: &LiveServer) -> String {
+    server.query(
+        "SELECT entry, concat(host, ':', toString(port)), status FROM system.distributed_ddl_queue \
+         WHERE status != 'Finished' ORDER BY entry, host, port",
+    )
+}
+
+#[test]
+fn an_on_cluster_statement_waits_for_a_stopped_replica() {
+    const RULE: &str = "distributed-ddl-queue-stuck";
+    let _serial = one_at_a_time();
+    let (a, mut b) = start_pair();
+    let lowered = ["--param", "distributed-ddl-queue-stuck.max_entry_age_seconds=1"];
+    // both running: the statement runs on both, nothing is left unfinished
+    a.query(&on_cluster("ddl1", ""));
+    wait_until(60, "ddl1 on r2", || b.query("EXISTS default.ddl1").trim() == "1");
+    wait_until(60, "ddl1 finished everywhere", || unfinished(&a).is_empty());
+    std::thread::sleep(Duration::from_secs(2));
+    let report = audit_cluster(&a, &lowered);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // r2 stopped (by its pid): the client gives up after distributed_ddl_task_timeout and the
+    // entry stays queued for r2, Inactive
+    b.stop();
+    let refused = a.try_query(&on_cluster("ddl2", " SETTINGS distributed_ddl_task_timeout = 3")).unwrap_err();
+    assert!(refused.contains("TIMEOUT_EXCEEDED") && refused.contains("is not finished on 1 of 2 hosts"), "{refused}");
+    let pending = unfinished(&a);
+    let entry = pending.split('\t').next().unwrap().to_string();
+    assert_eq!(pending, format!("{entry}\t{}\tInactive\n", b.node()));
+    std::thread::sleep(Duration::from_secs(2));
+    // at the default threshold (300 s) a few seconds pass
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    // lowered, it fires on the replica that answered, naming the stopped one
+    let report = audit_cluster(&a, &lowered);
+    let stuck = the_finding(&report, RULE, &entry);
+    assert_eq!(hosts(stuck), vec![a.node()], "{stuck}");
+    let message = stuck["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`CREATE TABLE default.ddl2 ")
+            && message.contains(&format!("({entry}, ON CLUSTER replicated) is not finished on {} after ", b.node()))
+            && message.ends_with(" s (Inactive)"),
+        "{message}"
+    );
+    let evidence = &stuck["hosts"][0]["evidence"];
+    assert_eq!(evidence["pending"], serde_json::json!([b.node()]), "{stuck}");
+    assert_eq!(evidence["hosts"], 2, "{stuck}");
+    let manual = stuck["remediation"]["manual"].as_str().unwrap();
+    assert!(manual.starts_with(&format!("Bring the server of {} back", b.node())), "{manual}");
+
+    // what the remediation says of a host removed from <remote_servers>: the entry already
+    // queued still waits for it (r1's cluster without r2, read by r1 without a restart)
+    let config = a.dir.path().join("server/config.d/replication.xml");
+    let with_both = std::fs::read_to_string(&config).unwrap();
+    let without_b =
+        with_both.replace(&format!("<replica><host>127.0.0.1</host><port>{}</port></replica>", b.tcp_port), "");
+    assert_ne!(without_b, with_both);
+    std::fs::write(&config, &without_b).unwrap();
+    wait_until(60, "r1 reads its cluster without r2", || {
+        a.query("SELECT count() FROM system.clusters WHERE cluster = 'replicated'").trim() == "1"
+    });
+    assert_eq!(unfinished(&a), pending, "the entry names its hosts");
+    std::fs::write(&config, &with_both).unwrap();
+    wait_until(60, "r1 reads its cluster with r2", || {
+        a.query("SELECT count() FROM system.clusters WHERE cluster = 'replicated'").trim() == "2"
+    });
+
+    // r2 started again: its DDL worker runs the entry, the table is there, the finding gone
+    b.restart();
+    wait_until(90, "r2 created ddl2", || b.query("EXISTS default.ddl2").trim() == "1");
+    wait_until(60, "the entry finished everywhere", || unfinished(&a).is_empty());
+    // (the audits' own fan-out to the stopped r2 stays counted on r1: distributed-send-errors
+    // reports it until r1 restarts; not asserted either way)
+    let report = audit_cluster(&a, &lowered);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+
+    // a host that will not come back: its entry deleted from Keeper leaves the queue
+    b.stop();
+    a.try_query(&on_cluster("ddl3", " SETTINGS distributed_ddl_task_timeout = 1")).unwrap_err();
+    let pending = unfinished(&a);
+    let entry = pending.split('\t').next().unwrap().to_string();
+    std::thread::sleep(Duration::from_secs(2));
+    the_finding(&audit_cluster(&a, &lowered), RULE, &entry);
+    zookeeper().cli(&["deleteall", &format!("/clickhouse/task_queue/ddl/{entry}")]);
+    assert_eq!(unfinished(&a), "");
+    let report = audit_cluster(&a, &lowered);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+}
+
+#[test]
+fn quorum_inserts_fail_without_enough_replicas() {
+    const RULE: &str = "insert-quorum-failures";
+    let _serial = one_at_a_time();
+    let (a, mut b) = start_pair();
+    // a table of its own (ZooKeeper is shared by the binary's tests)
+    for n in [&a, &b] {
+        n.query(
+            "CREATE TABLE default.q (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/q', '{replica}') ORDER BY k",
+        );
+    }
+    let count = |n: &LiveServer| n.query("SELECT count() FROM default.q").trim().parse::<u64>().unwrap();
+    // insert_quorum_parallel = 0: each quorum insert waits for the one before it
+    let insert = |n: &LiveServer, k: u64| {
+        n.try_query(&format!(
+            "INSERT INTO default.q SETTINGS insert_quorum = 2, insert_quorum_parallel = 0, \
+             insert_quorum_timeout = 3000 VALUES ({k})"
+        ))
+    };
+    let errors = |n: &LiveServer, name: &str| -> u64 {
+        n.query(&format!("SELECT sum(value) FROM system.errors WHERE name = '{name}'")).trim().parse().unwrap()
+    };
+    // both replicas up: the quorum is reached, nothing fires
+    insert(&a, 1).unwrap();
+    assert_eq!(count(&b), 1, "the quorum insert is on r2 when it returns");
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    assert_eq!(replication_findings(&report), Vec::<String>::new());
+
+    // r2 stops fetching: the insert is written on r1 and its quorum not confirmed in time;
+    // the next one is refused while that one is unsatisfied
+    b.query("SYSTEM STOP FETCHES default.q");
+    let unconfirmed = insert(&a, 2).unwrap_err();
+    assert!(
+        unconfirmed.contains("UNKNOWN_STATUS_OF_INSERT") && unconfirmed.contains("Timeout while waiting for quorum"),
+        "{unconfirmed}"
+    );
+    let refused = insert(&a, 3).unwrap_err();
+    assert!(refused.contains("UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE"), "{refused}");
+    let report = audit_cluster(&a, &[]);
+    let failed = the_finding(&report, RULE, "insert quorum");
+    assert_eq!(hosts(failed), vec![a.node()], "{failed}");
+    assert_eq!(
+        failed["message"],
+        "2 quorum inserts failed since the server started: 1 written here without a confirmed quorum; \
+         1 refused: an earlier one not yet satisfied"
+    );
+    let evidence = &failed["hosts"][0]["evidence"];
+    for name in ["UNKNOWN_STATUS_OF_INSERT", "UNSATISFIED_QUORUM_FOR_PREVIOUS_WRITE", "TOO_FEW_LIVE_REPLICAS"] {
+        assert_eq!(evidence[name], errors(&a, name), "{name}: {failed}");
+        assert_eq!(errors(&b, name), 0, "{name} on r2");
+    }
+
+    // fetches started: r2 gets the part, the quorum is reached after all and quorum inserts
+    // succeed again (the counts since start stay)
+    b.query("SYSTEM START FETCHES default.q");
+    b.query("SYSTEM SYNC REPLICA default.q");
+    assert_eq!(count(&b), 2);
+    wait_until(60, "a quorum insert succeeds", || insert(&a, 4).is_ok());
+
+    // r2 stopped (by its pid): too few active replicas, nothing written
+    b.stop();
+    wait_until(60, "r1 sees one active replica", || {
+        a.query("SELECT active_replicas FROM system.replicas WHERE table = 'q'").trim() == "1"
+    });
+    let few = insert(&a, 5).unwrap_err();
+    assert!(
+        few.contains("TOO_FEW_LIVE_REPLICAS")
+            && few.contains("Number of alive replicas (1) is less than requested quorum (2/2)"),
+        "{few}"
+    );
+    let report = audit_cluster(&a, &[]);
+    let failed = the_finding(&report, RULE, "insert quorum");
+    assert_eq!(hosts(failed), vec![a.node()], "{failed}");
+    assert_eq!(
+        failed["message"],
+        "3 quorum inserts failed since the server started: 1 with too few active replicas; 1 written here without a \
+         confirmed quorum; 1 refused: an earlier one not yet satisfied"
+    );
+    assert_eq!(failed["hosts"][0]["evidence"]["TOO_FEW_LIVE_REPLICAS"], 1, "{failed}");
+    assert_eq!(a.query("SELECT count() FROM default.q WHERE k = 5").trim(), "0");
 }
 
 #[test]

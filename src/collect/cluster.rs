@@ -181,6 +181,7 @@ pub async fn fan_out(
             }
         }
     }
+    ddl_queue(seed, cluster, &mut live_answers).await;
     progress(1, 1);
     let mut interner = Interner::default();
     // each replica's documents; its plans are read after, for every replica at once
@@ -333,6 +334,27 @@ async fn per_query<'a>(
         .buffered(seed.in_flight)
         .collect()
         .await
+}
+
+/// The distributed DDL queue of the replicas with a Keeper session, in one fan-out query
+/// after the union (see [`super::ddl_queue`]).
+async fn ddl_queue(seed: &Session, cluster: &str, answers: &mut BTreeMap<u64, Vec<Answer<'_>>>) {
+    use super::ddl_queue::{NAME, PURPOSE, fan_out_sql, keeper_session, no_session, reason};
+    let sessions: BTreeMap<u64, Result<bool, String>> =
+        answers.iter().map(|(node, answers)| (*node, keeper_session(answers))).collect();
+    let result = match sessions.values().any(|s| matches!(s, Ok(true))) {
+        true => Some(seed.rows_with(PURPOSE, &fan_out_sql(cluster), &SKIP_DEAD).await.map_err(|e| reason(&e))),
+        false => None,
+    };
+    for (node, session) in sessions {
+        let answer = match (session, &result) {
+            (Ok(true), Some(Ok(rows))) => Ok(Rows::Parsed(rows_of(rows, node))),
+            (Ok(true), Some(Err(why))) => Err(why.clone()),
+            (Ok(_), _) => Err(no_session()),
+            (Err(why), _) => Err(why),
+        };
+        answers.entry(node).or_default().push((NAME, answer));
+    }
 }
 
 /// Each query's rows split per replica into the replicas' answers.

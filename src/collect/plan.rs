@@ -438,6 +438,7 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     describe_parts(&mut out, &all, &logs);
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
+    out.push_str(&format!("-- {}\n{};\n", super::ddl_queue::PURPOSE, super::ddl_queue::SQL));
     out.push_str(&format!("-- {}\n{};\n", super::empty_password::PURPOSE, super::empty_password::SQL));
     if log_window.is_some() {
         let example =
@@ -484,6 +485,7 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
          has (if a replica refuses it: the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
         fan_out(VERSION_PROBE, cluster)
     ));
+    out.push_str(&format!("-- {}\n{};\n", super::ddl_queue::PURPOSE, super::ddl_queue::fan_out_sql(cluster)));
     if log_window.is_some() {
         let example = super::explain::fan_out_union_sql(cluster, &["EXPLAIN ..."]);
         out.push_str(&format!(

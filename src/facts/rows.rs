@@ -480,6 +480,28 @@ pub struct ReplicationQueueEntries {
     pub exception: String,
 }
 
+/// An ON CLUSTER statement of system.distributed_ddl_queue that some host has not finished.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct DistributedDdlEntry {
+    /// its node in Keeper (`query-0000000001`)
+    pub entry: String,
+    pub cluster: String,
+    /// the statement (its first 300 characters)
+    pub query: String,
+    /// the host that issued it
+    pub initiator: String,
+    /// seconds since it was queued
+    pub age_seconds: Count,
+    /// hosts it was queued for
+    pub hosts: Count,
+    /// `host:port` of each host that has not finished it
+    pub pending: Vec<String>,
+    /// their statuses (Inactive: the host is not running its DDL worker; Active: executing)
+    pub statuses: Vec<String>,
+}
+
 /// A row of system.databases.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

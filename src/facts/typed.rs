@@ -400,6 +400,10 @@ pub fn facts() -> Vec<TypedFact> {
             "system.replication_queue per table and entry type",
         ),
         typed::<Vec<rows::Database>>("live.databases", "system.databases"),
+        typed::<Vec<rows::DistributedDdlEntry>>(
+            "live.distributed_ddl_queue",
+            "ON CLUSTER statements not finished on some host (system.distributed_ddl_queue; read from servers with a Keeper session)",
+        ),
         typed::<Vec<rows::DistributionQueue>>(
             "live.distribution_queue",
             "system.distribution_queue with files waiting",
