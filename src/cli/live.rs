@@ -271,19 +271,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     if args.cluster.is_some() && endpoints.len() != 1 {
         return Err(usage("--cluster reads the replicas through one node: give one --dsn".into()));
     }
-    let mut replicas = cluster::ReplicaAddresses { port: args.replica_port, ..Default::default() };
-    for given in &args.replica_dsn {
-        match given.split_once('=').filter(|(name, _)| !name.contains("://")) {
-            Some((name, dsn)) => replicas.by_name.push((name.to_string(), dsn.to_string())),
-            None if given.contains("{host}") && replicas.template.is_none() => replicas.template = Some(given.clone()),
-            None => {
-                let shown = collect::dsn::redact(given);
-                return Err(usage(format!(
-                    "--replica-dsn `{shown}`: one template with {{host}}, or HOST:PORT=DSN for one replica"
-                )));
-            }
-        }
-    }
+    let replicas = cluster::ReplicaAddresses::parse(args.replica_port, &args.replica_dsn).map_err(usage)?;
     let runtime = runtime()?;
     let plan = cluster::Plan {
         cluster: args.cluster.clone(),

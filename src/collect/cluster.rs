@@ -457,6 +457,28 @@ pub struct ReplicaAddresses {
 }
 
 impl ReplicaAddresses {
+    /// `--replica-port` and each `--replica-dsn` (one template with `{host}`, or
+    /// `HOST:PORT=DSN` for one replica); the error names the value it cannot read (its
+    /// password hidden).
+    pub fn parse(port: Option<u16>, given: &[String]) -> Result<ReplicaAddresses, String> {
+        let mut replicas = ReplicaAddresses { port, ..Default::default() };
+        for given in given {
+            match given.split_once('=').filter(|(name, _)| !name.contains("://")) {
+                Some((name, dsn)) => replicas.by_name.push((name.to_string(), dsn.to_string())),
+                None if given.contains("{host}") && replicas.template.is_none() => {
+                    replicas.template = Some(given.clone())
+                }
+                None => {
+                    let shown = super::dsn::redact(given);
+                    return Err(format!(
+                        "--replica-dsn `{shown}`: one template with {{host}}, or HOST:PORT=DSN for one replica"
+                    ));
+                }
+            }
+        }
+        Ok(replicas)
+    }
+
     fn is_empty(&self) -> bool {
         self.port.is_none() && self.template.is_none() && self.by_name.is_empty()
     }
@@ -644,6 +666,18 @@ pub async fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replica_addresses_are_one_template_and_named_replicas() {
+        let given = ["http://{host}:8123".to_string(), "ch2:9000=http://10.0.0.2:8123".to_string()];
+        let read = ReplicaAddresses::parse(Some(8443), &given).unwrap();
+        assert_eq!(read.port, Some(8443));
+        assert_eq!(read.template.as_deref(), Some("http://{host}:8123"));
+        assert_eq!(read.by_name, [("ch2:9000".to_string(), "http://10.0.0.2:8123".to_string())]);
+        // a second template, or a DSN without {host}, is a mistake that hides the password
+        let wrong = ReplicaAddresses::parse(None, &["http://u:secret@ch1:8123".to_string()]).unwrap_err();
+        assert!(wrong.contains("one template with {host}") && !wrong.contains("secret"), "{wrong}");
+    }
 
     fn member(host: &str, port: u64, is_local: bool) -> Member {
         Member { host_name: host.into(), port, is_local }

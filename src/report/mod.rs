@@ -89,6 +89,15 @@ pub struct RuleInfo {
 }
 
 impl Summary {
+    /// "3 suppressed, 2 in the baseline": the findings that do not count, when there are any.
+    pub fn set_aside(&self) -> Vec<String> {
+        [(self.suppressed, "suppressed"), (self.baselined, "in the baseline")]
+            .iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect()
+    }
+
     /// "2 high, 1 low": the findings per severity, the most severe first.
     pub fn severity_counts(&self) -> Vec<String> {
         Severity::names().filter_map(|name| self.by_severity.get(name).map(|n| format!("{n} {name}"))).collect()

@@ -102,11 +102,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     let s = &report.summary;
     let counts = s.severity_counts();
     let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let set_aside: Vec<String> = [(s.suppressed, "suppressed"), (s.baselined, "in baseline")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
+    let set_aside = s.set_aside();
     let _ = writeln!(
         out,
         "{}: {} finding(s){}{}; rules: {}; {} at or above {}",

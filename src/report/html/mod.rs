@@ -110,11 +110,7 @@ fn verdict(out: &mut String, report: &Report) {
         let _ = write!(out, "<td class=\"sev-{name}\"><span class=\"n\">{n}</span> {name}</td>");
     }
     out.push_str("</tr></table>\n");
-    let set_aside: Vec<String> = [(s.suppressed, "suppressed"), (s.baselined, "in the baseline")]
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
+    let set_aside = s.set_aside();
     let _ = writeln!(
         out,
         "<p class=\"summary\">{} finding(s){}; <strong>{} failing</strong> (at or above fail-on \
