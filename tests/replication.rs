@@ -534,7 +534,7 @@ fn an_on_cluster_statement_waits_for_a_stopped_replica() {
 fn quorum_inserts_fail_without_enough_replicas() {
     const RULE: &str = "insert-quorum-failures";
     let _serial = one_at_a_time();
-    let (a, mut b) = start_pair();
+    let (a, b) = start_pair();
     // a table of its own (ZooKeeper is shared by the binary's tests)
     for n in [&a, &b] {
         n.query(

@@ -1,0 +1,187 @@
+//! What stops the server in the server config: settings and ports, listen hosts, system
+//! logs, the log level, clusters.
+
+use super::*;
+
+/// Ports the server parses as integers at start.
+const PORTS: &[&str] = &[
+    "http_port",
+    "https_port",
+    "tcp_port",
+    "tcp_port_secure",
+    "interserver_http_port",
+    "interserver_https_port",
+    "mysql_port",
+    "postgresql_port",
+    "grpc_port",
+    "prometheus_port",
+];
+
+/// Parameters a system log section cannot have beside its own `<engine>`
+/// (SystemLog's getDefaultEngine / the engine check of each *_log section).
+const LOG_ENGINE_EXCLUSIVE: &[(&str, &str)] = &[
+    ("partition_by", "PARTITION BY"),
+    ("ttl", "TTL"),
+    ("order_by", "ORDER BY"),
+    ("storage_policy", "STORAGE POLICY"),
+    ("settings", "SETTINGS"),
+];
+
+/// Server settings, MergeTree settings, ports, interserver and listen hosts (Server::main).
+pub(super) fn server(root: &Element, out: &mut Vec<StartProblem>) {
+    let catalog = catalog::builtin();
+    for e in root.elements().filter(|e| !e.has_element_children()) {
+        if let Some(kind) = catalog.server.get(e.name.as_str()).and_then(|s| s.kind)
+            && !PORTS.contains(&e.name.as_str())
+            && !parses_as(kind, &e.value())
+        {
+            let reason = format!(
+                "Cannot parse input: while parsing setting '{}' value '{}' ({kind}) \
+                 (CANNOT_PARSE_INPUT_ASSERTION_FAILED, code 27)",
+                e.name,
+                e.value()
+            );
+            problem(out, "server-setting-unparsable", e.name.as_str(), reason, e.value_origin());
+        }
+    }
+    for merge_tree in root.children_named("merge_tree") {
+        for s in merge_tree.elements() {
+            match catalog.merge_tree.get(s.name.as_str()) {
+                None => {
+                    let reason =
+                        format!("Unknown setting '{}': in MergeTree config (UNKNOWN_SETTING, code 115)", s.name);
+                    problem(out, "merge-tree-unknown-setting", s.name.as_str(), reason, s.origin);
+                }
+                Some(setting) => {
+                    let kind = setting.kind.unwrap_or_default();
+                    if !parses_as(kind, &s.value()) {
+                        let reason = format!(
+                            "Cannot parse input: value '{}' of MergeTree setting '{}' ({kind}) \
+                             (CANNOT_PARSE_INPUT_ASSERTION_FAILED, code 27)",
+                            s.value(),
+                            s.name
+                        );
+                        problem(out, "merge-tree-setting-unparsable", s.name.as_str(), reason, s.value_origin());
+                    }
+                }
+            }
+        }
+    }
+    for port in PORTS.iter().filter_map(|p| root.child(p)) {
+        let value = port.value();
+        let reason = match value.parse::<i64>() {
+            Err(_) => format!("Syntax error: Not a valid integer: '{value}' (<{}>)", port.name),
+            Ok(n) if !(0..=65535).contains(&n) => {
+                format!("Out of range '{}': {value} (ARGUMENT_OUT_OF_BOUND, code 69)", port.name)
+            }
+            Ok(_) => continue,
+        };
+        problem(out, "port-invalid", port.name.as_str(), reason, port.value_origin());
+    }
+    if let (Some(_), Some(https)) = (root.child("interserver_http_port"), root.child("interserver_https_port")) {
+        let reason =
+            "Both http and https interserver ports are specified (EXCESSIVE_ELEMENT_IN_CONFIG, code 138)".to_string();
+        problem(out, "interserver-both-ports", "interserver_https_port", reason, https.origin);
+    }
+    listen_hosts(root, out);
+}
+
+/// Listen hosts: a wildcard bound beside an address it covers fails the second bind
+/// (Address already in use) unless listen_try or listen_reuse_port; a dotted quad that is no
+/// IPv4 address fails to resolve.
+fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
+    let hosts: Vec<&Element> = root.children_named("listen_host").collect();
+    for h in &hosts {
+        let v = h.value();
+        if v.bytes().all(|b| b.is_ascii_digit() || b == b'.') && v.contains('.') && v.parse::<Ipv4Addr>().is_err() {
+            let reason = format!("Listen [{v}] failed: DNS error while resolving: {v} (NETWORK_ERROR, code 210)");
+            problem(out, "listen-host-invalid", v, reason, h.value_origin());
+        }
+    }
+    let tolerant =
+        ["listen_try", "listen_reuse_port"].iter().any(|s| root.child(s).is_some_and(|e| is_true(&e.value())));
+    if tolerant {
+        return;
+    }
+    // `::` binds IPv4 too (dual stack): it covers every other host; 0.0.0.0 covers IPv4 ones
+    let covers = |wildcard: &str, other: &str| match wildcard {
+        "::" => true,
+        "0.0.0.0" => other.parse::<Ipv4Addr>().is_ok(),
+        _ => false,
+    };
+    for (i, wildcard) in hosts.iter().enumerate() {
+        for (j, other) in hosts.iter().enumerate() {
+            let (w, o) = (wildcard.value(), other.value());
+            if i != j && w != o && covers(&w, &o) {
+                let (first, second) = if i < j { (&w, *other) } else { (&o, *wildcard) };
+                let second_value = second.value();
+                let reason = format!(
+                    "Listen [{second_value}] failed: Address already in use (NETWORK_ERROR, code 210): \
+                     listen_host {first} already binds it, and neither listen_try nor listen_reuse_port is set"
+                );
+                problem(out, "listen-host-overlap", second_value, reason, second.value_origin());
+                return;
+            }
+        }
+    }
+}
+
+/// A system log section with its own `<engine>` takes no engine parameters beside it.
+pub(super) fn system_logs(root: &Element, out: &mut Vec<StartProblem>) {
+    for log in root.elements().filter(|e| e.name.ends_with("_log") && e.child("engine").is_some()) {
+        if let Some((tag, clause)) = LOG_ENGINE_EXCLUSIVE.iter().find(|(tag, _)| log.child(tag).is_some()) {
+            let reason = format!(
+                "If 'engine' is specified for system table, {clause} parameters should be specified directly \
+                 inside 'engine' and '{tag}' setting doesn't make sense (BAD_ARGUMENTS, code 36)"
+            );
+            problem(
+                out,
+                "system-log-engine-with-parameters",
+                log.name.as_str(),
+                reason,
+                log.child(tag).map_or(log.origin, |e| e.origin),
+            );
+        }
+    }
+}
+
+/// The log levels Poco's Logger::parseLevel reads (any case), or a number from 1 to 9.
+const LOG_LEVELS: &[&str] =
+    &["none", "fatal", "critical", "error", "warning", "notice", "information", "debug", "trace", "test"];
+
+/// `<logger><level>` and `<text_log><level>` name a log level (Poco's Logger::parseLevel:
+/// the server stops on anything else, an empty level included).
+pub(super) fn log_levels(root: &Element, out: &mut Vec<StartProblem>) {
+    for section in ["logger", "text_log"] {
+        let Some(level) = root.child(section).and_then(|s| s.child("level")) else { continue };
+        let value = level.value();
+        let value = value.trim();
+        let known = LOG_LEVELS.iter().any(|l| l.eq_ignore_ascii_case(value))
+            || value.parse::<u8>().is_ok_and(|n| (1..=9).contains(&n));
+        if !known {
+            let shown = if value.is_empty() { "(empty)".to_string() } else { value.to_string() };
+            let reason = format!(
+                "Invalid argument: Not a valid log level: <{section}><level> is {shown}; it takes none, fatal, \
+                 critical, error, warning, notice, information, debug, trace or test"
+            );
+            problem(out, "log-level-invalid", section, reason, level.origin);
+        }
+    }
+}
+
+/// Every replica of a cluster has a `<host>` (Cluster's constructor reads it with getString).
+pub(super) fn clusters(root: &Element, out: &mut Vec<StartProblem>) {
+    for cluster in model::clusters(root) {
+        for (shard_number, shard) in cluster.shards.iter().enumerate() {
+            for (number, replica) in shard.iter().enumerate().filter(|(_, r)| r.element.child("host").is_none()) {
+                let reason = format!(
+                    "Not found: remote_servers.{}...{}.host (CANNOT_LOAD_CONFIG, code 347)",
+                    cluster.name, replica.element.name
+                );
+                let part = format!("shard {}/replica {}", shard_number + 1, number + 1);
+                let at = replica.element.origin;
+                problem_in(out, "cluster-replica-without-host", cluster.name.as_str(), part, reason, at);
+            }
+        }
+    }
+}
