@@ -10,8 +10,9 @@
 //! each fixed the way an admin would where it can be and
 //! audited again; one server configured with `<zookeeper>` but no
 //! interserver port, whose replicated table never leaves read-only; one whose default replica
-//! name uses a macro `<macros>` lacks; and one server whose own ZooKeeper is stopped and
-//! started again.
+//! name uses a macro `<macros>` lacks; one server whose own ZooKeeper is stopped and
+//! started again; and a pair whose table has a part broken on one replica, then a part
+//! missing from one replica with its queue empty, then a part lost on both.
 
 mod support;
 
@@ -36,6 +37,7 @@ const REPLICATION_RULES: &[&str] = &[
     "replicated-without-interserver-port",
     "distributed-ddl-queue-stuck",
     "insert-quorum-failures",
+    "cluster-replica-data-divergence",
 ];
 
 const TABLE: &str = "CREATE TABLE default.t (k UInt64, v String) \
@@ -674,13 +676,24 @@ fn keeper_lost_and_back() {
     let _serial = one_at_a_time();
     // its own ZooKeeper: this one is stopped mid-test
     let mut zk = ZooKeeper::start();
-    let xml = replication_xml_for(&zk, "alone", Some(free_port()), "");
+    // an auxiliary Keeper (the same ZooKeeper under another name) with a table on it: a second
+    // session, as normal as the first
+    let auxiliary = format!(
+        "<auxiliary_zookeepers><aux><node><host>127.0.0.1</host><port>{}</port></node></aux></auxiliary_zookeepers>",
+        zk.port
+    );
+    let xml = replication_xml_for(&zk, "alone", Some(free_port()), &auxiliary);
     let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| prepare(dir, &xml));
     server.query(
         "CREATE TABLE default.k (k UInt64) \
          ENGINE = ReplicatedMergeTree('/clickhouse/tables/keeper/k', '{replica}') ORDER BY k",
     );
+    server.query(
+        "CREATE TABLE default.ka (k UInt64) \
+         ENGINE = ReplicatedMergeTree('aux:/clickhouse/tables/keeper/ka', '{replica}') ORDER BY k",
+    );
     server.query("INSERT INTO default.k VALUES (1)");
+    server.query("INSERT INTO default.ka VALUES (1)");
     let event = |name: &str| {
         server.query(&format!("SELECT sum(value) FROM system.events WHERE event = '{name}'")).trim().to_string()
     };
@@ -688,6 +701,10 @@ fn keeper_lost_and_back() {
     let report = audit_it();
     assert_eq!(replication_findings(&report), Vec::<String>::new());
     assert_eq!(event("ZooKeeperHardwareExceptions"), "0");
+    let sessions = || server.query("SELECT value FROM system.metrics WHERE metric = 'ZooKeeperSession'");
+    let connections = || server.query("SELECT name FROM system.zookeeper_connection ORDER BY name");
+    assert_eq!((sessions().trim(), event("ZooKeeperInit").as_str()), ("2", "2"));
+    assert_eq!(connections(), "aux\ndefault\n");
 
     // Keeper gone: the session expires, the table turns read-only
     zk.stop();
@@ -698,7 +715,10 @@ fn keeper_lost_and_back() {
     let before = event("ZooKeeperHardwareExceptions");
     let report = audit_it();
     let after = event("ZooKeeperHardwareExceptions");
-    let finding = the_finding(&report, "replica-readonly", "default.k");
+    let readonly_tables = findings_of(&report, "replica-readonly");
+    let objects: Vec<&str> = readonly_tables.iter().map(|f| f["object"].as_str().unwrap()).collect();
+    assert_eq!(objects, ["default.k", "default.ka"], "{}", summary(&report));
+    let finding = readonly_tables[0];
     assert_eq!(finding["message"], "default.k is read-only (its Keeper session expired): inserts into it fail");
     assert_eq!(finding["remediation"]["sql"], "SYSTEM RESTART REPLICA default.k");
     let lost = the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
@@ -711,14 +731,19 @@ fn keeper_lost_and_back() {
     // multiple-sessions finding
     zk.start_again();
     wait_until(90, "k is writable again", || readonly().trim() == "0\t0");
+    let aux_readonly = || server.query("SELECT is_readonly FROM system.replicas WHERE table = 'ka'");
+    wait_until(90, "ka is writable again", || aux_readonly().trim() == "0");
     server.query("INSERT INTO default.k VALUES (2)");
+    server.query("INSERT INTO default.ka VALUES (2)");
     let report = audit_it();
     assert!(findings_of(&report, "replica-readonly").is_empty(), "{}", summary(&report));
     the_finding(&report, "keeper-hardware-exceptions", "ZooKeeperHardwareExceptions");
+    // both sessions were established again and the old ones closed: two open, one per
+    // connection in use, though more were established since start than are open
+    assert_eq!(sessions().trim(), "2");
+    assert_eq!(connections(), "aux\ndefault\n");
+    assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 4, "new sessions were established");
     assert!(findings_of(&report, "keeper-multiple-sessions").is_empty(), "{}", summary(&report));
-    let sessions = server.query("SELECT value FROM system.metrics WHERE metric = 'ZooKeeperSession'");
-    assert_eq!(sessions.trim(), "1");
-    assert!(event("ZooKeeperInit").parse::<u64>().unwrap() >= 2, "a new session was established");
 }
 
 /// config.d/replication.xml with `<macros>` as given and the replicated tables' default path
@@ -796,4 +821,134 @@ fn a_default_replica_name_whose_macro_is_not_defined() {
     let report = support::cluster_audit(&["--config", config.to_str().unwrap()]);
     assert!(findings_of(&report, "replica-path-undefined-macro").is_empty(), "{}", summary(&report));
     assert_eq!(found["remediation"]["restart"], false, "{found}");
+}
+
+/// A replicated table of its own (ZooKeeper is shared by the binary's tests), merges off: the
+/// parts stay as inserted.
+const DATA_TABLE: &str = "CREATE TABLE default.p (k UInt64, v String) \
+    ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/p', '{replica}') ORDER BY k \
+    SETTINGS max_replicated_merges_in_queue = 0";
+
+fn rows_of_p(server: &LiveServer) -> u64 {
+    server.query("SELECT count() FROM default.p").trim().parse().unwrap()
+}
+
+/// The name and directory of one active part of default.p (`which`: "first", "last"...).
+fn part_of_p(server: &LiveServer, order: &str) -> (String, String) {
+    let row = server.query(&format!(
+        "SELECT name, path FROM system.parts WHERE database = 'default' AND table = 'p' AND active ORDER BY {order} LIMIT 1"
+    ));
+    let (name, path) = row.trim().split_once('\t').unwrap_or_else(|| panic!("{row:?}"));
+    (name.to_string(), path.to_string())
+}
+
+fn event(server: &LiveServer, name: &str) -> u64 {
+    server.query(&format!("SELECT sum(value) FROM system.events WHERE event = '{name}'")).trim().parse().unwrap()
+}
+
+#[test]
+fn parts_broken_diverging_and_lost() {
+    const DIVERGED: &str = "cluster-replica-data-divergence";
+    let _serial = one_at_a_time();
+    let (a, b) = start_pair();
+    for n in [&a, &b] {
+        n.query(DATA_TABLE);
+    }
+    for i in 0..3 {
+        a.query(&format!("INSERT INTO default.p SELECT number + {i} * 100, 'a' FROM numbers(100)"));
+    }
+    b.query("SYSTEM SYNC REPLICA default.p");
+    let report = audit_cluster(&a, &[]);
+    for rule in [DIVERGED, "detached-parts", "replicated-part-errors"] {
+        assert!(findings_of(&report, rule).is_empty(), "{}", summary(&report));
+    }
+
+    // a broken part on r2: CHECK TABLE finds it, detaches it as broken and fetches it again
+    let (broken, dir) = part_of_p(&b, "name DESC");
+    std::fs::write(Path::new(&dir).join("data.bin"), b"not a part").unwrap();
+    let checked = b.query("CHECK TABLE default.p SETTINGS check_query_single_value_result = 0");
+    assert!(checked.contains(&format!("Part {broken} looks broken. Removing it and will try to fetch.")), "{checked}");
+    wait_until(60, "r2 fetched the part again", || rows_of_p(&b) == 300);
+    assert!(event(&b, "ReplicatedPartChecksFailed") >= 1);
+    let report = audit_cluster(&a, &[]);
+    let detached = the_finding(&report, "detached-parts", "default.p broken");
+    assert_eq!(hosts(detached), vec![b.node()], "{detached}");
+    // the failed check alone is no part error (a catching-up replica counts them too)
+    assert!(findings_of(&report, "replicated-part-errors").is_empty(), "{}", summary(&report));
+    assert!(findings_of(&report, DIVERGED).is_empty(), "{}", summary(&report));
+    // the fix the rule gives: the broken copy dropped
+    b.query(&format!("ALTER TABLE default.p DROP DETACHED PART 'broken_{broken}' SETTINGS allow_drop_detached = 1"));
+    assert!(findings_of(&audit_cluster(&a, &[]), "detached-parts").is_empty());
+
+    // diverged: a part gone from r2's disk and from r2's list in Keeper; r2's queue is empty
+    let (gone, dir) = part_of_p(&b, "name");
+    b.query("DETACH TABLE default.p");
+    std::fs::remove_dir_all(&dir).unwrap();
+    zookeeper().cli(&["deleteall", &format!("/clickhouse/tables/1/default/p/replicas/r2/parts/{gone}")]);
+    b.query("ATTACH TABLE default.p");
+    wait_until(60, "r2's table is writable", || {
+        b.query("SELECT is_readonly FROM system.replicas WHERE table = 'p'").trim() == "0"
+    });
+    b.query("SYSTEM SYNC REPLICA default.p");
+    assert_eq!((rows_of_p(&a), rows_of_p(&b)), (300, 200));
+    assert_eq!(b.query("SELECT queue_size FROM system.replicas WHERE table = 'p'").trim(), "0");
+    let direct = || {
+        let (seed, each) = (a.dsn(), [&a, &b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
+        let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
+        for e in &each {
+            args.extend(["--replica-dsn", e]);
+        }
+        support::cluster_audit(&args)
+    };
+    let (r1, r2) = (a.node(), b.node());
+    for report in [audit_cluster(&a, &[]), direct()] {
+        let found = the_finding(&report, DIVERGED, "default.p");
+        assert_eq!(
+            found["message"],
+            format!(
+                "default.p: its replicas hold different rows with nothing left in their replication queues \
+                 ({r1} = 300 rows in 3 parts, {r2} = 200 rows in 2 parts)"
+            ),
+            "{}",
+            report["target"]
+        );
+        assert_eq!(found["evidence"]["fewest_rows_on"], r2.as_str(), "{found}");
+        // nothing else says so
+        let others: Vec<String> = replication_findings(&report).into_iter().filter(|f| !f.contains(DIVERGED)).collect();
+        assert_eq!(others, Vec::<String>::new());
+        // the remediation's query names the part r2 lacks
+        let listed = a.query(found["remediation"]["sql"].as_str().unwrap());
+        assert!(listed.starts_with(&format!("{gone}\t")) && listed.trim_end().ends_with("\t1"), "{listed}");
+    }
+    // the fix the remediation gives: r2's replica dropped and created again fetches every part
+    b.query("DROP TABLE default.p SYNC");
+    b.query(DATA_TABLE);
+    b.query("SYSTEM SYNC REPLICA default.p");
+    assert_eq!((rows_of_p(&a), rows_of_p(&b)), (300, 300));
+    for report in [audit_cluster(&a, &[]), direct()] {
+        assert!(findings_of(&report, DIVERGED).is_empty(), "{}", summary(&report));
+    }
+
+    // lost: a part inserted on r1 while r2 is not fetching, then gone from r1's disk: no
+    // replica has it any more
+    b.query("SYSTEM STOP FETCHES default.p");
+    a.query("INSERT INTO default.p SELECT number + 1000, 'lost' FROM numbers(7)");
+    let (lost, dir) = part_of_p(&a, "modification_time DESC, name DESC");
+    a.query("DETACH TABLE default.p");
+    std::fs::remove_dir_all(&dir).unwrap();
+    a.query("ATTACH TABLE default.p");
+    wait_until(60, "r1 counts the part lost", || event(&a, "ReplicatedDataLoss") == 1);
+    b.query("SYSTEM START FETCHES default.p");
+    b.query("SYSTEM SYNC REPLICA default.p");
+    assert_eq!((rows_of_p(&a), rows_of_p(&b)), (300, 300), "the 7 rows of {lost} are gone from both");
+    let report = audit_cluster(&a, &[]);
+    let lost_finding = the_finding(&report, "replicated-part-errors", "ReplicatedDataLoss");
+    assert_eq!(hosts(lost_finding), vec![r1.clone()], "{lost_finding}");
+    assert_eq!(lost_finding["evidence"]["count"], 1, "{lost_finding}");
+    // the remediation's query names the part, from the server's own messages
+    a.query("SYSTEM FLUSH LOGS");
+    let messages = a.query(lost_finding["remediation"]["sql"].as_str().unwrap());
+    assert!(messages.contains(&format!("Part {lost} is lost forever.")), "{messages}");
+    assert!(findings_of(&report, DIVERGED).is_empty(), "{}", summary(&report));
+    // a count since start: the finding stays until r1 restarts (the rule says so)
 }

@@ -19,7 +19,7 @@ use crate::facts::typed;
 
 /// A live fact of a replica as its catalog type; a replica's facts have the catalog's shape
 /// (collected so, or checked when a snapshot is read), so another shape reads as empty.
-fn fact<'a, T: Deserialize<'a> + Default>(live: &'a Document, name: &str) -> T {
+pub(super) fn fact<'a, T: Deserialize<'a> + Default>(live: &'a Document, name: &str) -> T {
     typed::read(live, "live", name).unwrap_or_default()
 }
 
@@ -60,6 +60,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
         profile_settings: diverging(&reachable, "profile_settings", profile_values),
         storage: storage(&reachable),
         tables: tables(&reachable),
+        replica_data: super::data::divergent(&reachable),
         query_log: query_log(&collected.nodes),
         partial: partial(&collected.nodes),
     }
@@ -69,13 +70,14 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
 fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
-    let inputs: [(&str, &[&str]); 7] = [
+    let inputs: [(&str, &[&str]); 8] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),
         ("session_settings", &["settings"]),
         ("profile_settings", &["profile_settings"]),
         ("storage", &["disks", "storage_policies"]),
         ("tables", &["tables"]),
+        ("replica_data", &["replicas"]),
         ("query_log", &["log_tables"]),
     ];
     let unavailable: Vec<BTreeMap<&str, &str>> =

@@ -2,6 +2,7 @@
 //! listing the replicas where it holds, plus the divergence rules over the `cluster`
 //! document. An unreachable replica makes its rules inconclusive for it.
 
+mod data;
 pub mod document;
 mod shared;
 

@@ -181,7 +181,7 @@ pub async fn fan_out(
             }
         }
     }
-    ddl_queue(seed, cluster, &mut live_answers).await;
+    keeper_facts(seed, cluster, &mut live_answers).await;
     progress(1, 1);
     let mut interner = Interner::default();
     // each replica's documents; its plans are read after, for every replica at once
@@ -336,24 +336,26 @@ async fn per_query<'a>(
         .await
 }
 
-/// The distributed DDL queue of the replicas with a Keeper session, in one fan-out query
-/// after the union (see [`super::ddl_queue`]).
-async fn ddl_queue(seed: &Session, cluster: &str, answers: &mut BTreeMap<u64, Vec<Answer<'_>>>) {
-    use super::ddl_queue::{NAME, PURPOSE, fan_out_sql, keeper_session, no_session, reason};
+/// The Keeper facts of the replicas with a Keeper session, one fan-out query each after the
+/// union (see [`super::keeper`]).
+async fn keeper_facts(seed: &Session, cluster: &str, answers: &mut BTreeMap<u64, Vec<Answer<'_>>>) {
+    use super::keeper::{QUERIES, keeper_session, reason};
     let sessions: BTreeMap<u64, Result<bool, String>> =
         answers.iter().map(|(node, answers)| (*node, keeper_session(answers))).collect();
-    let result = match sessions.values().any(|s| matches!(s, Ok(true))) {
-        true => Some(seed.rows_with(PURPOSE, &fan_out_sql(cluster), &SKIP_DEAD).await.map_err(|e| reason(&e))),
-        false => None,
-    };
-    for (node, session) in sessions {
-        let answer = match (session, &result) {
-            (Ok(true), Some(Ok(rows))) => Ok(Rows::Parsed(rows_of(rows, node))),
-            (Ok(true), Some(Err(why))) => Err(why.clone()),
-            (Ok(_), _) => Err(no_session()),
-            (Err(why), _) => Err(why),
+    let any_session = sessions.values().any(|s| matches!(s, Ok(true)));
+    for query in &QUERIES {
+        let result = match any_session {
+            true => Some(
+                seed.rows_with(query.purpose, &query.fan_out_sql(cluster), &SKIP_DEAD).await.map_err(|e| reason(&e)),
+            ),
+            false => None,
         };
-        answers.entry(node).or_default().push((NAME, answer));
+        for (node, session) in &sessions {
+            let rows = result
+                .as_ref()
+                .map(|r| r.as_ref().map(|rows| Rows::Parsed(rows_of(rows, *node))).map_err(Clone::clone));
+            answers.entry(*node).or_default().push((query.name, query.answer(session.clone(), rows.as_ref())));
+        }
     }
 }
 

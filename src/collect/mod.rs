@@ -5,13 +5,13 @@
 pub mod client;
 pub mod cluster;
 mod combined;
-mod ddl_queue;
 pub mod dsn;
 mod empty_password;
 pub mod explain;
 mod guard;
 pub mod host;
 pub mod interned;
+mod keeper;
 mod log;
 pub mod plan;
 mod row_policy;
@@ -67,7 +67,7 @@ pub(crate) async fn node_in(
     }
     let (answers, mut log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
-    ddl_queue::ask(session, &mut fact_answers).await;
+    keeper::ask(session, &mut fact_answers).await;
     empty_password::mark(session, &mut fact_answers).await;
     table_visibility::mark(&mut fact_answers, &session.user);
     let filtered = row_policy::filtered(&fact_answers, &session.user, &session.roles);

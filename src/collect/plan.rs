@@ -145,14 +145,20 @@ pub const FACTS: &[FactQuery] = &[
     // rows: {database, table, is_readonly, is_session_expired, absolute_delay, queue_size, ...,
     // metadata_missing: read-only, the session alive, the replica's own name not among the
     // table's replicas in Keeper (measured on 25.8 with its replica node deleted: {} or the
-    // other replicas only; a replica kept read-only for another reason is listed)}
+    // other replicas only; a replica kept read-only for another reason is listed), zookeeper_path,
+    // log_pointer, log_max_index, total_rows, active_parts: the rows and parts read in the same
+    // query as the queue, compared between replicas only when each had run the whole log}
     FactQuery {
         name: "replicas",
-        purpose: "replicated tables: read-only, delay, queue, metadata missing in Keeper",
-        sql: "SELECT database, table, is_readonly, is_session_expired, absolute_delay, queue_size, inserts_in_queue, \
-              merges_in_queue, active_replicas, total_replicas, \
+        purpose: "replicated tables: read-only, delay, queue, metadata missing in Keeper, rows and parts",
+        sql: "SELECT r.database AS database, r.table AS table, is_readonly, is_session_expired, absolute_delay, \
+              queue_size, inserts_in_queue, merges_in_queue, active_replicas, total_replicas, \
               is_readonly AND NOT is_session_expired AND NOT has(mapKeys(replica_is_active), replica_name) \
-              AS metadata_missing FROM system.replicas",
+              AS metadata_missing, zookeeper_path, log_pointer, log_max_index, \
+              ifNull(p.total_rows, 0) AS total_rows, ifNull(p.active_parts, 0) AS active_parts \
+              FROM system.replicas AS r LEFT JOIN (SELECT database, table, sum(rows) AS total_rows, \
+              count() AS active_parts FROM system.parts WHERE active GROUP BY database, table) AS p \
+              ON r.database = p.database AND r.table = p.table",
         since: None,
     },
     // rows: {database, table, type, entries, failing, max_tries, exception (one failing entry's)}
@@ -438,7 +444,9 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     let all: Vec<&FactQuery> = FACTS.iter().collect();
     describe_parts(&mut out, &all, &logs);
     out.push_str(&format!("-- {COMBINED_PURPOSE}\n{};\n", combined(&parts(&all, &logs))));
-    out.push_str(&format!("-- {}\n{};\n", super::ddl_queue::PURPOSE, super::ddl_queue::SQL));
+    for query in &super::keeper::QUERIES {
+        out.push_str(&format!("-- {}\n{};\n", query.purpose, query.sql));
+    }
     out.push_str(&format!("-- {}\n{};\n", super::empty_password::PURPOSE, super::empty_password::SQL));
     if log_window.is_some() {
         let example =
@@ -485,7 +493,9 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
          has (if a replica refuses it: the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
         fan_out(VERSION_PROBE, cluster)
     ));
-    out.push_str(&format!("-- {}\n{};\n", super::ddl_queue::PURPOSE, super::ddl_queue::fan_out_sql(cluster)));
+    for query in &super::keeper::QUERIES {
+        out.push_str(&format!("-- {}\n{};\n", query.purpose, query.fan_out_sql(cluster)));
+    }
     if log_window.is_some() {
         let example = super::explain::fan_out_union_sql(cluster, &["EXPLAIN ..."]);
         out.push_str(&format!(

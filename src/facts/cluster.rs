@@ -22,6 +22,7 @@ pub struct ClusterDocument {
     pub profile_settings: Vec<Divergence>,
     pub storage: Vec<StorageGap>,
     pub tables: Vec<TableDivergence>,
+    pub replica_data: Vec<DataDivergence>,
     pub query_log: QueryLogPresence,
 }
 
@@ -40,6 +41,7 @@ impl ClusterDocument {
         document.insert("profile_settings", Box::new(self.profile_settings));
         document.insert("storage", Box::new(self.storage));
         document.insert("tables", Box::new(self.tables));
+        document.insert("replica_data", Box::new(self.replica_data));
         document.insert("query_log", Box::new(self.query_log));
         document
     }
@@ -51,6 +53,7 @@ crate::fact_object!(VersionHosts { version, hosts });
 crate::fact_object!(Divergence { name, shown, values });
 crate::fact_object!(HostValue { host, value });
 crate::fact_object!(StorageGap { kind, name, on, missing_on });
+crate::fact_object!(DataDivergence { table, path, rows_differ, fewest_rows_on, shown, values });
 crate::fact_object!(QueryLogPresence { present_on, missing_on });
 crate::fact_object!(TableDivergence { table, kind, setting, shown, on, missing_on, values });
 
@@ -119,6 +122,24 @@ pub struct TableDivergence {
     /// the replicas that lack it (kind missing)
     pub missing_on: Vec<String>,
     /// each replica's value (engine and setting; "(not set)": the table does not set it)
+    pub values: Vec<HostValue>,
+}
+
+/// A replicated table whose replicas of one shard hold different rows or parts although each
+/// has run the whole replication log.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DataDivergence {
+    /// database.table
+    pub table: String,
+    /// the table's path in Keeper, shared by the replicas compared
+    pub path: String,
+    /// rows differ (else only the number of parts does)
+    pub rows_differ: bool,
+    /// the replicas holding the fewest rows
+    pub fewest_rows_on: Vec<String>,
+    /// each replica's rows and parts, as a message shows them
+    pub shown: String,
+    /// each replica's "N rows in M parts"
     pub values: Vec<HostValue>,
 }
 

@@ -461,6 +461,16 @@ pub struct Replica {
     pub total_replicas: Count,
     /// read-only, its Keeper session alive, its name not among the table's replicas in Keeper
     pub metadata_missing: Flag,
+    /// the table's path in Keeper: the replicas of one shard share it
+    pub zookeeper_path: String,
+    /// the next entry of the table's replication log this replica will copy to its queue
+    pub log_pointer: Count,
+    /// the last entry of the table's replication log
+    pub log_max_index: Count,
+    /// rows of its active parts (read in the same query as the queue)
+    pub total_rows: Count,
+    /// its active parts
+    pub active_parts: Count,
 }
 
 /// system.replication_queue counted per table and entry type.
@@ -523,6 +533,17 @@ pub struct DistributionQueue {
     pub error_count: Count,
     pub last_exception: String,
     pub is_blocked: Flag,
+}
+
+/// A row of system.zookeeper_connection: a Keeper connection the server uses.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct KeeperConnection {
+    /// `default` (the `<zookeeper>` section) or an auxiliary Keeper's name
+    pub name: String,
+    pub host: String,
+    pub port: Count,
 }
 
 /// The running release's age, one row.

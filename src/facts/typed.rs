@@ -404,6 +404,10 @@ pub fn facts() -> Vec<TypedFact> {
             "live.distributed_ddl_queue",
             "ON CLUSTER statements not finished on some host (system.distributed_ddl_queue; read from servers with a Keeper session)",
         ),
+        typed::<Vec<rows::KeeperConnection>>(
+            "live.keeper_connections",
+            "system.zookeeper_connection: the Keeper connections in use, one per <zookeeper> and auxiliary Keeper",
+        ),
         typed::<Vec<rows::DistributionQueue>>(
             "live.distribution_queue",
             "system.distribution_queue with files waiting",
@@ -471,6 +475,10 @@ pub fn facts() -> Vec<TypedFact> {
         built::<Vec<cluster::TableDivergence>>(
             "cluster.tables",
             "user tables on some replicas only, or defined differently (engine, structure, a table setting)",
+        ),
+        built::<Vec<cluster::DataDivergence>>(
+            "cluster.replica_data",
+            "replicated tables whose replicas of one shard hold different rows or parts, each having run the whole log",
         ),
         built::<cluster::QueryLogPresence>(
             "cluster.query_log",
