@@ -11,8 +11,10 @@
 //! audited again; one server configured with `<zookeeper>` but no
 //! interserver port, whose replicated table never leaves read-only; one whose default replica
 //! name uses a macro `<macros>` lacks; one server whose own ZooKeeper is stopped and
-//! started again; and a pair whose table has a part broken on one replica, then a part
-//! missing from one replica with its queue empty, then a part lost on both.
+//! started again; a pair whose table has a part broken on one replica, then a part missing
+//! from one replica with its queue empty, then a part lost on both; and a pair whose users'
+//! profiles turn parallel replicas on over the cluster (read across, kept on one replica by
+//! a minimum of rows, kept on one replica by the analyzer off).
 
 mod support;
 
@@ -951,4 +953,87 @@ fn parts_broken_diverging_and_lost() {
     assert!(messages.contains(&format!("Part {lost} is lost forever.")), "{messages}");
     assert!(findings_of(&report, DIVERGED).is_empty(), "{}", summary(&report));
     // a count since start: the finding stays until r1 restarts (the rule says so)
+}
+
+/// Three users whose profile turns parallel replicas on over the replicated cluster: one whose
+/// queries read across replicas, one whose reads stay under the profile's minimum of rows per
+/// replica, one whose profile turns the analyzer off.
+#[test]
+fn parallel_replicas_judged_on_the_queries_that_ran() {
+    const GLOBAL: &str = "live-parallel-replicas-global";
+    const UNUSED: &str = "parallel-replicas-unused-analyzer-off";
+    let _serial = one_at_a_time();
+    let (a, b) = start_pair();
+    let table = "CREATE TABLE default.pr (k UInt64, v String) \
+        ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/pr', '{replica}') ORDER BY k";
+    for n in [&a, &b] {
+        n.query(table);
+    }
+    a.query("INSERT INTO default.pr SELECT number, toString(number) FROM numbers(2000000)");
+    b.query("SYSTEM SYNC REPLICA default.pr");
+    let on = "enable_parallel_replicas = 1, cluster_for_parallel_replicas = 'replicated', max_parallel_replicas = 2";
+    for (user, extra) in [
+        ("analyst", ""),
+        ("guarded", ", parallel_replicas_min_number_of_rows_per_replica = 1000000000"),
+        ("old", ", enable_analyzer = 0"),
+    ] {
+        a.query(&format!("CREATE SETTINGS PROFILE p_{user} SETTINGS {on}{extra}"));
+        a.query(&format!(
+            "CREATE USER {user} IDENTIFIED WITH plaintext_password BY 'pw-{user}' SETTINGS PROFILE p_{user}"
+        ));
+        a.query(&format!("GRANT SELECT ON default.* TO {user}"));
+        for sql in ["SELECT count() FROM default.pr WHERE v LIKE '%7%'", "SELECT v FROM default.pr WHERE k = 5"] {
+            a.try_query_as(user, &format!("pw-{user}"), sql).unwrap_or_else(|e| panic!("{user}: {e}"));
+        }
+    }
+    a.query("SYSTEM FLUSH LOGS");
+    if let Ok(path) = std::env::var("CHAUDIT_RECORD") {
+        let dir = tempfile::tempdir().unwrap();
+        let (code, _, err) =
+            support::chaudit(dir.path(), &["collect", "--dsn", &a.dsn(), "--since", "1h", "--output", &path]);
+        assert_eq!(code, 0, "{err}");
+    }
+    // what each user's queries did, in the server's own words
+    let across = |user: &str| {
+        a.query(&format!(
+            "SELECT groupArray(ProfileEvents['ParallelReplicasQueryCount'] > 0) FROM (SELECT * FROM system.query_log \
+             WHERE type = 'QueryFinish' AND user = '{user}' ORDER BY event_time_microseconds)"
+        ))
+        .trim()
+        .to_string()
+    };
+    assert_eq!([across("analyst"), across("guarded"), across("old")], ["[1,1]", "[0,0]", "[0,0]"]);
+
+    let report = support::cluster_audit(&["--dsn", &a.dsn()]);
+    // the users whose queries read across replicas, once (not again for their queries'
+    // settings), with what the queries did; not the users whose queries did not
+    let global = findings_of(&report, GLOBAL);
+    let objects: Vec<&str> = global.iter().map(|f| f["object"].as_str().unwrap()).collect();
+    assert_eq!(objects, ["profile p_analyst/enable_parallel_replicas"], "{}", summary(&report));
+    assert_eq!(
+        global[0]["message"],
+        "settings profile `p_analyst` (user(s) analyst): enable_parallel_replicas = 1 over cluster replicated: \
+         2 of 2 SELECTs of analyst read across replicas (1 under 100,000 rows)"
+    );
+    // why the old one's did not: the analyzer
+    let unused = the_finding(&report, UNUSED, "user old");
+    assert_eq!(
+        unused["message"],
+        "2 of 2 SELECTs of user `old` ran with parallel replicas on and the analyzer off: each read on one replica"
+    );
+
+    // the fix, as an admin: old's next scan reads across replicas; over a window after the fix,
+    // nothing of the analyzer is left
+    a.query(unused["remediation"]["sql"].as_str().unwrap());
+    std::thread::sleep(Duration::from_secs(4));
+    a.try_query_as("old", "pw-old", "SELECT count() FROM default.pr WHERE v LIKE '%7%'").unwrap();
+    a.query("SYSTEM FLUSH LOGS");
+    assert_eq!(across("old"), "[0,0,1]");
+    let dir = tempfile::tempdir().unwrap();
+    let (_, out, err) = support::chaudit(
+        dir.path(),
+        &["--dsn", &a.dsn(), "--since", "3s", "--format", "json", "--fail-on", "never", "--allow-inconclusive"],
+    );
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert!(findings_of(&report, UNUSED).is_empty(), "{}", summary(&report));
 }

@@ -303,6 +303,25 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
                  WHERE {window} AND type = 'QueryFinish' AND user != '' GROUP BY user, name, value ORDER BY queries DESC LIMIT 1000"
             ),
         ),
+        // rows: {user, asked, coordinated, small_coordinated, small_avg_ms, without_analyzer}: the
+        // SELECTs that ran with parallel replicas on, per user. A query that read across replicas
+        // counts ParallelReplicasQueryCount; one the analyzer did not plan (off), or one under
+        // parallel_replicas_min_number_of_rows_per_replica, counts no ParallelReplicas event
+        // (measured on 25.8 with two replicas)
+        (
+            "parallel_replicas",
+            "query_log: per user, the SELECTs run with parallel replicas on, how many read across replicas (and of those, how many read under 100,000 rows), how many ran with the analyzer off",
+            format!(
+                "SELECT user, count() AS asked, countIf(ProfileEvents['ParallelReplicasQueryCount'] > 0) AS coordinated, \
+                 countIf(ProfileEvents['ParallelReplicasQueryCount'] > 0 AND read_rows < 100000) AS small_coordinated, \
+                 round(ifNotFinite(avgIf(query_duration_ms, ProfileEvents['ParallelReplicasQueryCount'] > 0 AND read_rows < 100000), 0), 1) AS small_avg_ms, \
+                 countIf(ProfileEvents['ParallelReplicasQueryCount'] = 0 AND (Settings['enable_analyzer'] = '0' \
+                 OR Settings['allow_experimental_analyzer'] = '0')) AS without_analyzer \
+                 FROM system.query_log WHERE {window} AND type = 'QueryFinish' AND query_kind = 'Select' \
+                 AND (toUInt64OrZero(Settings['enable_parallel_replicas']) >= 1 \
+                 OR toUInt64OrZero(Settings['allow_experimental_parallel_reading_from_replicas']) >= 1) GROUP BY user"
+            ),
+        ),
         // rows: {target (the tables), inserts, rows, avg_rows}: synchronous INSERTs per target
         (
             "inserts",
@@ -664,7 +683,17 @@ mod tests {
         let tables: Vec<&str> = logs.iter().map(|(_, _, sql)| log_table(sql)).collect();
         assert_eq!(
             tables,
-            ["query_log", "query_log", "query_log", "query_log", "part_log", "query_log", "metric_log", "query_log"]
+            [
+                "query_log",
+                "query_log",
+                "query_log",
+                "query_log",
+                "query_log",
+                "part_log",
+                "query_log",
+                "metric_log",
+                "query_log"
+            ]
         );
         let facts: Vec<&FactQuery> = FACTS.iter().collect();
         let parts = parts(&facts, &logs);

@@ -182,6 +182,24 @@ pub struct Table {
     pub structure_hash: String,
 }
 
+/// A user's SELECTs that ran with parallel replicas on (query_log).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct ParallelReplicasUse {
+    pub user: String,
+    /// SELECTs that ran with enable_parallel_replicas on
+    pub asked: Count,
+    /// those that read across replicas (ParallelReplicasQueryCount)
+    pub coordinated: Count,
+    /// those that read across replicas and read under 100,000 rows
+    pub small_coordinated: Count,
+    /// the average duration of those, in milliseconds (0 when none)
+    pub small_avg_ms: Number,
+    /// those that did not read across replicas and ran with the analyzer off
+    pub without_analyzer: Count,
+}
+
 /// A setting a user's queries ran with changed (query_log `Settings`), and how many did.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

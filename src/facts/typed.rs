@@ -431,6 +431,10 @@ pub fn facts() -> Vec<TypedFact> {
             "log.user_settings",
             "query_log: per user, each changed setting its queries ran with",
         ),
+        typed::<Vec<rows::ParallelReplicasUse>>(
+            "log.parallel_replicas",
+            "query_log: per user, the SELECTs run with parallel replicas on and how many read across replicas",
+        ),
         typed::<Vec<derived::Plan>>(
             "log.plans",
             "the server's EXPLAIN of up to 10 candidate shapes (src/collect/explain.rs)",
