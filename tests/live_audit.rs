@@ -212,9 +212,10 @@ fn dry_run_prints_every_query_and_sends_nothing() {
     let (code, stdout, _) = support::chaudit(dir.path(), &["--dsn", &format!("http://127.0.0.1:{port}"), "--dry-run"]);
     assert_eq!(code, 0);
     // the connect probe, the union (each query alone is shown commented out), the distributed
-    // DDL queue and the Keeper connections (sent only to a server with a Keeper session) and the
-    // login with an empty password (sent only for users with a plaintext password open to any host)
-    assert_eq!(stdout.matches("\nSELECT").count() + usize::from(stdout.starts_with("SELECT")), 5, "{stdout}");
+    // DDL queue and the Keeper connections (sent only to a server with a Keeper session), the
+    // audits' own connection failures (sent only when the server counted some) and the login with
+    // an empty password (sent only for users with a plaintext password open to any host)
+    assert_eq!(stdout.matches("\nSELECT").count() + usize::from(stdout.starts_with("SELECT")), 6, "{stdout}");
     assert!(stdout.contains("-- errors:"));
 }
 

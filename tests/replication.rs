@@ -516,10 +516,20 @@ fn an_on_cluster_statement_waits_for_a_stopped_replica() {
     b.restart();
     wait_until(90, "r2 created ddl2", || b.query("EXISTS default.ddl2").trim() == "1");
     wait_until(60, "the entry finished everywhere", || unfinished(&a).is_empty());
-    // (the audits' own fan-out to the stopped r2 stays counted on r1: distributed-send-errors
-    // reports it until r1 restarts; not asserted either way)
+    // the audits' own fan-out to the stopped r2 counted connection failures on r1 (in r1's
+    // counts since start, and in query_log under the audits' query ids): they are not r1's
+    // Distributed tables failing, and no later audit reports them
+    a.query("SYSTEM FLUSH LOGS");
+    let own = a.query(
+        "SELECT sum(ProfileEvents['DistributedConnectionFailAtAll']) FROM system.query_log WHERE query_id LIKE 'chaudit-%'",
+    );
+    let counted = a.query("SELECT sum(value) FROM system.events WHERE event = 'DistributedConnectionFailAtAll'");
+    assert!(own.trim().parse::<u64>().unwrap() > 0 && own == counted, "own {own}, counted {counted}");
     let report = audit_cluster(&a, &lowered);
     assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    assert!(findings_of(&report, "distributed-send-errors").is_empty(), "{}", summary(&report));
+    let single = support::cluster_audit(&["--dsn", &a.dsn()]);
+    assert!(findings_of(&single, "distributed-send-errors").is_empty(), "{}", summary(&single));
 
     // a host that will not come back: its entry deleted from Keeper leaves the queue
     b.stop();

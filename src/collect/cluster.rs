@@ -85,7 +85,14 @@ impl Member {
 async fn failures_before(seed: &Session) -> Option<serde_json::Map<String, Value>> {
     let (purpose, sql) = plan::fan_out_failures();
     let rows: Vec<super::CounterRow> = seed.typed_rows(purpose, &sql, &[]).await.ok()?;
-    Some(rows.into_iter().map(|row| (row.name, row.value)).collect())
+    let mut before: serde_json::Map<String, Value> = rows.into_iter().map(|row| (row.name, row.value)).collect();
+    // and without what earlier audits' fan-outs counted
+    if super::own_failures::any_counted(&before)
+        && let Some(own) = super::own_failures::counted(seed).await
+    {
+        super::own_failures::subtract(&mut before, &own);
+    }
+    Some(before)
 }
 
 /// A seed's `live.events` with its connection failures as they were before its fan-out: the

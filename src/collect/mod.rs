@@ -13,6 +13,7 @@ pub mod host;
 pub mod interned;
 mod keeper;
 mod log;
+mod own_failures;
 pub mod plan;
 mod row_policy;
 pub mod scopes;
@@ -68,6 +69,7 @@ pub(crate) async fn node_in(
     let (answers, mut log_answers) = ask(session, &asked, &logs).await;
     fact_answers.extend(answers);
     keeper::ask(session, &mut fact_answers).await;
+    own_failures::take_out(session, &mut fact_answers).await;
     empty_password::mark(session, &mut fact_answers).await;
     table_visibility::mark(&mut fact_answers, &session.user);
     let filtered = row_policy::filtered(&fact_answers, &session.user, &session.roles);

@@ -466,6 +466,7 @@ pub fn describe(log_window: Option<u64>, review: bool) -> String {
     for query in &super::keeper::QUERIES {
         out.push_str(&format!("-- {}\n{};\n", query.purpose, query.sql));
     }
+    out.push_str(&format!("-- {}\n{};\n", super::own_failures::PURPOSE, super::own_failures::sql()));
     out.push_str(&format!("-- {}\n{};\n", super::empty_password::PURPOSE, super::empty_password::SQL));
     if log_window.is_some() {
         let example =
@@ -498,6 +499,7 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     out.push_str(&format!("-- cluster members (system.clusters)\n{};\n", members_sql(cluster)));
     let (purpose, sql) = fan_out_failures();
     out.push_str(&format!("-- {purpose}\n{sql};\n"));
+    out.push_str(&format!("-- {}\n{};\n", super::own_failures::PURPOSE, super::own_failures::sql()));
     let logs = log_window.map(log_queries).unwrap_or_default();
     let all = for_fan_out(FACTS.iter().collect());
     describe_parts(&mut out, &all, &logs);
