@@ -97,6 +97,13 @@ fn a_troubled_server_makes_the_health_rules_fire() {
     for i in 0..120 {
         server.query(&format!("INSERT INTO default.piled VALUES ({i})"));
     }
+    // one INSERT spread over 250 partitions: 250 new parts, none of them due for a merge
+    server.query("CREATE TABLE default.spread (k UInt64) ENGINE = MergeTree ORDER BY k PARTITION BY k % 250");
+    query_with(
+        &server,
+        "max_partitions_per_insert_block=300",
+        "INSERT INTO default.spread SELECT number FROM numbers(1000)",
+    );
     // a part detached by hand
     server.query("CREATE TABLE default.halved (k UInt64) ENGINE = MergeTree ORDER BY k PARTITION BY k % 2");
     server.query("INSERT INTO default.halved SELECT number FROM numbers(10)");
@@ -170,6 +177,12 @@ fn a_troubled_server_makes_the_health_rules_fire() {
         )),
         "{stalled:?}"
     );
+
+    let spread = server.query(
+        "SELECT count(), uniqExact(partition_id) FROM system.part_log WHERE table = 'spread' AND event_type = 'NewPart'",
+    );
+    assert_eq!(spread.trim(), "250\t250");
+    assert!(!stalled.iter().any(|m| m.contains("default.spread")), "nothing to merge: {stalled:?}");
 
     // the 120 one-row INSERTs (the 310-row one is one INSERT of 310 rows)
     let small = messages(&report, "small-inserts");

@@ -344,13 +344,14 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
                  ORDER BY errors DESC LIMIT 50"
             ),
         ),
-        // rows: {database, table, event_type, error, events, peak_per_hour}
+        // rows: {database, table, event_type, error, events, peak_per_hour, peak_partition_parts}
         (
             "part_events",
-            "part_log: new parts, merges, mutations, fetches and moves per table and error code, with the busiest hour",
+            "part_log: new parts, merges, mutations, fetches and moves per table and error code, with the busiest hour and partition",
             format!(
                 "SELECT database, table, toString(event_type) AS event_type, error, count() AS events, \
-                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour \
+                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour, \
+                 arrayMax(mapValues(sumMap(map(partition_id, toUInt64(1))))) AS peak_partition_parts \
                  FROM system.part_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND \
                  AND toString(event_type) IN ('NewPart', 'MergeParts', 'MutatePart', 'DownloadPart', 'MovePart') \
                  GROUP BY database, table, event_type, error ORDER BY events DESC LIMIT 1000"

@@ -642,4 +642,6 @@ pub struct PartEvents {
     pub events: Count,
     /// events in the busiest hour
     pub peak_per_hour: Count,
+    /// events in the partition with the most of them
+    pub peak_partition_parts: Count,
 }
