@@ -1057,3 +1057,41 @@ fn parallel_replicas_judged_on_the_queries_that_ran() {
     let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
     assert!(findings_of(&report, UNUSED).is_empty(), "{}", summary(&report));
 }
+
+/// A `<merge_tree>` setting in one replica's config.d: read when the server starts (measured: a
+/// SYSTEM RELOAD CONFIG leaves system.merge_tree_settings as it was), then the replicas differ.
+#[test]
+fn a_merge_tree_setting_on_one_replica() {
+    const RULE: &str = "cluster-merge-tree-setting-divergence";
+    let _serial = one_at_a_time();
+    let (a, mut b) = start_pair();
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+    let file = b.dir.path().join("server/config.d/merge_tree.xml");
+    std::fs::write(
+        &file,
+        "<clickhouse><merge_tree><parts_to_throw_insert>500</parts_to_throw_insert></merge_tree></clickhouse>",
+    )
+    .unwrap();
+    let setting = |n: &LiveServer| {
+        n.query("SELECT value, changed FROM system.merge_tree_settings WHERE name = 'parts_to_throw_insert'")
+    };
+    b.query("SYSTEM RELOAD CONFIG");
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(setting(&b), "3000\t0\n", "not read without a restart");
+    b.restart();
+    assert_eq!(setting(&b), "500\t1\n");
+    let (r1, r2) = (a.node(), b.node());
+    let report = audit_cluster(&a, &[]);
+    let found = the_finding(&report, RULE, "parts_to_throw_insert");
+    assert_eq!(
+        found["message"],
+        format!("MergeTree setting parts_to_throw_insert differs: {r1} = (not set), {r2} = 500"),
+        "{found}"
+    );
+    // the fix: the same config on every replica, each restarted
+    std::fs::remove_file(&file).unwrap();
+    b.restart();
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+}

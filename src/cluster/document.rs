@@ -50,6 +50,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
             .into_iter()
             .filter(|d| changed.contains(d.name.as_str()))
             .collect(),
+        merge_tree_settings: diverging(&reachable, "merge_tree_settings", merge_tree_values),
         // system.settings through clusterAllReplicas carries the auditor's changed settings to
         // every replica: compared only over direct connections
         session_settings: if collected.path == crate::collect::cluster::Path::Direct {
@@ -70,9 +71,10 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
 fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
-    let inputs: [(&str, &[&str]); 8] = [
+    let inputs: [(&str, &[&str]); 9] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),
+        ("merge_tree_settings", &["merge_tree_settings"]),
         ("session_settings", &["settings"]),
         ("profile_settings", &["profile_settings"]),
         ("storage", &["disks", "storage_policies"]),
@@ -152,6 +154,14 @@ fn server_values(server_settings: &Value) -> BTreeMap<String, String> {
         .filter(|(name, _)| !host_local(name))
         .map(|(name, row)| (name.to_string(), row.value.into_owned()))
         .collect()
+}
+
+/// name -> value of the MergeTree settings a config changed (`<merge_tree>`); a replica where
+/// the config leaves one at its default shows "(not set)".
+fn merge_tree_values(merge_tree_settings: &Value) -> BTreeMap<String, String> {
+    let settings =
+        BTreeMap::<&str, crate::facts::rows::MergeTreeSetting>::deserialize(merge_tree_settings).unwrap_or_default();
+    settings.into_iter().map(|(name, row)| (name.to_string(), row.value.into_owned())).collect()
 }
 
 /// "profile.setting" -> value, from system.settings_profile_elements.

@@ -18,6 +18,7 @@ pub struct ClusterDocument {
     pub partial: BTreeMap<String, String>,
     pub versions: Vec<VersionHosts>,
     pub server_settings: Vec<Divergence>,
+    pub merge_tree_settings: Vec<Divergence>,
     pub session_settings: Vec<Divergence>,
     pub profile_settings: Vec<Divergence>,
     pub storage: Vec<StorageGap>,
@@ -37,6 +38,7 @@ impl ClusterDocument {
         document.insert("partial", Box::new(self.partial));
         document.insert("versions", Box::new(self.versions));
         document.insert("server_settings", Box::new(self.server_settings));
+        document.insert("merge_tree_settings", Box::new(self.merge_tree_settings));
         document.insert("session_settings", Box::new(self.session_settings));
         document.insert("profile_settings", Box::new(self.profile_settings));
         document.insert("storage", Box::new(self.storage));

@@ -471,6 +471,10 @@ pub fn facts() -> Vec<TypedFact> {
             "server settings whose value differs between replicas",
         ),
         built::<Vec<cluster::Divergence>>(
+            "cluster.merge_tree_settings",
+            "MergeTree settings of <merge_tree> whose value differs between replicas",
+        ),
+        built::<Vec<cluster::Divergence>>(
             "cluster.session_settings",
             "session settings that differ (direct connections only)",
         ),
