@@ -15,6 +15,8 @@ use crate::config::{Element, Origin};
 /// statements.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KeeperClient {
+    /// zookeeper, or keeper (its other name, read when there is no <zookeeper>)
+    pub section: String,
     /// its <node> elements, in order
     pub nodes: Vec<KeeperNode>,
     /// the timeouts written in it (session_timeout_ms, operation_timeout_ms, connection_timeout_ms), each with its text
@@ -81,7 +83,7 @@ pub struct DistributedDdl {
     pub at: Location,
 }
 
-crate::fact_object!(KeeperClient { nodes, timeouts, at });
+crate::fact_object!(KeeperClient { section, nodes, timeouts, at });
 crate::fact_object!(KeeperNode { host, port, at });
 crate::fact_object!(KeeperTimeout { name, value, at });
 crate::fact_object!(KeeperServer { server_id, server_id_at, raft_servers, at });
@@ -94,9 +96,10 @@ fn text(e: &Element, name: &str) -> Option<String> {
     e.child(name).map(|c| c.value().trim().to_string())
 }
 
-/// `<zookeeper>` (the first, as ClickHouse reads it); null without one.
+/// `<zookeeper>` (the first, as ClickHouse reads it), else `<keeper>` (getZooKeeperConfigName:
+/// its other name); null without either.
 pub fn zookeeper(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<KeeperClient> {
-    let section = root.child("zookeeper")?;
+    let section = root.child("zookeeper").or_else(|| root.child("keeper"))?;
     let nodes = section
         .elements()
         .filter(|e| e.name.starts_with("node"))
@@ -111,7 +114,7 @@ pub fn zookeeper(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<Keep
         .filter_map(|name| section.child(name))
         .map(|e| KeeperTimeout { name: e.name.to_string(), value: e.value().trim().to_string(), at: at(e.origin) })
         .collect();
-    Some(KeeperClient { nodes, timeouts, at: at(section.origin) })
+    Some(KeeperClient { section: section.name.to_string(), nodes, timeouts, at: at(section.origin) })
 }
 
 /// `<keeper_server>` (the first); null without one.

@@ -305,7 +305,7 @@ pub fn facts() -> Vec<TypedFact> {
         built::<Option<sections::Logger>>("config.logger", "<logger> (null without one)"),
         built::<Option<keeper::KeeperClient>>(
             "config.zookeeper",
-            "<zookeeper>: the Keeper or ZooKeeper the server connects to (null without one)",
+            "<zookeeper> (or <keeper>, its other name): the Keeper or ZooKeeper the server connects to (null without either)",
         ),
         built::<Option<keeper::KeeperServer>>(
             "config.keeper_server",
