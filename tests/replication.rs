@@ -802,7 +802,9 @@ fn a_default_replica_name_whose_macro_is_not_defined() {
 /// given (its `<node>` and these `timeouts`, none when None) and `extra` (clusters, sections).
 fn keeper_config_xml(zk: Option<&ZooKeeper>, timeouts: &str, interserver: u16, extra: &str) -> String {
     let zookeeper = zk
-        .map(|zk| format!("<zookeeper><node><host>127.0.0.1</host><port>{}</port></node>{timeouts}</zookeeper>", zk.port))
+        .map(|zk| {
+            format!("<zookeeper><node><host>127.0.0.1</host><port>{}</port></node>{timeouts}</zookeeper>", zk.port)
+        })
         .unwrap_or_default();
     format!(
         "<clickhouse>\n{zookeeper}\n<interserver_http_port>{interserver}</interserver_http_port>\n\
@@ -900,7 +902,8 @@ fn on_cluster_without_or_with_a_malformed_distributed_ddl() {
         LiveServer::start_on(CLICKHOUSE_25_8, http, tcp, |dir| prepare(dir, &xml))
     };
     let on_cluster = |server: &LiveServer, name: &str| {
-        server.try_query(&format!("CREATE TABLE default.{name} ON CLUSTER solo (k UInt64) ENGINE = MergeTree ORDER BY k"))
+        server
+            .try_query(&format!("CREATE TABLE default.{name} ON CLUSTER solo (k UInt64) ENGINE = MergeTree ORDER BY k"))
     };
     let sessions = |server: &LiveServer| -> u64 {
         server.query("SELECT value FROM system.events WHERE event = 'ZooKeeperInit'").trim().parse().unwrap_or(0)

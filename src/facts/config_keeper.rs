@@ -166,3 +166,79 @@ pub fn distributed_ddl(root: &Element, at: &dyn Fn(Origin) -> Location) -> Optio
         at: at(path.map_or(section.origin, |p| p.origin)),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DefaultInclude, LoadOptions, MemoryFs, load_with};
+
+    /// The sections of `xml` (a main config, loaded from memory) as the facts read them.
+    fn read(xml: &str) -> (Option<KeeperClient>, Option<KeeperServer>, Option<DistributedDdl>) {
+        let mut memory = MemoryFs::default();
+        memory.insert("/etc/ch/config.xml", xml);
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: Default::default(),
+            env_origin: None,
+            roots: Default::default(),
+        };
+        let loaded = load_with(&memory, std::path::Path::new("/etc/ch/config.xml"), &options).unwrap();
+        let root = &loaded.server.root;
+        let at = |o: Origin| Location(format!("{}", o.offset));
+        (zookeeper(root, &at), keeper_server(root, &at), distributed_ddl(root, &at))
+    }
+
+    #[test]
+    fn raft_servers_are_compared_as_keeper_compares_them() {
+        let (_, keeper, _) = read(
+            "<clickhouse><keeper_server><server_id>1</server_id><raft_configuration>\
+             <server><id>1</id><hostname>k1</hostname><port>9234</port></server>\
+             <server><id>01</id><hostname>k2</hostname><port>9234</port></server>\
+             <server><id>3</id><hostname>k2</hostname><port>9234</port></server>\
+             <server><id>1</id><hostname>k2</hostname><port>9234</port></server>\
+             <server><id>4</id><hostname>k1.example.com</hostname><port>9234</port></server>\
+             <secure>false</secure>\
+             </raft_configuration></keeper_server></clickhouse>",
+        );
+        let keeper = keeper.unwrap();
+        assert_eq!(keeper.server_id.as_deref(), Some("1"));
+        let seen: Vec<(&str, &str, &str)> = keeper
+            .raft_servers
+            .iter()
+            .map(|s| (s.endpoint.as_str(), s.same_endpoint_as.as_str(), s.same_id_as.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("k1:9234", "", ""),
+                // `01` is the number 1, as Keeper's getInt reads it
+                ("k2:9234", "", "k1:9234"),
+                ("k2:9234", "01", ""),
+                // the endpoint is checked first: one duplicate reported, as Keeper throws one
+                ("k2:9234", "01", ""),
+                // another name of a host is another endpoint
+                ("k1.example.com:9234", "", ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_keeper_sections_as_the_server_reads_them() {
+        let (client, keeper, ddl) = read(
+            "<clickhouse><keeper><node><host>k1</host></node><node index=\"2\"><host>k2</host><port>9181</port></node>\
+             <session_timeout_ms> -1 </session_timeout_ms><root>/ch</root></keeper>\
+             <distributed_ddl><pool_size>2</pool_size></distributed_ddl></clickhouse>",
+        );
+        let client = client.unwrap();
+        assert_eq!(client.section, "keeper");
+        let nodes: Vec<(&str, &str)> = client.nodes.iter().map(|n| (n.host.as_str(), n.port.as_str())).collect();
+        assert_eq!(nodes, [("k1", "2181"), ("k2", "9181")]);
+        let timeouts: Vec<(&str, &str)> = client.timeouts.iter().map(|t| (t.name.as_str(), t.value.as_str())).collect();
+        assert_eq!(timeouts, [("session_timeout_ms", "-1")]);
+        assert!(keeper.is_none());
+        assert_eq!(ddl.unwrap().path, None);
+        // <zookeeper> wins over <keeper>
+        let (client, _, _) = read("<clickhouse><keeper><node><host>a</host></node></keeper><zookeeper/></clickhouse>");
+        assert_eq!(client.unwrap().section, "zookeeper");
+    }
+}

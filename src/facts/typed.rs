@@ -228,8 +228,8 @@ fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &
 /// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
     use crate::facts::cluster;
-    use crate::facts::config_sections as sections;
     use crate::facts::config_keeper as keeper;
+    use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::derived;
     use crate::facts::{config_users, rows};
