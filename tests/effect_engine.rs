@@ -11,7 +11,7 @@ use chaudit::rules::schema::{Effect, Expectation};
 
 /// The PyPI engines are built without NuRaft: an embedded Keeper stops them whatever the
 /// config (Code 344, SUPPORT_IS_DISABLED), so they cannot judge a rule about one.
-const NEEDS_NURAFT: &[&str] = &["keeper-in-server"];
+const NEEDS_NURAFT: &[&str] = &["keeper-in-server", "keeper-raft-duplicate-server", "keeper-server-id-not-in-raft"];
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();

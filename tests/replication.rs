@@ -14,7 +14,10 @@
 //! started again; a pair whose table has a part broken on one replica, then a part missing
 //! from one replica with its queue empty, then a part lost on both; and a pair whose users'
 //! profiles turn parallel replicas on over the cluster (read across, kept on one replica by
-//! a minimum of rows, kept on one replica by the analyzer off).
+//! a minimum of rows, kept on one replica by the analyzer off); a pair where one replica's
+//! config sets a `<merge_tree>` setting; and single servers whose coordination config cannot
+//! work (Keeper timeouts that fail every request, ON CLUSTER without or with a malformed
+//! `<distributed_ddl>`, replicas without Keeper).
 
 mod support;
 
@@ -1094,4 +1097,202 @@ fn a_merge_tree_setting_on_one_replica() {
     b.restart();
     let report = audit_cluster(&a, &[]);
     assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+/// config.d/replication.xml of one replica `r1` with the interserver port, `<zookeeper>` as
+/// given (its `<node>` and these `timeouts`, none when None) and `extra` (clusters, sections).
+fn keeper_config_xml(zk: Option<&ZooKeeper>, timeouts: &str, interserver: u16, extra: &str) -> String {
+    let zookeeper = zk
+        .map(|zk| {
+            format!("<zookeeper><node><host>127.0.0.1</host><port>{}</port></node>{timeouts}</zookeeper>", zk.port)
+        })
+        .unwrap_or_default();
+    format!(
+        "<clickhouse>\n{zookeeper}\n<interserver_http_port>{interserver}</interserver_http_port>\n\
+         <interserver_http_host>127.0.0.1</interserver_http_host>\n\
+         <macros><shard>1</shard><replica>r1</replica></macros>\n{extra}\n</clickhouse>\n"
+    )
+}
+
+/// The offline audit of a server's config files: the findings of `rule`.
+fn offline_findings(server: &LiveServer, rule: &str) -> Vec<Value> {
+    let report = support::cluster_audit(&["--config", server.config_path().to_str().unwrap(), "--select", rule]);
+    findings_of(&report, rule).into_iter().cloned().collect()
+}
+
+#[test]
+fn keeper_timeouts_that_fail_every_request() {
+    const RULE: &str = "keeper-timeouts-out-of-range";
+    let _serial = one_at_a_time();
+    let zk = zookeeper();
+    let interserver = free_port();
+    let write = |dir: &Path, timeouts: &str| prepare(dir, &keeper_config_xml(Some(zk), timeouts, interserver, ""));
+    let create = |name: &str| {
+        format!(
+            "CREATE TABLE default.{name} (k UInt64) \
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/timeouts/{name}', '{{replica}}') ORDER BY k"
+        )
+    };
+    // a negative session timeout: the server starts; every use of Keeper fails
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| {
+        write(dir, "<session_timeout_ms>-1</session_timeout_ms>")
+    });
+    let refused = server.try_query("SELECT name FROM system.zookeeper WHERE path = '/'").unwrap_err();
+    assert!(refused.contains("Timeout cannot be negative") && refused.contains("KEEPER_EXCEPTION"), "{refused}");
+    let refused = server.try_query(&create("a")).unwrap_err();
+    assert!(refused.contains("Timeout cannot be negative"), "{refused}");
+    assert_eq!(server.query("EXISTS TABLE default.a").trim(), "0");
+    let found = offline_findings(&server, RULE);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["object"], "session_timeout_ms", "{}", found[0]);
+    assert_eq!(found[0]["location"]["file"], "config.d/replication.xml", "{}", found[0]);
+
+    // what the rule leaves alone works, each written while the server runs (read without a
+    // restart, as the remediation says): a session timeout of 0 (the service raises it to its
+    // minimum), no connection timeout, an operation timeout above the session's
+    let config_dir = server.dir.path().join("server");
+    for (name, timeouts, expected) in [
+        ("c", "<session_timeout_ms>0</session_timeout_ms>", "0"),
+        (
+            "d",
+            "<session_timeout_ms>3000</session_timeout_ms><operation_timeout_ms>30000</operation_timeout_ms>\
+             <connection_timeout_ms>0</connection_timeout_ms>",
+            "3000",
+        ),
+    ] {
+        write(&config_dir, timeouts);
+        wait_until(60, "the server reads the new <zookeeper>", || {
+            server
+                .try_query("SELECT session_timeout_ms FROM system.zookeeper_connection")
+                .is_ok_and(|t| t.trim() == expected)
+        });
+        server.query(&create(name));
+        server.query(&format!("INSERT INTO default.{name} VALUES (1)"));
+        assert_eq!(server.query(&format!("SELECT count() FROM default.{name}")).trim(), "1");
+        assert_eq!(offline_findings(&server, RULE), Vec::<Value>::new(), "{timeouts}");
+    }
+    drop(server);
+
+    // the operation timeout 0: the server starts; every request times out, the table is not
+    // created
+    let server = LiveServer::start_version(CLICKHOUSE_25_8, false, |dir| {
+        write(dir, "<operation_timeout_ms>0</operation_timeout_ms>")
+    });
+    // (a query of system.zookeeper fails the same way, after 143 s measured: not asked here)
+    let refused = server.try_query(&create("b")).unwrap_err();
+    assert!(refused.contains("Failed to get feature flags: timeout"), "{refused}");
+    assert_eq!(server.query("EXISTS TABLE default.b").trim(), "0");
+    let found = offline_findings(&server, RULE);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["object"], "operation_timeout_ms", "{}", found[0]);
+}
+
+#[test]
+fn on_cluster_without_or_with_a_malformed_distributed_ddl() {
+    let _serial = one_at_a_time();
+    let zk = zookeeper();
+    // each state a server of its own (fresh ports: a stopped server's may not be free yet),
+    // in cluster `solo` of itself
+    let start = |ddl: &str| {
+        let (http, tcp, interserver) = (free_port(), free_port(), free_port());
+        let cluster = format!(
+            "<remote_servers><solo><shard><replica><host>127.0.0.1</host><port>{tcp}</port></replica></shard></solo>\
+             </remote_servers>"
+        );
+        let xml = keeper_config_xml(Some(zk), "", interserver, &format!("{cluster}\n{ddl}"));
+        LiveServer::start_on(CLICKHOUSE_25_8, http, tcp, |dir| prepare(dir, &xml))
+    };
+    let on_cluster = |server: &LiveServer, name: &str| {
+        server
+            .try_query(&format!("CREATE TABLE default.{name} ON CLUSTER solo (k UInt64) ENGINE = MergeTree ORDER BY k"))
+    };
+    let sessions = |server: &LiveServer| -> u64 {
+        server.query("SELECT value FROM system.events WHERE event = 'ZooKeeperInit'").trim().parse().unwrap_or(0)
+    };
+    // no <distributed_ddl>: ON CLUSTER is refused, replicated tables work
+    let server = start("");
+    let refused = on_cluster(&server, "a").unwrap_err();
+    assert!(
+        refused.contains("Code: 139")
+            && refused.contains("There is no DistributedDDL configuration in server config")
+            && refused.contains("NO_ELEMENTS_IN_CONFIG"),
+        "{refused}"
+    );
+    server.query(
+        "CREATE TABLE default.r (k UInt64) \
+         ENGINE = ReplicatedMergeTree('/clickhouse/tables/ddl/r', '{replica}') ORDER BY k",
+    );
+    server.query("INSERT INTO default.r VALUES (1)");
+    let found = offline_findings(&server, "distributed-ddl-missing");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["location"]["file"], "config.d/replication.xml", "{}", found[0]);
+    drop(server);
+
+    // an empty path: ON CLUSTER fails, the server's Keeper session is dropped again and again
+    let server = start("<distributed_ddl><path></path></distributed_ddl>");
+    let refused = on_cluster(&server, "b").unwrap_err();
+    assert!(refused.contains("Coordination error: Session expired, path query-"), "{refused}");
+    wait_until(60, "the session is opened a fifth time", || sessions(&server) >= 5);
+    let found = offline_findings(&server, "distributed-ddl-path-invalid");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0]["message"].as_str().unwrap().contains("dropped again and again"), "{}", found[0]);
+    assert!(offline_findings(&server, "distributed-ddl-missing").is_empty());
+    drop(server);
+
+    // a relative path: ON CLUSTER fails the same way
+    let server = start("<distributed_ddl><path>clickhouse/task_queue/ddl</path></distributed_ddl>");
+    let refused = on_cluster(&server, "c").unwrap_err();
+    assert!(refused.contains("Session expired, path clickhouse/task_queue/ddl/query-"), "{refused}");
+    assert_eq!(offline_findings(&server, "distributed-ddl-path-invalid").len(), 1);
+    drop(server);
+
+    // the fix: an absolute path; ON CLUSTER runs, neither rule fires
+    let server = start("<distributed_ddl><path>/clickhouse/task_queue/ddl_fixed</path></distributed_ddl>");
+    on_cluster(&server, "d").unwrap();
+    assert_eq!(server.query("EXISTS TABLE default.d").trim(), "1");
+    assert!(offline_findings(&server, "distributed-ddl-path-invalid").is_empty());
+    assert!(offline_findings(&server, "distributed-ddl-missing").is_empty());
+}
+
+#[test]
+fn replicas_without_keeper_cannot_create_replicated_tables() {
+    let _serial = one_at_a_time();
+    // r1 of cluster `pair`: a shard of two replicas (the second is never started); each state a
+    // server of its own (fresh ports: a stopped server's may not be free yet)
+    let start = |zk: Option<&ZooKeeper>| {
+        let (http, tcp, interserver) = (free_port(), free_port(), free_port());
+        let cluster = format!(
+            "<remote_servers><pair><shard><internal_replication>true</internal_replication>\
+             <replica><host>127.0.0.1</host><port>{tcp}</port></replica>\
+             <replica><host>127.0.0.1</host><port>{}</port></replica></shard></pair></remote_servers>\
+             <distributed_ddl><path>/clickhouse/task_queue/ddl</path></distributed_ddl>",
+            free_port()
+        );
+        let xml = keeper_config_xml(zk, "", interserver, &cluster);
+        LiveServer::start_on(CLICKHOUSE_25_8, http, tcp, |dir| prepare(dir, &xml))
+    };
+    let server = start(None);
+    let create = "CREATE TABLE default.t (k UInt64) \
+                  ENGINE = ReplicatedMergeTree('/clickhouse/tables/nokeeper/t', '{replica}') ORDER BY k";
+    let refused = server.try_query(create).unwrap_err();
+    assert!(
+        refused.contains("Code: 225") && refused.contains("Can't create replicated table without ZooKeeper"),
+        "{refused}"
+    );
+    let refused = server
+        .try_query("CREATE TABLE default.x ON CLUSTER pair (k UInt64) ENGINE = MergeTree ORDER BY k")
+        .unwrap_err();
+    assert!(refused.contains("There is no Zookeeper configuration in server config"), "{refused}");
+    let refused = server.try_query("SELECT name FROM system.zookeeper WHERE path = '/'").unwrap_err();
+    assert!(refused.contains("UNKNOWN_TABLE"), "{refused}");
+    let found = offline_findings(&server, "keeper-missing-for-replicas");
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["location"]["file"], "config.d/replication.xml", "{}", found[0]);
+    drop(server);
+
+    // the fix, <zookeeper>, in a server started with it: the table is created; the one node it
+    // lists is what keeper-single-node reports (its consequence is keeper_lost_and_back's)
+    let server = start(Some(zookeeper()));
+    server.query(create);
+    server.query("INSERT INTO default.t VALUES (1)");
+    assert!(offline_findings(&server, "keeper-missing-for-replicas").is_empty());
+    assert_eq!(offline_findings(&server, "keeper-single-node").len(), 1);
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use super::catalog;
+use super::config_keeper as keeper;
 use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
@@ -436,6 +437,9 @@ impl<'a> ConfigFacts<'a> {
             ("users_in_main", fact(|| self.loaded.users_in_main)),
             ("over_image_files", fact(|| self.loaded.over_image_files)),
             ("logger", fact(move || sections::logger(root, &at))),
+            ("zookeeper", fact(move || keeper::zookeeper(root, &at))),
+            ("keeper_server", fact(move || keeper::keeper_server(root, &at))),
+            ("distributed_ddl", fact(move || keeper::distributed_ddl(root, &at))),
         ]
     }
 

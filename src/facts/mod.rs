@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod cluster;
 pub mod config;
+pub mod config_keeper;
 pub mod config_keys;
 pub mod config_sections;
 pub mod config_storage;

@@ -228,6 +228,7 @@ fn built<T: JsonSchema + DeserializeOwned + Fact>(path: &'static str, meaning: &
 /// Every typed fact, by source.
 pub fn facts() -> Vec<TypedFact> {
     use crate::facts::cluster;
+    use crate::facts::config_keeper as keeper;
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::derived;
@@ -302,6 +303,18 @@ pub fn facts() -> Vec<TypedFact> {
             "what stops the server at start-up, each with the server's own reason (see docs/startup.md)",
         ),
         built::<Option<sections::Logger>>("config.logger", "<logger> (null without one)"),
+        built::<Option<keeper::KeeperClient>>(
+            "config.zookeeper",
+            "<zookeeper> (or <keeper>, its other name): the Keeper or ZooKeeper the server connects to (null without either)",
+        ),
+        built::<Option<keeper::KeeperServer>>(
+            "config.keeper_server",
+            "<keeper_server>: the ClickHouse Keeper node this config runs (null without one)",
+        ),
+        built::<Option<keeper::DistributedDdl>>(
+            "config.distributed_ddl",
+            "<distributed_ddl>: the queue of ON CLUSTER statements (null without one)",
+        ),
         built::<Vec<storage::ConfigDisk>>("config.disks", "<storage_configuration><disks>"),
         built::<Vec<storage::MisspelledDisk>>(
             "config.misspelled_disks",
