@@ -1097,6 +1097,8 @@ fn a_merge_tree_setting_on_one_replica() {
     b.restart();
     let report = audit_cluster(&a, &[]);
     assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
+}
+
 /// config.d/replication.xml of one replica `r1` with the interserver port, `<zookeeper>` as
 /// given (its `<node>` and these `timeouts`, none when None) and `extra` (clusters, sections).
 fn keeper_config_xml(zk: Option<&ZooKeeper>, timeouts: &str, interserver: u16, extra: &str) -> String {
