@@ -155,7 +155,7 @@ impl Parser<'_> {
         });
         let description = self.required_str(self.doc, "description", origin);
         let (sources, optional_sources, versions) = self.applies(origin);
-        let effect = self.effect(severity, origin);
+        let effect = self.effect(severity, &sources, origin);
         let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(self.doc, "for_each");
         let lets = self.named_exprs("let", &item);
@@ -536,8 +536,9 @@ impl Parser<'_> {
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
     /// it, and an engine test proves it on the rule's fixtures); one that stops the server
-    /// is critical.
-    fn effect(&mut self, severity: Option<Severity>, origin: Origin) -> Option<Effect> {
+    /// is critical; a rule that does not read the config files has none (its fixtures are no
+    /// tree an engine could start).
+    fn effect(&mut self, severity: Option<Severity>, sources: &[Source], origin: Origin) -> Option<Effect> {
         let node = self.doc.get("effect");
         let effect = match node.map(|n| (n.as_str(), n.origin())) {
             None => None,
@@ -553,6 +554,10 @@ impl Parser<'_> {
                 parsed
             }
         };
+        if effect.is_some() && !sources.contains(&Source::Config) {
+            let at = node.map_or(origin, Yaml::origin);
+            self.error(at, "`effect:` is what the server does with the config files: a rule of `config` only", None);
+        }
         if effect == Some(Effect::RefusesToStart) && severity.is_some_and(|s| s != Severity::Critical) {
             let at = node.map_or(origin, Yaml::origin);
             self.error(at, "a problem that stops the server is `severity: critical`", None);
