@@ -87,6 +87,11 @@ fn prepare(dir: &Path, xml: &str) {
 
 /// Two 25.8 replicas (`r1`, `r2`) of cluster `replicated`, each with its interserver port.
 fn start_pair() -> (LiveServer, LiveServer) {
+    start_pair_named(["r1", "r2"])
+}
+
+/// Two 25.8 replicas of cluster `replicated` with these `replica` macros.
+fn start_pair_named(names: [&str; 2]) -> (LiveServer, LiveServer) {
     let ports: Vec<(u16, u16)> = (0..2).map(|_| (free_port(), free_port())).collect();
     let replicas: String =
         ports.iter().map(|(_, tcp)| format!("<replica><host>127.0.0.1</host><port>{tcp}</port></replica>")).collect();
@@ -102,7 +107,7 @@ fn start_pair() -> (LiveServer, LiveServer) {
             .iter()
             .enumerate()
             .map(|(i, (http, tcp))| {
-                let xml = replication_xml(&format!("r{}", i + 1), Some(free_port()), &remote_servers);
+                let xml = replication_xml(names[i], Some(free_port()), &remote_servers);
                 scope.spawn(move || LiveServer::start_on(CLICKHOUSE_25_8, *http, *tcp, |dir| prepare(dir, &xml)))
             })
             .collect();
@@ -115,6 +120,16 @@ fn start_pair() -> (LiveServer, LiveServer) {
 /// The cluster audit through replica `a`, with extra arguments (--param).
 fn audit_cluster(a: &LiveServer, extra: &[&str]) -> Value {
     support::cluster_audit(&[&["--dsn", &a.dsn(), "--cluster", "replicated"][..], extra].concat())
+}
+
+/// The cluster audit of `a` and `b` over direct connections (each replica's HTTP port given).
+fn audit_direct(a: &LiveServer, b: &LiveServer) -> Value {
+    let (seed, each) = (a.dsn(), [a, b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
+    let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
+    for e in &each {
+        args.extend(["--replica-dsn", e]);
+    }
+    support::cluster_audit(&args)
 }
 
 /// The replicas a finding names (a cluster finding's `hosts`).
@@ -409,14 +424,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     );
     assert!(metadata.contains("index granularity: 8192") && !metadata.contains("wide"), "{metadata}");
     // over direct connections too (each replica's HTTP port given)
-    let direct = || {
-        let (seed, each) = (a.dsn(), [&a, &b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
-        let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
-        for e in &each {
-            args.extend(["--replica-dsn", e]);
-        }
-        support::cluster_audit(&args)
-    };
+    let direct = || audit_direct(&a, &b);
     let (r1, r2) = (a.node(), b.node());
     for (report, fan_out) in [(audit_cluster(&a, &[]), true), (direct(), false)] {
         assert_eq!(report["target"].as_str().unwrap().contains("clusterAllReplicas"), fan_out, "{}", report["target"]);
@@ -917,14 +925,7 @@ fn parts_broken_diverging_and_lost() {
     b.query("SYSTEM SYNC REPLICA default.p");
     assert_eq!((rows_of_p(&a), rows_of_p(&b)), (300, 200));
     assert_eq!(b.query("SELECT queue_size FROM system.replicas WHERE table = 'p'").trim(), "0");
-    let direct = || {
-        let (seed, each) = (a.dsn(), [&a, &b].map(|n| format!("{}=http://127.0.0.1:{}", n.node(), n.http_port)));
-        let mut args = vec!["--dsn", &seed, "--cluster", "replicated", "--fan-out", "direct"];
-        for e in &each {
-            args.extend(["--replica-dsn", e]);
-        }
-        support::cluster_audit(&args)
-    };
+    let direct = || audit_direct(&a, &b);
     let (r1, r2) = (a.node(), b.node());
     for report in [audit_cluster(&a, &[]), direct()] {
         let found = the_finding(&report, DIVERGED, "default.p");
@@ -1297,4 +1298,40 @@ fn replicas_without_keeper_cannot_create_replicated_tables() {
     server.query("INSERT INTO default.t VALUES (1)");
     assert!(offline_findings(&server, "keeper-missing-for-replicas").is_empty());
     assert_eq!(offline_findings(&server, "keeper-single-node").len(), 1);
+}
+
+/// Two replicas of one shard with one `replica` macro: the second cannot create a replicated
+/// table the first has.
+#[test]
+fn two_replicas_with_one_name() {
+    const RULE: &str = "cluster-shared-replica-name";
+    let _serial = one_at_a_time();
+    let (a, b) = start_pair_named(["same", "same"]);
+    let table = "CREATE TABLE default.named (k UInt64) \
+        ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/named', '{replica}') ORDER BY k";
+    a.query(table);
+    let refused = b.try_query(table).unwrap_err();
+    assert!(refused.contains("REPLICA_ALREADY_EXISTS"), "{refused}");
+    let report = audit_cluster(&a, &[]);
+    let found = the_finding(&report, RULE, "same");
+    assert_eq!(
+        found["message"],
+        format!(
+            "{} and {} use one replica name, `same` (shard 1): a replicated table created on one cannot be created on the other (REPLICA_ALREADY_EXISTS)",
+            a.node(),
+            b.node()
+        )
+    );
+    // the fix: a name of its own in r2's <macros>, read with the config (no restart), and the
+    // table created there
+    let config = b.dir.path().join("server/config.d/replication.xml");
+    let xml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, xml.replace("<replica>same</replica>", "<replica>other</replica>")).unwrap();
+    b.query("SYSTEM RELOAD CONFIG");
+    wait_until(30, "r2 reads its new name", || {
+        b.query("SELECT substitution FROM system.macros WHERE macro = 'replica'").trim() == "other"
+    });
+    b.query(table);
+    let report = audit_cluster(&a, &[]);
+    assert!(findings_of(&report, RULE).is_empty(), "{}", summary(&report));
 }

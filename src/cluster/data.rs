@@ -1,3 +1,6 @@
+//! What the replicas of one shard must not share or must share: their replica names, and the
+//! data of their replicated tables.
+//!
 //! Replicated tables whose replicas hold different data although each has run the whole
 //! replication log: the replicas of one shard share the table's Keeper path, and once every
 //! one has copied the log's last entry to its queue and emptied the queue, their active parts
@@ -8,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use crate::collect::interned::Document;
-use crate::facts::cluster::{DataDivergence, HostValue};
-use crate::facts::rows::Replica;
+use crate::facts::cluster::{DataDivergence, HostValue, SharedReplicaName};
+use crate::facts::rows::{Macro, Replica};
 
 /// The replicated tables whose caught-up replicas disagree on rows or parts. A table with a
 /// replica that is read-only, has queue entries or has not copied the whole log is left to the
@@ -59,6 +62,25 @@ pub fn divergent(reachable: &[(&str, &Document)]) -> Vec<DataDivergence> {
     out
 }
 
+/// The replica names that several replicas of one shard use: each replicated table's
+/// replica registers in Keeper under its path and that name, so the second replica's CREATE
+/// fails with REPLICA_ALREADY_EXISTS (measured on 25.8) and it never holds the table. A
+/// replica without a `replica` macro is not compared.
+pub fn shared_replica_names(reachable: &[(&str, &Document)]) -> Vec<SharedReplicaName> {
+    let mut named: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (host, live) in reachable {
+        let macros = super::document::fact::<Vec<Macro>>(live, "macros");
+        let value = |name: &str| macros.iter().find(|m| m.name == name).map(|m| m.substitution.clone());
+        let Some(replica) = value("replica") else { continue };
+        named.entry((value("shard").unwrap_or_default(), replica)).or_default().push(host.to_string());
+    }
+    named
+        .into_iter()
+        .filter(|(_, hosts)| hosts.len() > 1)
+        .map(|((shard, replica), hosts)| SharedReplicaName { replica, shard, hosts })
+        .collect()
+}
+
 /// Read-write, its queue empty, and every entry of the log copied (the pointer is the next
 /// entry to copy).
 fn caught_up(replica: &Replica) -> bool {
@@ -103,6 +125,24 @@ mod tests {
         assert_eq!(found[0].shown, "r1 = 300 rows in 3 parts, r2 = 200 rows in 2 parts");
         assert_eq!(found[0].fewest_rows_on, ["r2"]);
         assert!(found[0].rows_differ);
+    }
+
+    #[test]
+    fn replicas_of_one_shard_sharing_a_name_are_named_and_other_shards_may_reuse_it() {
+        let mut interner = Interner::default();
+        let mut node = |shard: &str, replica: &str| {
+            let mut macros = vec![serde_json::json!({"macro": "replica", "substitution": replica})];
+            if !shard.is_empty() {
+                macros.push(serde_json::json!({"macro": "shard", "substitution": shard}));
+            }
+            interner.document(serde_json::json!({ "macros": macros }))
+        };
+        let documents = [("a", node("1", "same")), ("b", node("1", "same")), ("c", node("2", "same")), ("d", node("", "x"))];
+        let reachable: Vec<(&str, &Document)> = documents.iter().map(|(h, d)| (*h, d)).collect();
+        let shared = shared_replica_names(&reachable);
+        assert_eq!(shared.len(), 1);
+        assert_eq!((shared[0].shard.as_str(), shared[0].replica.as_str()), ("1", "same"));
+        assert_eq!(shared[0].hosts, ["a", "b"]);
     }
 
     #[test]

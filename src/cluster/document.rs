@@ -62,6 +62,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
         storage: storage(&reachable),
         tables: tables(&reachable),
         replica_data: super::data::divergent(&reachable),
+        shared_replica_names: super::data::shared_replica_names(&reachable),
         query_log: query_log(&collected.nodes),
         partial: partial(&collected.nodes),
     }
@@ -71,7 +72,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
 fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
-    let inputs: [(&str, &[&str]); 9] = [
+    let inputs: [(&str, &[&str]); 10] = [
         ("versions", &["version"]),
         ("server_settings", &["server_settings"]),
         ("merge_tree_settings", &["merge_tree_settings"]),
@@ -80,6 +81,7 @@ fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
         ("storage", &["disks", "storage_policies"]),
         ("tables", &["tables"]),
         ("replica_data", &["replicas"]),
+        ("shared_replica_names", &["macros"]),
         ("query_log", &["log_tables"]),
     ];
     let unavailable: Vec<BTreeMap<&str, &str>> =

@@ -100,6 +100,12 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
+        name: "macros",
+        purpose: "the server's macros (its replica and shard names, compared across replicas)",
+        sql: "SELECT macro, substitution FROM system.macros",
+        since: None,
+    },
+    FactQuery {
         name: "tables",
         purpose: "user tables (engine, its clause with the table's settings, storage policy, a hash of the \
                   columns and indexes; compared across replicas)",

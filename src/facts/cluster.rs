@@ -24,6 +24,7 @@ pub struct ClusterDocument {
     pub storage: Vec<StorageGap>,
     pub tables: Vec<TableDivergence>,
     pub replica_data: Vec<DataDivergence>,
+    pub shared_replica_names: Vec<SharedReplicaName>,
     pub query_log: QueryLogPresence,
 }
 
@@ -44,6 +45,7 @@ impl ClusterDocument {
         document.insert("storage", Box::new(self.storage));
         document.insert("tables", Box::new(self.tables));
         document.insert("replica_data", Box::new(self.replica_data));
+        document.insert("shared_replica_names", Box::new(self.shared_replica_names));
         document.insert("query_log", Box::new(self.query_log));
         document
     }
@@ -56,6 +58,7 @@ crate::fact_object!(Divergence { name, shown, values });
 crate::fact_object!(HostValue { host, value });
 crate::fact_object!(StorageGap { kind, name, on, missing_on });
 crate::fact_object!(DataDivergence { table, path, rows_differ, fewest_rows_on, shown, values });
+crate::fact_object!(SharedReplicaName { replica, shard, hosts });
 crate::fact_object!(QueryLogPresence { present_on, missing_on });
 crate::fact_object!(TableDivergence { table, kind, setting, shown, on, missing_on, values });
 
@@ -143,6 +146,16 @@ pub struct DataDivergence {
     pub shown: String,
     /// each replica's "N rows in M parts"
     pub values: Vec<HostValue>,
+}
+
+/// A replica name (the `replica` macro) that several replicas of one shard (the `shard` macro)
+/// use.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SharedReplicaName {
+    pub replica: String,
+    /// the `shard` macro they share (empty when they have none)
+    pub shard: String,
+    pub hosts: Vec<String>,
 }
 
 /// Where system.query_log exists and where it does not (replicas whose tables could not be

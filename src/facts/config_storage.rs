@@ -84,7 +84,7 @@ pub struct ConfigCluster {
     pub at: Location,
     /// each shard's replicas
     pub shards: Vec<Vec<Replica>>,
-    /// it has a <secret>: remote shards run a query as the user who sent it
+    /// it has a <secret> that is not empty: remote shards run a query as the user who sent it
     pub secret: bool,
     /// it names more than one host, one of them not a loopback address: queries go to other servers
     pub remote: bool,
@@ -292,7 +292,9 @@ pub fn clusters(clusters: &[model::Cluster], at: &dyn Fn(Origin) -> Location) ->
                     .iter()
                     .map(|s| s.iter().map(|r| Replica { host: r.host.clone(), port: r.port }).collect())
                     .collect(),
-                secret: c.element.child("secret").is_some(),
+                // an empty secret is none (Cluster.cpp reads it as "", Connection.cpp sends the
+                // user's credentials then): a from_env variable unset leaves it empty
+                secret: c.element.child("secret").is_some_and(|s| !s.value().is_empty()),
                 remote: hosts.len() > 1 && hosts.iter().any(|h| !is_loopback(h)),
             }
         })

@@ -417,6 +417,16 @@ pub struct ClusterReplica {
     pub port: Count,
 }
 
+/// A row of system.macros.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Macro {
+    #[serde(rename = "macro")]
+    pub name: String,
+    pub substitution: String,
+}
+
 /// A partition's active parts (system.parts summed per partition).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

@@ -398,6 +398,7 @@ pub fn facts() -> Vec<TypedFact> {
         typed::<BTreeMap<String, Number>>("live.errors", "system.errors counters above 0, by error name"),
         typed::<Vec<rows::Warning>>("live.warnings", "system.warnings"),
         typed::<Vec<rows::ClusterReplica>>("live.clusters", "system.clusters"),
+        typed::<Vec<rows::Macro>>("live.macros", "system.macros: the server's macros and their values"),
         typed::<Vec<rows::Table>>("live.tables", "user tables (system.tables outside the system databases)"),
         typed::<Vec<rows::TableParts>>("live.parts", "active parts per table (system.parts)"),
         typed::<Vec<rows::Projection>>("live.projections", "projections of user tables (system.projections, 25.1+)"),
@@ -496,6 +497,10 @@ pub fn facts() -> Vec<TypedFact> {
         built::<Vec<cluster::TableDivergence>>(
             "cluster.tables",
             "user tables on some replicas only, or defined differently (engine, structure, a table setting)",
+        ),
+        built::<Vec<cluster::SharedReplicaName>>(
+            "cluster.shared_replica_names",
+            "replica names (the `replica` macro) that several replicas of one shard use",
         ),
         built::<Vec<cluster::DataDivergence>>(
             "cluster.replica_data",
