@@ -137,7 +137,8 @@ mod tests {
             }
             interner.document(serde_json::json!({ "macros": macros }))
         };
-        let documents = [("a", node("1", "same")), ("b", node("1", "same")), ("c", node("2", "same")), ("d", node("", "x"))];
+        let documents =
+            [("a", node("1", "same")), ("b", node("1", "same")), ("c", node("2", "same")), ("d", node("", "x"))];
         let reachable: Vec<(&str, &Document)> = documents.iter().map(|(h, d)| (*h, d)).collect();
         let shared = shared_replica_names(&reachable);
         assert_eq!(shared.len(), 1);
