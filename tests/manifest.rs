@@ -76,6 +76,9 @@ fn findings_point_at_the_manifest_lines() {
         [
             // the installation's cluster has no `secret` (the operator writes none unless given)
             at("cluster-without-secret", 45),
+            // two replicas and no `zookeeper` in the spec: the operator writes the replica macro
+            // and no <zookeeper>, so no replicated table can be created
+            at("keeper-missing-for-replicas", 45),
             at("logger-level-test", 47),
             at("plaintext-password", 34),
             at("query-setting-at-server-root", 17),
