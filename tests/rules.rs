@@ -63,3 +63,27 @@ fn every_config_rule_of_a_starting_server_names_its_live_twin() {
     let named = pack.rules.iter().filter(|r| matches!(r.live_twin, Some(chaudit::rules::twin::LiveTwin::Rule(_))));
     assert_eq!(pack.live_twins.len(), named.count(), "{:?}", pack.live_twins);
 }
+
+/// A finding's message fits the report unabridged (mask::EXCERPT_CHARS, 240 characters) on
+/// every fixture: a rule whose own words run longer is cut mid-sentence with "(N more bytes)".
+/// Left out: a rule whose message quotes the server's own error text, bounded on purpose.
+#[test]
+fn no_fixture_finding_message_is_cut() {
+    const QUOTES_SERVER_TEXT: &[&str] = &["mutation-failing"];
+    let mut cut = Vec::new();
+    for path in support::files_under(&support::repo_root().join("rules"), &|_| true) {
+        if path.file_name().is_none_or(|n| n != "expected-findings.json") {
+            continue;
+        }
+        let expected: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        for (rule, findings) in expected.as_object().unwrap() {
+            for finding in findings.as_array().unwrap() {
+                let message = finding["message"].as_str().unwrap_or_default();
+                if message.ends_with(" more bytes)") && !QUOTES_SERVER_TEXT.contains(&rule.as_str()) {
+                    cut.push(format!("{rule} ({}): {message}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(cut.is_empty(), "messages cut:\n{}", cut.join("\n"));
+}
