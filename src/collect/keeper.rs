@@ -7,8 +7,6 @@
 //! - the Keeper connections in use (system.zookeeper_connection), which builds without Keeper
 //!   lack (clickhouse-local 26.9 has no such table). A server without a session has none.
 
-use serde_json::Value;
-
 use super::client::{CollectError, Session};
 use super::combined::{Answer, Rows};
 use super::{Unread, plan};
@@ -52,11 +50,7 @@ pub(crate) fn keeper_session(answers: &[Answer<'_>]) -> Result<bool, String> {
         return Err(format!("{}: system.metrics was not read", Unread::QueryFailed.label()));
     };
     let rows = answer.clone().map_err(|why| format!("system.metrics was not read: {why}"))?.into_values()?;
-    Ok(rows.iter().any(|row| row["metric"] == "ZooKeeperSession" && number(&row["value"]) > 0))
-}
-
-fn number(value: &Value) -> u64 {
-    value.as_u64().or_else(|| value.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
+    Ok(rows.iter().any(|row| row["metric"] == "ZooKeeperSession" && crate::facts::uint(&row["value"]) > 0))
 }
 
 /// Why there is no queue to read on a server without a Keeper session.
@@ -115,7 +109,7 @@ pub(crate) async fn ask(session: &Session, answers: &mut Vec<Answer<'_>>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     #[test]
     fn a_server_without_the_config_has_no_queue_and_a_failure_is_a_failure() {

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::client::Session;
 use super::combined::{Answer, Rows};
 use super::plan::FAN_OUT_FAILURE_EVENTS;
+use crate::facts::uint;
 
 /// What `--dry-run` says of the query.
 pub(crate) const PURPOSE: &str = "connection failures chaudit's own earlier fan-outs counted since the server started \
@@ -30,7 +31,7 @@ pub(crate) fn sql() -> String {
 
 /// Whether any failure counter is above 0 in `events` (event -> count).
 pub(crate) fn any_counted(events: &Map<String, Value>) -> bool {
-    FAN_OUT_FAILURE_EVENTS.iter().any(|e| events.get(*e).is_some_and(|v| count(v) > 0))
+    FAN_OUT_FAILURE_EVENTS.iter().any(|e| events.get(*e).is_some_and(|v| uint(v) > 0))
 }
 
 /// What chaudit's own queries counted since start, by event; None when query_log could not be
@@ -44,8 +45,8 @@ pub(crate) async fn counted(session: &Session) -> Option<Map<String, Value>> {
 /// as system.events lists only the events that happened.
 pub(crate) fn subtract(events: &mut Map<String, Value>, own: &Map<String, Value>) {
     for event in FAN_OUT_FAILURE_EVENTS {
-        let Some(total) = events.get(event).map(count) else { continue };
-        let left = total.saturating_sub(own.get(event).map_or(0, count));
+        let Some(total) = events.get(event).map(uint) else { continue };
+        let left = total.saturating_sub(own.get(event).map_or(0, uint));
         if left == 0 {
             events.remove(event);
         } else {
@@ -69,10 +70,6 @@ pub(crate) async fn take_out(session: &Session, answers: &mut [Answer<'_>]) {
     *rows = Rows::Parsed(
         events.into_iter().map(|(event, value)| serde_json::json!({"event": event, "value": value})).collect(),
     );
-}
-
-fn count(value: &Value) -> u64 {
-    value.as_u64().or_else(|| value.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
 }
 
 #[cfg(test)]
