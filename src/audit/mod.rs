@@ -270,6 +270,10 @@ pub fn run(
             evaluation
         }
     };
+    let installation = loaded.as_ref().and_then(|l| l.manifest.as_ref());
+    for finding in &mut evaluation.findings {
+        finding.remediation.in_manifest_terms(&finding.fingerprint, installation);
+    }
     let mut warnings = match &loaded {
         Some(loaded) => suppress_findings(loaded, &request.suppressions, &mut evaluation.findings)?,
         None => suppress_findings_without_config(&request.suppressions, &mut evaluation.findings)?,

@@ -116,7 +116,7 @@ pub fn render(sources: &mut SourceMap, file: FileId) -> Result<Option<Rendered>>
     if let Some(password) = password {
         env.push((DEFAULT_PASSWORD_ENV.into(), secret_value(&documents, password, password_type)));
     }
-    Ok(Some(Rendered { server, users, env }))
+    Ok(Some(Rendered { server, users, env, installation: None }))
 }
 
 /// The value `defaultUserPassword` selects: the Secret's or ConfigMap's data when the

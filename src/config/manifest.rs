@@ -32,6 +32,8 @@ pub struct Rendered {
     /// The variables the operator adds to the pod for Secret values: the Secret's
     /// `stringData` when the manifest holds it, else a stand-in naming the Secret.
     pub env: Vec<(String, String)>,
+    /// The installation itself (a ClickHouseCluster of ClickHouse's operator has no fixes in its terms yet).
+    pub installation: Option<super::manifest_patch::Installation>,
 }
 
 /// Whether a YAML file could be a Kubernetes manifest (cheap: before parsing it as one).
@@ -138,7 +140,7 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
             let at = clusters.first().map_or(root, |c| c.origin());
             return Err(fail(at, format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")));
         }
-        fragments.push(remote_servers(name, &clusters, root));
+        fragments.push(remote_servers(name, &clusters, root, &secrets));
     }
     if let Some(cluster) = clusters.first() {
         fragments.push(macros(name, cluster, root));
@@ -181,7 +183,10 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
     }
     fragments.extend(users_files);
     super::merge::merge_fragments(&mut users, fragments, sources)?;
-    Ok(Some(Rendered { server, users, env: secrets.env.into_inner() }))
+    let kind = installation.get("kind").and_then(Yaml::as_str).unwrap_or_default().to_string();
+    let installation =
+        super::manifest_patch::Installation { kind, name: name.to_string(), document: installation.clone() };
+    Ok(Some(Rendered { server, users, env: secrets.env.into_inner(), installation: Some(installation) }))
 }
 
 /// The operator's `network.hostRegexpTemplate` (config/config.yaml) for an installation: its
@@ -524,13 +529,13 @@ fn cluster_name(cluster: &Yaml) -> (&str, Origin) {
 }
 
 /// `<remote_servers>`: each cluster's shards and replicas on the native port.
-fn remote_servers(installation: &str, clusters: &[&Yaml], root: Origin) -> Element {
+fn remote_servers(installation: &str, clusters: &[&Yaml], root: Origin, secrets: &Secrets) -> Element {
     let mut list = Vec::new();
     for cluster in clusters {
         let (name, at) = cluster_name(cluster);
         let mut children = Vec::new();
         if let Some(secret) = cluster.get("secret") {
-            children.push(cluster_secret(secret));
+            children.push(secrets.cluster_secret(secret));
         }
         for (s, (shard_at, shard, replicas)) in layout(cluster).into_iter().enumerate() {
             let internal = shard.and_then(|s| s.get("internalReplication")).and_then(Yaml::as_str).map_or(
@@ -555,16 +560,39 @@ fn remote_servers(installation: &str, clusters: &[&Yaml], root: Origin) -> Eleme
     fragment(root, vec![element("remote_servers", root, list)])
 }
 
-/// A cluster's `secret`: its value, or `from_env` (auto or from a Secret).
-fn cluster_secret(secret: &Yaml) -> Element {
-    let mut e = Element::new("secret", secret.origin());
-    match secret.get("value") {
-        Some(Yaml::Scalar(value, at)) => e.children.push(Node::Text(Text::new(value.as_str(), false, *at))),
-        _ => e
-            .attributes
-            .push(Attribute { name: "from_env".into(), value: "CLICKHOUSE_INTERNODE_CLUSTER_SECRET".into() }),
+/// The variable the operator passes a cluster's generated or referenced secret in.
+const CLUSTER_SECRET_VARIABLE: &str = "CLICKHOUSE_INTERNODE_CLUSTER_SECRET";
+
+impl Secrets<'_> {
+    /// A cluster's `secret` as the operator renders it: its `value` in the config, else
+    /// `from_env` of the variable the operator fills from a Secret, the one `valueFrom`
+    /// names or the one it generates for `auto` (normalizer's appendClusterSecretEnvVar).
+    fn cluster_secret(&self, secret: &Yaml) -> Element {
+        let mut e = Element::new("secret", secret.origin());
+        if let Some(Yaml::Scalar(value, at)) = secret.get("value") {
+            e.children.push(Node::Text(Text::new(value.as_str(), false, *at)));
+            return e;
+        }
+        let reference = secret.get("valueFrom").and_then(|v| v.get("secretKeyRef"));
+        let auto =
+            secret.get("auto").and_then(Yaml::as_str).is_some_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+        let value = match reference {
+            Some(reference) => {
+                let name = reference.get("name").and_then(Yaml::as_str).unwrap_or_default();
+                let key = reference.get("key").and_then(Yaml::as_str).unwrap_or_default();
+                Some(
+                    held_value(self.documents, "Secret", name, "stringData", key)
+                        .map_or_else(|| format!("(Secret {name}, key {key})"), str::to_string),
+                )
+            }
+            None => auto.then(|| "(a Secret the operator generates)".to_string()),
+        };
+        if let Some(value) = value {
+            self.env.borrow_mut().push((CLUSTER_SECRET_VARIABLE.into(), value));
+        }
+        e.attributes.push(Attribute { name: "from_env".into(), value: CLUSTER_SECRET_VARIABLE.into() });
+        e
     }
-    e
 }
 
 /// The first host's `<macros>`.

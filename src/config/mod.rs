@@ -9,6 +9,7 @@ pub mod files;
 pub mod fragment;
 pub mod fs;
 pub mod manifest;
+pub mod manifest_patch;
 pub mod merge;
 pub mod model;
 pub mod render;
@@ -151,6 +152,8 @@ pub struct LoadedConfig {
     /// The trees sit over the official image's stock config.xml and users.xml, which are not
     /// among the files (a Kubernetes manifest: the operator's files go on top of the image's).
     pub over_image_files: bool,
+    /// The ClickHouseInstallation the trees were rendered from: its fixes are changes to it.
+    pub manifest: Option<manifest_patch::Installation>,
 }
 
 impl LoadedConfig {
@@ -217,6 +220,7 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
         default_include,
         problems,
         over_image_files: false,
+        manifest: None,
     })
 }
 
@@ -283,6 +287,7 @@ fn load_manifest(
         default_include: None,
         problems,
         over_image_files: true,
+        manifest: rendered.installation,
     }))
 }
 
@@ -312,6 +317,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         default_include: None,
         problems,
         over_image_files: false,
+        manifest: None,
     })
 }
 

@@ -4,6 +4,8 @@
 use serde::Serialize;
 
 use crate::config::Location;
+pub use crate::config::manifest_patch::ManifestFix;
+use crate::config::manifest_patch::{Installation, files_snippet};
 use crate::rules::{ConfigTree, FIX_FILE, OutcomeKind, Severity};
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +57,9 @@ pub struct Remediation {
     /// A shell command to run on the server's host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
+    /// The change to a ClickHouseInstallation the config was rendered from, in its terms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<ManifestFix>,
 }
 
 /// A `<clickhouse>` document merged into one config tree.
@@ -70,12 +75,10 @@ impl Remediation {
     /// snippets of several findings pasted as printed add up, and pasting one twice writes
     /// the same file.
     pub fn pasteable(fragments: &[Fragment], fingerprint: &str) -> Option<String> {
-        let short = fingerprint.get(..8).unwrap_or(fingerprint);
         let shown: Vec<String> = fragments
             .iter()
             .map(|f| {
-                let name = FIX_FILE.replace(".xml", &format!("-{short}.xml"));
-                let file = format!("{}/{name}", f.tree.fragment_dir());
+                let file = Self::snippet_file(f.tree, fingerprint);
                 format!(
                     "<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}",
                     f.xml.trim_end()
@@ -83,6 +86,45 @@ impl Remediation {
             })
             .collect();
         (!shown.is_empty()).then(|| shown.join("\n"))
+    }
+
+    /// The file a printed fragment goes in: `config.d/zz-chaudit-fix-0123abcd.xml`.
+    fn snippet_file(tree: ConfigTree, fingerprint: &str) -> String {
+        let short = fingerprint.get(..8).unwrap_or(fingerprint);
+        format!("{}/{}", tree.fragment_dir(), FIX_FILE.replace(".xml", &format!("-{short}.xml")))
+    }
+
+    /// The fix in the terms of the ClickHouseInstallation the config was rendered from (none:
+    /// the rule's manifest snippet is dropped). The operator writes the server's files, so
+    /// the fix is a change to the manifest: the rule's own snippet (its manual step, written
+    /// for config files, then goes), or the fragments as `spec.configuration.files` entries.
+    /// `chaudit fix` writes no fragment beside a manifest.
+    pub fn in_manifest_terms(&mut self, fingerprint: &str, installation: Option<&Installation>) {
+        let Some(installation) = installation else {
+            self.manifest = None;
+            return;
+        };
+        let merge = match self.manifest.take() {
+            Some(own) => {
+                self.manual = None;
+                own.merge
+            }
+            // a fragment holding a secret is not printed (see `manual`)
+            None if self.config.is_some() => {
+                let entries: Vec<(String, String)> =
+                    self.fragments.iter().map(|f| (Self::snippet_file(f.tree, fingerprint), f.xml.clone())).collect();
+                files_snippet(&entries)
+            }
+            None => return,
+        };
+        match installation.fix(&merge) {
+            Ok(fix) => {
+                self.manifest = Some(fix);
+                self.config = None;
+                self.fragments.clear();
+            }
+            Err(why) => self.manual = Some(format!("Change the {} `{}`: {why}.", installation.kind, installation.name)),
+        }
     }
 }
 

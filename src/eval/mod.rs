@@ -435,6 +435,10 @@ fn finding(
         // a statement rendered empty is not one for this server (its version lacks the syntax)
         sql: render(&rule.remediation.sql)?.filter(|sql| !sql.trim().is_empty()),
         command: render(&rule.remediation.command)?.filter(|command| !command.trim().is_empty()),
+        // the rule's snippet, made a patch of the manifest by the audit when the config is one
+        manifest: render(&rule.remediation.manifest)?
+            .filter(|m| !m.trim().is_empty())
+            .map(finding::ManifestFix::snippet),
     };
     Ok(Finding {
         fingerprint,

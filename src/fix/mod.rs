@@ -223,7 +223,13 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
     for finding in before.report.findings.iter().filter(|f| f.is_active()) {
         let item = Item::of(finding);
         let Some(fragments) = fragments.get(finding.fingerprint.as_str()) else {
-            if let Some(manual) = &finding.remediation.manual {
+            if let Some(manifest) = &finding.remediation.manifest {
+                let how = format!(
+                    "Merge into the manifest (chaudit does not edit manifests):\n{}or patch the installation:\n{}",
+                    manifest.merge, manifest.command
+                );
+                outcome.needs_user.push((item, how));
+            } else if let Some(manual) = &finding.remediation.manual {
                 outcome.needs_user.push((item, manual.clone()));
             } else if let Some(sql) = &finding.remediation.sql {
                 outcome.sql.push((item, sql.clone()));

@@ -83,6 +83,10 @@ pub fn render(report: &Report) -> String {
         if let Some(sql) = &f.remediation.sql {
             let _ = writeln!(out, "{}\n", fenced("sql", sql));
         }
+        if let Some(manifest) = &f.remediation.manifest {
+            let _ = writeln!(out, "Merge into the manifest:\n\n{}\n", fenced("yaml", &manifest.merge));
+            let _ = writeln!(out, "Or patch the installation:\n\n{}\n", fenced("sh", &manifest.command));
+        }
         if let Some(command) = &f.remediation.command {
             let _ = writeln!(out, "On the host:\n\n{}\n", fenced("sh", command));
         }

@@ -267,12 +267,27 @@ fn present_finding(f: &mut Finding) {
         [&mut f.remediation.config, &mut f.remediation.manual, &mut f.remediation.sql, &mut f.remediation.command]
             .into_iter()
             .flatten();
-    for text in texts.chain(f.remediation.fragments.iter_mut().map(|fragment| &mut fragment.xml)) {
+    let manifest = f.remediation.manifest.iter_mut().flat_map(|m| {
+        let mut texts = vec![&mut m.merge, &mut m.command];
+        texts.extend(json_strings(&mut m.patch));
+        texts
+    });
+    for text in texts.chain(manifest).chain(f.remediation.fragments.iter_mut().map(|fragment| &mut fragment.xml)) {
         if let Cow::Owned(masked) = mask::mask_text(text) {
             *text = masked;
         }
         // an element named with a control character in the user's file
         mask::make_visible(text);
+    }
+}
+
+/// Every string inside a JSON value.
+fn json_strings(value: &mut serde_json::Value) -> Vec<&mut String> {
+    match value {
+        serde_json::Value::String(text) => vec![text],
+        serde_json::Value::Array(items) => items.iter_mut().flat_map(json_strings).collect(),
+        serde_json::Value::Object(map) => map.values_mut().flat_map(json_strings).collect(),
+        _ => Vec::new(),
     }
 }
 

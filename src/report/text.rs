@@ -247,6 +247,14 @@ fn write_fix(out: &mut String, f: &Finding) {
             let _ = writeln!(out, "      {line}");
         }
     }
+    if let Some(manifest) = &f.remediation.manifest {
+        let _ = writeln!(out, "      merge into the manifest:");
+        for line in manifest.merge.trim_end().lines() {
+            let _ = writeln!(out, "        {line}");
+        }
+        let _ = writeln!(out, "      or patch the installation:");
+        let _ = writeln!(out, "      $ {}", manifest.command);
+    }
     if let Some(command) = &f.remediation.command {
         let _ = writeln!(out, "      on the host:");
         for line in command.trim_end().lines() {

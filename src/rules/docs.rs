@@ -53,7 +53,12 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         }
     }
     let fix = &r.remediation;
-    if !fix.config.is_empty() || fix.manual.is_some() || fix.sql.is_some() || fix.command.is_some() {
+    if !fix.config.is_empty()
+        || fix.manual.is_some()
+        || fix.sql.is_some()
+        || fix.command.is_some()
+        || fix.manifest.is_some()
+    {
         // each finding's advice is judged again (src/eval/restart.rs): what the audited
         // version reloads, or a removal of an element no server code reads, needs none
         let restart = if fix.restart {
@@ -78,6 +83,13 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         }
         if let Some(command) = &fix.command {
             let _ = writeln!(out, "\nOn the host:\n\n```sh\n{}\n```", command.text().trim_end());
+        }
+        if let Some(manifest) = &fix.manifest {
+            let _ = writeln!(
+                out,
+                "\nOn a ClickHouseInstallation, merged into the manifest instead (chaudit prints the `kubectl patch`):\n\n```yaml\n{}\n```",
+                manifest.text().trim_end()
+            );
         }
     }
     let _ = writeln!(out, "\nRule file: `{}`", r.file);

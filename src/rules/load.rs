@@ -501,11 +501,11 @@ impl Parser<'_> {
         };
         match node {
             Yaml::Mapping(pairs, _) => {
-                self.known_keys(pairs, &["restart", "config", "manual", "sql", "command"], "remediation.")
+                self.known_keys(pairs, &["restart", "config", "manual", "sql", "command", "manifest"], "remediation.")
             }
             other => self.error(
                 other.origin(),
-                "`remediation` maps `restart`, `config`, `manual`, `sql` and `command`",
+                "`remediation` maps `restart`, `config`, `manual`, `sql`, `command` and `manifest`",
                 None,
             ),
         }
@@ -521,6 +521,7 @@ impl Parser<'_> {
         let manual = self.template(node, "manual", false, origin)?;
         let sql = self.template(node, "sql", false, origin)?;
         let command = self.template(node, "command", false, origin)?;
+        let manifest = self.template(node, "manifest", false, origin)?;
         if config.is_empty() && manual.is_none() && sql.is_none() && command.is_none() {
             self.error(
                 node.origin(),
@@ -531,7 +532,7 @@ impl Parser<'_> {
         // with both, each finding has the one its templates render non-empty (a section with
         // an <engine> gets the manual step, one without it the fragment); a finding that
         // renders a fragment is written by `chaudit fix`, its manual text left unused
-        Some(Remediation { restart, config, manual, sql, command })
+        Some(Remediation { restart, config, manual, sql, command, manifest })
     }
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states

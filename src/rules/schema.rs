@@ -141,12 +141,15 @@ pub struct Remediation {
     /// A shell command for the host (a sysctl, a mount), never SQL: `chaudit fix` lists the
     /// finding as fixed by a command.
     pub command: Option<Template>,
+    /// YAML to merge into a ClickHouseInstallation when the config is one: the change in the
+    /// manifest's terms (a cluster's `secret`), which the operator turns into the files.
+    pub manifest: Option<Template>,
 }
 
 impl Remediation {
-    /// Its templates: the manual step, the SQL, the command, then the config fragments.
+    /// Its templates: the manual step, the SQL, the command, the manifest's, then the config fragments.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        [self.manual.as_ref(), self.sql.as_ref(), self.command.as_ref()]
+        [self.manual.as_ref(), self.sql.as_ref(), self.command.as_ref(), self.manifest.as_ref()]
             .into_iter()
             .flatten()
             .chain(self.config.iter().map(|(_, t)| t))

@@ -346,9 +346,13 @@ fn fix(out: &mut String, f: &Finding) {
     let r = &f.remediation;
     let restart = if r.restart { "needs a restart" } else { "no restart needed" };
     let _ = writeln!(out, "<div class=\"fix\"><h4>Fix <span class=\"restart\">({restart})</span></h4>");
+    let merge = r.manifest.as_ref().map(|m| m.merge.clone());
+    let patch = r.manifest.as_ref().map(|m| m.command.clone());
     for (kind, label, text) in [
         ("manual", "What only you can do", &r.manual),
         ("config", "Config fragment", &r.config),
+        ("manifest", "Merge into the manifest", &merge),
+        ("manifest", "Or patch the installation", &patch),
         ("sql", "SQL", &r.sql),
         ("command", "On the server's host", &r.command),
     ] {
