@@ -181,7 +181,8 @@ fn the_bundled_example_is_fixed_and_judged_by_the_engine() {
 
 /// Every config fix as a user applies it from the report: the snippet printed for each
 /// finding, saved as printed to the file its first line names (the text report prints the
-/// same lines as the JSON's `remediation.config`: checked here too). The re-audit no longer
+/// same lines as the JSON's `remediation.config`, and SARIF's `fixes` write the same files:
+/// checked here too). The re-audit no longer
 /// reports the finding and adds none of medium or more, and the pasted tree starts on 25.8
 /// when the original did or was refused for this finding.
 #[test]
@@ -207,7 +208,7 @@ fn every_printed_config_fix_pasted_as_printed_clears_its_finding() {
         let report: serde_json::Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {json}"));
         report["findings"].as_array().cloned().unwrap_or_default()
     };
-    let (mut pasted, mut started) = (0, 0);
+    let (mut pasted, mut started, mut sarif_fixes) = (0, 0, 0);
     let mut failures = Vec::new();
     for rule in pack.rules.iter().filter(|r| !r.remediation.config.is_empty()) {
         for test in rule.tests.iter().filter(|t| t.expect == Expectation::Fires) {
@@ -220,6 +221,8 @@ fn every_printed_config_fix_pasted_as_printed_clears_its_finding() {
             let version = test.version.map(|v| v.to_string());
             let before = findings(&audit(&tree, "", version.as_deref(), "json"));
             let text = audit(&tree, &rule.id, version.as_deref(), "text");
+            let sarif: serde_json::Value =
+                serde_json::from_str(&audit(&tree, &rule.id, version.as_deref(), "sarif")).unwrap();
             let mut written: Vec<String> = Vec::new();
             let mut fixed_objects = Vec::new();
             for (i, finding) in before.iter().filter(|f| f["rule_id"] == rule.id.as_str()).enumerate() {
@@ -246,6 +249,37 @@ fn every_printed_config_fix_pasted_as_printed_clears_its_finding() {
                     written.push(file);
                 }
             }
+            // the SARIF fixes of the same findings write the same files, each holding its
+            // fragment (the printed block without its header line)
+            let mut from_sarif: Vec<(String, String)> = Vec::new();
+            for change in sarif["runs"][0]["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .flat_map(|r| r["fixes"].as_array().cloned().unwrap_or_default())
+                .flat_map(|f| f["artifactChanges"].as_array().cloned().unwrap())
+            {
+                let uri = change["artifactLocation"]["uri"].as_str().unwrap();
+                let path = uri.strip_prefix("file://").unwrap_or(uri);
+                let file =
+                    Path::new(path).strip_prefix(&tree).unwrap_or_else(|_| panic!("{case}: {uri} outside the tree"));
+                let text = change["replacements"][0]["insertedContent"]["text"].as_str().unwrap().to_string();
+                from_sarif.push((file.display().to_string(), text));
+            }
+            let printed: Vec<(String, String)> = written
+                .iter()
+                .map(|file| {
+                    let block = std::fs::read_to_string(tree.join(file)).unwrap();
+                    (file.clone(), block.split_once('\n').map_or("", |(_, rest)| rest).to_string())
+                })
+                .collect();
+            let (mut from_sarif, mut printed) = (from_sarif, printed);
+            from_sarif.sort();
+            printed.sort();
+            if from_sarif != printed {
+                failures.push(format!("{case}: the SARIF fixes {from_sarif:?} are not the printed ones {printed:?}"));
+            }
+            sarif_fixes += from_sarif.len();
             if written.is_empty() {
                 continue; // only the user can write this fix (a password): it prints how
             }
@@ -277,8 +311,11 @@ fn every_printed_config_fix_pasted_as_printed_clears_its_finding() {
             }
         }
     }
-    eprintln!("{pasted} fixture(s) fixed by pasting the printed snippets; {started} pasted trees start on 25.8");
-    assert!(pasted >= 20, "{pasted}");
+    eprintln!(
+        "{pasted} fixture(s) fixed by pasting the printed snippets; {started} pasted trees start on 25.8; \
+         {sarif_fixes} SARIF file change(s), each the printed one"
+    );
+    assert!(pasted >= 20 && sarif_fixes >= pasted, "{pasted} pasted, {sarif_fixes} SARIF changes");
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
 

@@ -89,7 +89,7 @@ impl Remediation {
     }
 
     /// The file a printed fragment goes in: `config.d/zz-chaudit-fix-0123abcd.xml`.
-    fn snippet_file(tree: ConfigTree, fingerprint: &str) -> String {
+    pub fn snippet_file(tree: ConfigTree, fingerprint: &str) -> String {
         let short = fingerprint.get(..8).unwrap_or(fingerprint);
         format!("{}/{}", tree.fragment_dir(), FIX_FILE.replace(".xml", &format!("-{short}.xml")))
     }

@@ -10,6 +10,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 
 use super::{Report, RuleInfo};
+use crate::eval::finding::Remediation;
 use crate::eval::{Finding, OutcomeKind};
 use crate::rules::Severity;
 
@@ -140,6 +141,44 @@ struct SarifResult<'a> {
     properties: ResultProperties<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     suppressions: Vec<Suppression<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<Fix>,
+}
+
+/// A config fix as SARIF states it: each fragment a new file, the one the printed snippet
+/// names (it sorts after every other fragment), holding the fragment.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fix {
+    description: Text,
+    artifact_changes: Vec<ArtifactChange>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange {
+    artifact_location: ArtifactLocation,
+    replacements: [Replacement; 1],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: EmptyRegion,
+    inserted_content: Content,
+}
+
+/// Nothing deleted: the file is new.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EmptyRegion {
+    char_offset: usize,
+    char_length: usize,
+}
+
+#[derive(Serialize)]
+struct Content {
+    text: String,
 }
 
 #[derive(Serialize)]
@@ -394,7 +433,34 @@ fn result<'a>(report: &'a Report, f: &'a Finding) -> SarifResult<'a> {
         baseline_state: Some(if f.baselined { "unchanged" } else { "new" }),
         properties: ResultProperties { object: f.object.as_deref(), hosts, versions },
         suppressions: suppression.into_iter().collect(),
+        fixes: fixes(report, f),
     }
+}
+
+/// The finding's config fragments as a SARIF fix; none when no snippet is printed (a fix
+/// that would copy a secret, one only the user can write, a manifest's).
+fn fixes(report: &Report, f: &Finding) -> Vec<Fix> {
+    let r = &f.remediation;
+    if r.config.is_none() || r.fragments.is_empty() {
+        return Vec::new();
+    }
+    let restart = if r.restart { " (needs a restart)" } else { "" };
+    let changes: Vec<ArtifactChange> = r
+        .fragments
+        .iter()
+        .map(|fragment| ArtifactChange {
+            artifact_location: ArtifactLocation {
+                uri: artifact_uri(&report.artifact_base, &Remediation::snippet_file(fragment.tree, &f.fingerprint)),
+            },
+            replacements: [Replacement {
+                deleted_region: EmptyRegion { char_offset: 0, char_length: 0 },
+                inserted_content: Content { text: format!("{}\n", fragment.xml.trim_end()) },
+            }],
+        })
+        .collect();
+    let files: Vec<String> =
+        r.fragments.iter().map(|fragment| Remediation::snippet_file(fragment.tree, &f.fingerprint)).collect();
+    vec![Fix { description: Text::of(format!("Add {}{restart}", files.join(" and "))), artifact_changes: changes }]
 }
 
 /// An input that could not be processed, at its file, line and column when known.
@@ -411,6 +477,7 @@ fn error_result<'a>(report: &'a Report, e: &'a super::RunError, rule_index: usiz
         baseline_state: None,
         properties: ResultProperties::default(),
         suppressions: Vec::new(),
+        fixes: Vec::new(),
     }
 }
 
