@@ -297,21 +297,25 @@ fn advised_tree(dir: &Path, session: &[String], merge_tree: &[String]) {
         .unwrap();
 }
 
-/// Every "keep the old default" of the review from 25.8 to 26.9, applied as printed where it
-/// says: what it says may be written now is written into a 25.8 tree, which the real 25.8
-/// server must start; what it says is for the upgrade is written into a tree the 26.9 engine
-/// must load, with each setting in the profile it serves.
+/// Every "keep the old default" of the reviews from 25.8 to 26.9 and from 24.8 to 25.8, applied
+/// as printed where it says: what it says may be written now is written into a tree of the
+/// running version, whose real server must start (24.8 must also serve each setting); what it
+/// says is for the upgrade is written into a tree the target must load (26.9 with each setting
+/// in the profile it serves).
 #[test]
 fn every_keep_the_old_default_advice_holds_where_it_says() {
+    advice_holds_where_it_says("25.8", "26.9");
+    advice_holds_where_it_says("24.8", "25.8");
+}
+
+fn advice_holds_where_it_says(from: &str, to: &str) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.xml"), "<clickhouse/>\n").unwrap();
-    let (_, out, stderr) = chaudit(
-        dir.path(),
-        &["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9", "--format", "json"],
-    );
+    let (_, out, stderr) =
+        chaudit(dir.path(), &["upgrade", "--config", "config.xml", "--from", from, "--to", to, "--format", "json"]);
     let review: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
     let changes = review["default_changes"].as_array().unwrap();
-    assert!(changes.len() > 100, "{} changes", changes.len());
+    assert!(changes.len() > 30, "{from} -> {to}: {} changes", changes.len());
     let (mut now, mut later) = ((Vec::new(), Vec::new()), (Vec::new(), Vec::new()));
     for c in changes {
         let keep_old = c["keep_old"].as_str().unwrap();
@@ -326,7 +330,7 @@ fn every_keep_the_old_default_advice_holds_where_it_says() {
             }
         }
     }
-    assert!(!later.0.is_empty() && !now.0.is_empty(), "both kinds of advice: {now:?} {later:?}");
+    assert!(!later.0.is_empty() && !now.0.is_empty(), "{from} -> {to}: both kinds of advice: {now:?} {later:?}");
     // one `<compatibility>` serves every revertible change
     for list in [&mut now.0, &mut now.1, &mut later.0, &mut later.1] {
         list.sort();
@@ -335,23 +339,45 @@ fn every_keep_the_old_default_advice_holds_where_it_says() {
 
     let running = dir.path().join("running/tree");
     advised_tree(&running, &now.0, &now.1);
-    let started = support::engine_start(&running);
-    assert!(started.started, "25.8 refuses the advice meant for it: {:?}", started.errors);
+    if from == "24.8" {
+        // the running 24.8 as a real server: the advice in its config.d, the settings served
+        let (session, merge_tree) = (now.0.concat(), now.1.concat());
+        let server = LiveServer::start_version(CLICKHOUSE_24_8, false, move |d| {
+            std::fs::create_dir_all(d.join("config.d")).unwrap();
+            let profile = format!("<clickhouse><profiles><default>{session}</default></profiles></clickhouse>\n");
+            std::fs::write(d.join("config.d/profile.xml"), profile).unwrap();
+            std::fs::write(d.join("config.d/merge_tree.xml"), format!("<clickhouse>{merge_tree}</clickhouse>\n"))
+                .unwrap();
+        });
+        let changed = server.query("SELECT name FROM system.settings WHERE changed");
+        for element in &now.0 {
+            let name = &element[1..element.find('>').unwrap()];
+            assert!(changed.lines().any(|l| l == name), "24.8 does not serve {name} from the profile: {changed}");
+        }
+    } else {
+        let started = support::engine_start(&running);
+        assert!(started.started, "{from} refuses the advice meant for it: {:?}", started.errors);
+    }
 
-    let target = dir.path().join("target");
+    let target = dir.path().join("target/tree");
     advised_tree(&target, &later.0, &later.1);
-    let engine = support::engine_probe(&target.join("config.xml"), &[], &[]);
-    assert!(engine.get("error").is_none(), "26.9 refuses the advice meant for the upgrade: {engine}");
-    let served: Vec<&str> = engine["profile_settings"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{engine}"))
-        .iter()
-        .filter(|r| r["profile_name"] == "default")
-        .filter_map(|r| r["setting_name"].as_str())
-        .collect();
-    for element in &later.0 {
-        let name = &element[1..element.find('>').unwrap()];
-        assert!(served.contains(&name), "26.9 does not serve {name} from the profile");
+    if to == "26.9" {
+        let engine = support::engine_probe(&target.join("config.xml"), &[], &[]);
+        assert!(engine.get("error").is_none(), "26.9 refuses the advice meant for the upgrade: {engine}");
+        let served: Vec<&str> = engine["profile_settings"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{engine}"))
+            .iter()
+            .filter(|r| r["profile_name"] == "default")
+            .filter_map(|r| r["setting_name"].as_str())
+            .collect();
+        for element in &later.0 {
+            let name = &element[1..element.find('>').unwrap()];
+            assert!(served.contains(&name), "26.9 does not serve {name} from the profile");
+        }
+    } else {
+        let started = support::engine_start(&target);
+        assert!(started.started, "{to} refuses the advice meant for the upgrade: {:?}", started.errors);
     }
 }
 
