@@ -504,3 +504,21 @@ fn start_rendered_fixed(dir: &Path, manifest: &str) {
     let verdict = support::engine_start(&tree);
     assert!(verdict.started, "{manifest} with every fix applied: {verdict:?}");
 }
+
+/// An installation runs the version of its pod template's image: the audit judges it as that
+/// version and says so; `--clickhouse-version` overrides it.
+#[test]
+fn the_version_is_the_pod_templates_image() {
+    let (_, report, _) = audit("99-clickhouseinstallation-max.yaml");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("judged as ClickHouse 23.8") && warnings.contains("clickhouse/clickhouse-server:23.8"),
+        "{warnings}"
+    );
+    let dir = support::repo_root().join("tests/manifests");
+    let (_, out, _) = support::chaudit(
+        &dir,
+        &["--config", "99-clickhouseinstallation-max.yaml", "--clickhouse-version", "25.8", "--format", "json"],
+    );
+    assert!(!out.contains("judged as ClickHouse 23.8"), "{out}");
+}

@@ -232,6 +232,14 @@ pub fn run(
     });
     let pack = pack?;
     let (mut loaded, mut facts, live) = gathered?;
+    // a manifest runs the version of its pod template's image, unless a server or the request says
+    let image = match (&facts.version, &loaded) {
+        (None, Some(l)) => l.manifest.as_ref().and_then(|m| m.image_version()),
+        _ => None,
+    };
+    if let Some((_, version)) = &image {
+        facts.version = Some(*version);
+    }
     // before anything is written: no report or baseline over a file the run reads
     request.check_outputs(loaded.as_ref()).map_err(AuditError::Output)?;
     let rules = &request.rules;
@@ -319,6 +327,11 @@ pub fn run(
     // what ClickHouse would start with and log (a users_config naming no file, an `incl` with no substitution)
     if let Some(loaded) = loaded.as_mut() {
         warnings.extend(std::mem::take(&mut loaded.problems).iter().map(ToString::to_string));
+    }
+    if let Some((image, version)) = &image {
+        warnings.push(format!(
+            "judged as ClickHouse {version}, the version of the pod template's image {image} (--clickhouse-version overrides it)"
+        ));
     }
     let unread = evaluation.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Inconclusive).count();
     if unread > 0 {

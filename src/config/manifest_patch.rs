@@ -41,6 +41,42 @@ impl ManifestFix {
 }
 
 impl Installation {
+    /// The image the installation's ClickHouse container runs and its version: the pod
+    /// template the installation's defaults (else its first cluster) name, else the first one;
+    /// its container named `clickhouse`, else the first running a clickhouse-server image.
+    /// None when the tag is no version (`latest`, a digest).
+    pub fn image_version(&self) -> Option<(String, crate::version::Version)> {
+        let spec = self.document.get("spec")?;
+        let named = |at: Option<&Yaml>| at?.get("templates")?.get("podTemplate")?.as_str().map(str::to_string);
+        let first_cluster = match spec.get("configuration").and_then(|c| c.get("clusters")) {
+            Some(Yaml::Sequence(clusters, _)) => clusters.first(),
+            _ => None,
+        };
+        let wanted = named(spec.get("defaults")).or_else(|| named(first_cluster));
+        let Some(Yaml::Sequence(templates, _)) = spec.get("templates").and_then(|t| t.get("podTemplates")) else {
+            return None;
+        };
+        let template = match &wanted {
+            Some(name) => templates.iter().find(|t| t.get("name").and_then(Yaml::as_str) == Some(name.as_str()))?,
+            None => templates.first()?,
+        };
+        let Some(Yaml::Sequence(containers, _)) = template.get("spec").and_then(|s| s.get("containers")) else {
+            return None;
+        };
+        let image = |c: &Yaml| c.get("image").and_then(Yaml::as_str).map(str::to_string);
+        let image = containers
+            .iter()
+            .find(|c| c.get("name").and_then(Yaml::as_str) == Some("clickhouse"))
+            .and_then(image)
+            .or_else(|| containers.iter().filter_map(image).find(|i| i.contains("clickhouse-server")))?;
+        let (repository, tag) = image.rsplit_once(':')?;
+        if tag.contains('/') || repository.ends_with("@sha256") {
+            return None;
+        }
+        let version = tag.parse().ok()?;
+        Some((image, version))
+    }
+
     /// The fix merging `merge` into the installation; an error when the snippet is no YAML
     /// mapping or meets the manifest where a mapping or list holds a value of another shape.
     pub fn fix(&self, merge: &str) -> Result<ManifestFix, String> {
@@ -163,6 +199,23 @@ mod tests {
         let xml = "<clickhouse>\n    <a>it's</a>\n</clickhouse>\n";
         assert_eq!(fix.patch, json!({"spec": {"configuration": {"files": {"config.d/zz.xml": xml}}}}));
         assert!(fix.command.contains("it'\\''s"), "{}", fix.command);
+    }
+
+    #[test]
+    fn the_version_is_the_tag_of_the_named_pod_templates_image() {
+        let with = |defaults: &str, tag: &str| {
+            let text = format!(
+                "kind: ClickHouseInstallation\nspec:\n{defaults}  templates:\n    podTemplates:\n      - name: other\n        spec:\n          containers:\n            - name: clickhouse\n              image: clickhouse/clickhouse-server:23.3\n      - name: main\n        spec:\n          containers:\n            - name: sidecar\n              image: busybox:1.36\n            - name: server\n              image: clickhouse/clickhouse-server:{tag}\n"
+            );
+            installation(&text).image_version().map(|(image, v)| (image, v.to_string()))
+        };
+        let defaults = "  defaults:\n    templates:\n      podTemplate: main\n";
+        assert_eq!(
+            with(defaults, "24.8.4.13-alpine"),
+            Some(("clickhouse/clickhouse-server:24.8.4.13-alpine".into(), "24.8.4.13".into()))
+        );
+        assert_eq!(with(defaults, "latest"), None);
+        assert_eq!(with("", "24.8").map(|(_, v)| v), Some("23.3".into()));
     }
 
     #[test]
