@@ -250,7 +250,8 @@ fn judge(
     }
     for (rule, _, message) in findings {
         if claims(effects, rule, message).ignored {
-            failures.push(format!("{}: refused ({errors}), {rule} says ClickHouse ignores it: {message}", mutation.what));
+            failures
+                .push(format!("{}: refused ({errors}), {rule} says ClickHouse ignores it: {message}", mutation.what));
         }
     }
     failures
@@ -266,7 +267,10 @@ fn what_chaudit_says_of_start_up_is_what_the_server_does_with_each_mutation() {
     let verdict = support::engine_start(&base);
     assert!(verdict.started, "the base tree does not start: {verdict:?}");
     let base_findings = audit(&base);
-    assert!(!base_findings.iter().any(|(_, s, _)| s == "critical"), "the base tree has critical findings: {base_findings:?}");
+    assert!(
+        !base_findings.iter().any(|(_, s, _)| s == "critical"),
+        "the base tree has critical findings: {base_findings:?}"
+    );
     // the base's own findings are not about a mutation
     let mutation_findings = |tree: &Path| -> Vec<(String, String, String)> {
         audit(tree).into_iter().filter(|f| !base_findings.contains(f)).collect()

@@ -222,12 +222,13 @@ pub(crate) fn misspelled<'a>(disk: &model::Disk<'a>) -> impl Iterator<Item = (&'
         _ => "object",
     };
     let own = DISK_KEYS.iter().find(|(k, _)| *k == kind).map_or(&[][..], |(_, keys)| *keys);
-    disk.element.elements().filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str())).filter_map(
-        move |e| {
+    disk.element
+        .elements()
+        .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
+        .filter_map(move |e| {
             let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
             own.iter().chain(DISK_COMMON).find(typo_of).map(|known| (e, *known))
-        },
-    )
+        })
 }
 
 /// The cache disks, as `disks` gives them (rules about caches iterate over these, not over

@@ -131,7 +131,10 @@ fn cache_disk(
 ) {
     let name = d.name.as_str();
     let reason = match d.element.child("disk") {
-        None => Some((format!("Disk Cache requires `disk` field in config: disk {name} (BAD_ARGUMENTS, code 36)"), d.element.origin)),
+        None => Some((
+            format!("Disk Cache requires `disk` field in config: disk {name} (BAD_ARGUMENTS, code 36)"),
+            d.element.origin,
+        )),
         Some(wrapped) => {
             let target = wrapped.value();
             let before = disks[..index].iter().any(|other| other.name == target);
@@ -165,7 +168,9 @@ fn cache_disk(
         return;
     }
     if d.element.child("path").is_none() {
-        let reason = format!("`path` was not normalized to absolute: the cache disk {name} has no <path> (LOGICAL_ERROR, code 49)");
+        let reason = format!(
+            "`path` was not normalized to absolute: the cache disk {name} has no <path> (LOGICAL_ERROR, code 49)"
+        );
         problem(out, "disk-path-missing", name, reason, d.element.origin);
     }
     if d.element.child("max_size").is_none() && d.element.child("max_size_ratio_to_total_space").is_none() {

@@ -209,7 +209,10 @@ fn cluster_layout(cluster: &Element, default_port: bool, out: &mut Vec<StartProb
     }
     let port = |replica: &Element, path: String| {
         (replica.child("port").is_none() && !default_port).then(|| {
-            (format!("Port is not specified in cluster configuration: remote_servers.{name}.{path}.port"), replica.origin)
+            (
+                format!("Port is not specified in cluster configuration: remote_servers.{name}.{path}.port"),
+                replica.origin,
+            )
         })
     };
     for key in keys {
@@ -231,7 +234,8 @@ fn cluster_layout(cluster: &Element, default_port: bool, out: &mut Vec<StartProb
                 }
             }
             if replicas == 0 {
-                let reason = format!("the shard remote_servers.{name}.{} has no <replica> (std::out_of_range)", key.name);
+                let reason =
+                    format!("the shard remote_servers.{name}.{} has no <replica> (std::out_of_range)", key.name);
                 refuse(key.name.to_string(), reason, key.origin);
             }
         } else {
