@@ -243,3 +243,42 @@ fn cluster_layout(cluster: &Element, default_port: bool, out: &mut Vec<StartProb
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{SourceMap, xml};
+
+    /// The parts cluster-definition-invalid reports on `remote_servers` (a server config's).
+    fn refused(config: &str) -> Vec<String> {
+        let mut sources = SourceMap::new("/".into());
+        let id = sources.add("/config.xml".into(), config.into());
+        let root = xml::parse(sources.file(id), id).unwrap();
+        let mut out = Vec::new();
+        clusters(&root, &mut out);
+        out.into_iter()
+            .filter(|p| p.check == "cluster-definition-invalid")
+            .map(|p| format!("{}:{}", p.subject, p.part))
+            .collect()
+    }
+
+    #[test]
+    fn clusters_are_read_as_cluster_reads_them() {
+        let replica = "<replica><host>h</host><port>9000</port></replica>";
+        let sound = format!(
+            "<clickhouse><remote_servers><a><secret>s</secret><shard><weight>1</weight>{replica}</shard><shard_2>{replica}</shard_2></a>\
+             <b><node><host>h</host><port>9000</port></node></b><c><discovery><path>/x</path></discovery></c>\
+             </remote_servers></clickhouse>"
+        );
+        assert_eq!(refused(&sound), Vec::<String>::new());
+        let broken = format!(
+            "<clickhouse><remote_servers><a><secret>s</secret></a><b><shard/><hsard>{replica}</hsard></b>\
+             <c><shard><erplica/>{replica}</shard></c></remote_servers></clickhouse>"
+        );
+        assert_eq!(refused(&broken), ["a:", "b:shard", "b:hsard", "c:shard/erplica"]);
+        let portless = "<remote_servers><a><shard><replica><host>h</host></replica></shard></a></remote_servers>";
+        assert_eq!(refused(&format!("<clickhouse>{portless}</clickhouse>")), ["a:shard/replica"]);
+        // the server's own <tcp_port> is a replica's default port
+        assert!(refused(&format!("<clickhouse><tcp_port>9000</tcp_port>{portless}</clickhouse>")).is_empty());
+    }
+}
