@@ -1,7 +1,7 @@
 //! Start-up claims judged by what the real clickhouse-server 25.8 does with the merged result,
-//! by construction: every element under each disk, policy, cluster, user and quota of a sound
-//! tree is removed, and misspelled, one at a time; on each mutation the server is started and
-//! chaudit audits the files offline. A refused tree needs a finding saying the server will not
+//! by construction: every element under each disk, policy, cluster, profile, user and quota of
+//! a sound tree is removed, and misspelled, one at a time; on each mutation the server is
+//! started and chaudit audits the files offline. A refused tree needs a finding saying the server will not
 //! start (and none saying ClickHouse ignores the change); a started tree may have no finding
 //! saying it will not start. The sample: both mutations of every other element;
 //! `CHAUDIT_STARTUP_CLAIMS=all` runs them all.
@@ -114,6 +114,7 @@ const OBJECTS: &[(&str, &[&str])] = &[
     ("config.xml", &["storage_configuration", "disks"]),
     ("config.xml", &["storage_configuration", "policies"]),
     ("config.xml", &["remote_servers"]),
+    ("users.xml", &["profiles"]),
     ("users.xml", &["users"]),
     ("users.xml", &["quotas"]),
 ];
