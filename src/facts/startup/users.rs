@@ -64,8 +64,8 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
             problem(out, "user-profile-missing", name, reason, profile.value_origin());
         }
         if let Some(networks) = user.child("networks") {
-            // parseNetworks tells a pattern by its element's prefix
-            let unknown = networks.elements().filter(|e| !["ip", "host", "like"].iter().any(|p| e.name.starts_with(p)));
+            // parseNetworks tells a pattern by its element's prefix: ip, host (host_regexp too)
+            let unknown = networks.elements().filter(|e| !["ip", "host"].iter().any(|p| e.name.starts_with(p)));
             for element in unknown {
                 let reason = format!(
                     "Unknown address pattern type: {} in <networks> of user '{name}' (UNKNOWN_ADDRESS_PATTERN_TYPE, \
