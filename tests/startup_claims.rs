@@ -220,7 +220,9 @@ fn audit(tree: &Path) -> Vec<Finding> {
         .collect()
 }
 
-/// What a finding claims about start-up, by its rule's effect or its message's words.
+/// What a finding claims about start-up, by its rule's effect or its message's words; saying
+/// the server will not start outweighs the rule's effect (misspelled-disk-element is
+/// `ignored` but says so when its disk as written stops the server).
 #[derive(PartialEq)]
 enum Claim {
     Refused,
