@@ -8,11 +8,14 @@ use std::path::PathBuf;
 
 /// Each rule and a part of the error the server gives on its `refused` fixture.
 const REFUSALS: &[(&str, &str)] = &[
+    ("cache-disk-setting-unknown", "Unknown setting"),
     ("cache-disk-target-invalid", "Cannot wrap disk"),
     ("cache-disk-without-size", "must be defined in cache configuration"),
+    ("cluster-definition-invalid", "Unknown element in config"),
     ("cluster-replica-without-host", "Not found"),
     ("default-disk-path", "should be provided in <path>"),
     ("default-profile-missing", "THERE_IS_NO_PROFILE"),
+    ("disk-path-missing", "Disk path can not be empty"),
     ("disk-path-without-slash", "Disk path must end with /"),
     ("disk-type-unknown", "unknown disk type"),
     ("disks-same-path", "cannot have the same path"),
@@ -35,6 +38,7 @@ const REFUSALS: &[(&str, &str)] = &[
     ("server-setting-unparsable", "CANNOT_PARSE"),
     ("system-log-engine-with-parameters", "If 'engine' is specified for system table"),
     ("user-auth-ambiguous", "More than one field"),
+    ("user-auth-missing", "must be specified for user"),
     ("user-auth-not-allowed", "BAD_ARGUMENTS"),
     ("user-grants-with-other-access", "can't be specified with `grants`"),
     ("user-password-hash-invalid", "BAD_ARGUMENTS"),

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::config::leaf_values;
 use super::typed::Location;
-use crate::config::{Origin, model};
+use crate::config::{Element, Origin, model};
 
 /// A disk of `<storage_configuration><disks>`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -205,6 +205,18 @@ pub fn misspelled_disks(disks: &[model::Disk], at: &dyn Fn(Origin) -> Location) 
 /// letters off); any other unknown name is left alone, it may be an option newer than this
 /// list.
 fn misspelled_elements(disk: &model::Disk, at: &dyn Fn(Origin) -> Location) -> Vec<MisspelledElement> {
+    misspelled(disk)
+        .map(|(e, suggestion)| MisspelledElement {
+            name: e.name.to_string(),
+            suggestion: suggestion.to_string(),
+            value: e.value(),
+            at: at(e.origin),
+        })
+        .collect()
+}
+
+/// Each misspelled element of a disk and the element of its type it is a typo of.
+pub(crate) fn misspelled<'a>(disk: &model::Disk<'a>) -> impl Iterator<Item = (&'a Element, &'static str)> {
     let kind = match disk.kind.as_str() {
         "local" | "cache" | "encrypted" => disk.kind.as_str(),
         _ => "object",
@@ -213,17 +225,10 @@ fn misspelled_elements(disk: &model::Disk, at: &dyn Fn(Origin) -> Location) -> V
     disk.element
         .elements()
         .filter(|e| !DISK_COMMON.contains(&e.name.as_str()) && !own.contains(&e.name.as_str()))
-        .filter_map(|e| {
+        .filter_map(move |e| {
             let typo_of = |known: &&&str| e.name.len() <= 256 && strsim::levenshtein(&e.name, known) <= 2;
-            let suggestion = own.iter().chain(DISK_COMMON).find(typo_of)?;
-            Some(MisspelledElement {
-                name: e.name.to_string(),
-                suggestion: suggestion.to_string(),
-                value: e.value(),
-                at: at(e.origin),
-            })
+            own.iter().chain(DISK_COMMON).find(typo_of).map(|known| (e, *known))
         })
-        .collect()
 }
 
 /// The cache disks, as `disks` gives them (rules about caches iterate over these, not over

@@ -87,11 +87,17 @@ fn is_s3(d: &model::Disk) -> bool {
         || (d.kind == "object_storage" && d.setting("object_storage_type").is_some_and(|t| t == "s3"))
 }
 
-/// A local disk: its path ends with `/`, the default disk takes none, no two disks share a
-/// path (loadDiskLocalConfig, registerDiskLocal).
+/// A local disk: it has a path (the default disk takes none), ending with `/`, no two disks
+/// share a path (loadDiskLocalConfig, registerDiskLocal).
 fn local_disk<'a>(d: &'a model::Disk, paths: &mut HashMap<String, &'a str>, out: &mut Vec<StartProblem>) {
     let name = d.name.as_str();
-    let Some(path) = d.element.child("path") else { return };
+    let path = d.element.child("path");
+    if name != "default" && path.is_none_or(|p| p.value().is_empty()) {
+        let reason = format!("Disk path can not be empty. Disk {name} (UNKNOWN_ELEMENT_IN_CONFIG, code 137)");
+        problem(out, "disk-path-missing", name, reason, path.map_or(d.element.origin, |p| p.origin));
+        return;
+    }
+    let Some(path) = path else { return };
     let value = path.value();
     if name == "default" {
         let reason = "\"default\" disk path should be provided in <path> not it <storage_configuration> \
@@ -114,8 +120,8 @@ fn local_disk<'a>(d: &'a model::Disk, paths: &mut HashMap<String, &'a str>, out:
     }
 }
 
-/// A cache disk wraps an object-storage disk declared before it, and has a size
-/// (registerDiskCache).
+/// A cache disk wraps an object-storage disk declared before it, takes only the cache's
+/// settings, and has a path and a size (registerDiskCache, FileCacheSettings).
 fn cache_disk(
     d: &model::Disk,
     index: usize,
@@ -124,25 +130,48 @@ fn cache_disk(
     out: &mut Vec<StartProblem>,
 ) {
     let name = d.name.as_str();
-    if let Some(wrapped) = d.element.child("disk") {
-        let target = wrapped.value();
-        let before = disks[..index].iter().any(|other| other.name == target);
-        let reason = if !before {
-            Some(format!(
-                "Cannot wrap disk `{target}` with cache layer `{name}`: there is no such disk (it should be \
-                 initialized before cache disk) (BAD_ARGUMENTS, code 36)"
-            ))
-        } else if kinds.get(target.as_str()).is_some_and(|k| !OBJECT_DISK_TYPES.contains(k)) {
-            Some(format!(
-                "Cannot wrap disk `{target}` with cache layer `{name}`: cached disk is allowed only on top of \
-                 object storage (BAD_ARGUMENTS, code 36)"
-            ))
-        } else {
-            None
-        };
-        if let Some(reason) = reason {
-            problem(out, "cache-disk-target-invalid", name, reason, wrapped.value_origin());
+    let reason = match d.element.child("disk") {
+        None => Some((
+            format!("Disk Cache requires `disk` field in config: disk {name} (BAD_ARGUMENTS, code 36)"),
+            d.element.origin,
+        )),
+        Some(wrapped) => {
+            let target = wrapped.value();
+            let before = disks[..index].iter().any(|other| other.name == target);
+            let reason = if !before {
+                Some(format!(
+                    "Cannot wrap disk `{target}` with cache layer `{name}`: there is no such disk (it should be \
+                     initialized before cache disk) (BAD_ARGUMENTS, code 36)"
+                ))
+            } else if kinds.get(target.as_str()).is_some_and(|k| !OBJECT_DISK_TYPES.contains(k)) {
+                Some(format!(
+                    "Cannot wrap disk `{target}` with cache layer `{name}`: cached disk is allowed only on top of \
+                     object storage (BAD_ARGUMENTS, code 36)"
+                ))
+            } else {
+                None
+            };
+            reason.map(|r| (r, wrapped.value_origin()))
         }
+    };
+    if let Some((reason, at)) = reason {
+        problem(out, "cache-disk-target-invalid", name, reason, at);
+    }
+    // the cache's settings are read before its path and size are checked: an unknown one
+    // stops the server first
+    if let Some((element, known)) = super::super::config_storage::misspelled(d).next() {
+        let reason = format!(
+            "Unknown setting '{}' (UNKNOWN_SETTING, code 115): a cache disk takes no <{}> (did you mean <{known}>?)",
+            element.name, element.name
+        );
+        problem(out, "cache-disk-setting-unknown", name, reason, element.origin);
+        return;
+    }
+    if d.element.child("path").is_none() {
+        let reason = format!(
+            "`path` was not normalized to absolute: the cache disk {name} has no <path> (LOGICAL_ERROR, code 49)"
+        );
+        problem(out, "disk-path-missing", name, reason, d.element.origin);
     }
     if d.element.child("max_size").is_none() && d.element.child("max_size_ratio_to_total_space").is_none() {
         let reason = "Either `max_size` or `max_size_ratio_to_total_space` must be defined in cache configuration \

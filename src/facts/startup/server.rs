@@ -184,4 +184,101 @@ pub(super) fn clusters(root: &Element, out: &mut Vec<StartProblem>) {
             }
         }
     }
+    if let Some(servers) = root.child("remote_servers") {
+        let default_port = root.child("tcp_port").is_some();
+        for cluster in servers.elements().filter(|c| c.child("discovery").is_none()) {
+            cluster_layout(cluster, default_port, out);
+        }
+    }
+}
+
+/// A cluster's shards, replicas and their elements as Cluster's constructor takes them: an
+/// element it does not know, a cluster without shards, a shard without replicas, a replica
+/// without a port when the server has no `<tcp_port>` to default to.
+fn cluster_layout(cluster: &Element, default_port: bool, out: &mut Vec<StartProblem>) {
+    let name = cluster.name.as_str();
+    let mut refuse = |part: String, reason: String, at: Origin| {
+        let reason = format!("{reason} (CANNOT_LOAD_CONFIG, code 347)");
+        problem_in(out, "cluster-definition-invalid", name, part, reason, at);
+    };
+    let keys: Vec<&Element> =
+        cluster.elements().filter(|e| e.name != "secret" && e.name != "allow_distributed_ddl_queries").collect();
+    if keys.is_empty() {
+        let reason = format!("No cluster elements (shard, node) specified in config at path remote_servers.{name}");
+        refuse(String::new(), reason, cluster.origin);
+    }
+    let port = |replica: &Element, path: String| {
+        (replica.child("port").is_none() && !default_port).then(|| {
+            (
+                format!("Port is not specified in cluster configuration: remote_servers.{name}.{path}.port"),
+                replica.origin,
+            )
+        })
+    };
+    for key in keys {
+        if key.name.starts_with("node") {
+            if let Some((reason, at)) = port(key, key.name.to_string()) {
+                refuse(key.name.to_string(), reason, at);
+            }
+        } else if key.name.starts_with("shard") {
+            let mut replicas = 0;
+            for element in key.elements() {
+                let part = format!("{}/{}", key.name, element.name);
+                if element.name.starts_with("replica") {
+                    replicas += 1;
+                    if let Some((reason, at)) = port(element, format!("{}.{}", key.name, element.name)) {
+                        refuse(part, reason, at);
+                    }
+                } else if !element.name.starts_with("weight") && !element.name.starts_with("internal_replication") {
+                    refuse(part, format!("Unknown element in config: {}", element.name), element.origin);
+                }
+            }
+            if replicas == 0 {
+                let reason =
+                    format!("the shard remote_servers.{name}.{} has no <replica> (std::out_of_range)", key.name);
+                refuse(key.name.to_string(), reason, key.origin);
+            }
+        } else {
+            refuse(key.name.to_string(), format!("Unknown element in config: {}", key.name), key.origin);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{SourceMap, xml};
+
+    /// The parts cluster-definition-invalid reports on `remote_servers` (a server config's).
+    fn refused(config: &str) -> Vec<String> {
+        let mut sources = SourceMap::new("/".into());
+        let id = sources.add("/config.xml".into(), config.into());
+        let root = xml::parse(sources.file(id), id).unwrap();
+        let mut out = Vec::new();
+        clusters(&root, &mut out);
+        out.into_iter()
+            .filter(|p| p.check == "cluster-definition-invalid")
+            .map(|p| format!("{}:{}", p.subject, p.part))
+            .collect()
+    }
+
+    #[test]
+    fn clusters_are_read_as_cluster_reads_them() {
+        let replica = "<replica><host>h</host><port>9000</port></replica>";
+        let sound = format!(
+            "<clickhouse><remote_servers><a><secret>s</secret><shard><weight>1</weight>{replica}</shard><shard_2>{replica}</shard_2></a>\
+             <b><node><host>h</host><port>9000</port></node></b><c><discovery><path>/x</path></discovery></c>\
+             </remote_servers></clickhouse>"
+        );
+        assert_eq!(refused(&sound), Vec::<String>::new());
+        let broken = format!(
+            "<clickhouse><remote_servers><a><secret>s</secret></a><b><shard/><hsard>{replica}</hsard></b>\
+             <c><shard><erplica/>{replica}</shard></c></remote_servers></clickhouse>"
+        );
+        assert_eq!(refused(&broken), ["a:", "b:shard", "b:hsard", "c:shard/erplica"]);
+        let portless = "<remote_servers><a><shard><replica><host>h</host></replica></shard></a></remote_servers>";
+        assert_eq!(refused(&format!("<clickhouse>{portless}</clickhouse>")), ["a:shard/replica"]);
+        // the server's own <tcp_port> is a replica's default port
+        assert!(refused(&format!("<clickhouse><tcp_port>9000</tcp_port>{portless}</clickhouse>")).is_empty());
+    }
 }

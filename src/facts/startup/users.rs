@@ -64,6 +64,16 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
             problem(out, "user-profile-missing", name, reason, profile.value_origin());
         }
         if let Some(networks) = user.child("networks") {
+            // parseNetworks tells a pattern by its element's prefix: ip, host (host_regexp too)
+            let unknown = networks.elements().filter(|e| !["ip", "host"].iter().any(|p| e.name.starts_with(p)));
+            for element in unknown {
+                let reason = format!(
+                    "Unknown address pattern type: {} in <networks> of user '{name}' (UNKNOWN_ADDRESS_PATTERN_TYPE, \
+                     code 196)",
+                    element.name
+                );
+                problem_in(out, "network-ip-invalid", name, element.name.to_string(), reason, element.origin);
+            }
             for ip in networks.children_named("ip") {
                 if !is_subnet(&ip.value()) {
                     let reason = format!(
@@ -76,12 +86,14 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
         }
         let given: Vec<&Element> = AUTH_ELEMENTS.iter().filter_map(|tag| user.child(tag)).collect();
         match given.as_slice() {
-            [] if !allows("allow_implicit_no_password") => {
+            // allow_implicit_no_password is about CREATE USER in SQL: the users config always
+            // names one
+            [] => {
                 let reason = format!(
-                    "Either 'password' or 'password_sha256_hex' or ... must be specified for user {name} \
-                     (allow_implicit_no_password is 0): {parsing} (BAD_ARGUMENTS, code 36)"
+                    "Either 'password' or 'password_sha256_hex' or ... or 'no_password' must be specified for user \
+                     {name}: {parsing} (BAD_ARGUMENTS, code 36)"
                 );
-                problem(out, "user-auth-not-allowed", name, reason, user.origin);
+                problem(out, "user-auth-missing", name, reason, user.origin);
             }
             [_, second, ..] => {
                 let reason = format!(
@@ -94,7 +106,6 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
             [auth] => {
                 auth_element(name, auth, &parsing, &allows, out);
             }
-            [] => {}
         }
         if let Some(grants) = user.child("grants")
             && let Some(other) = GRANTS_EXCLUDE.iter().find_map(|tag| user.child(tag))
