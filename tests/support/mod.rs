@@ -233,12 +233,23 @@ impl LiveServer {
     /// Stops the server (by its pid) and waits until it is gone.
     pub fn stop(&self) {
         let _ = Command::new("kill").arg(self.pid.to_string()).status();
-        for _ in 0..100 {
+        // a shutdown on a loaded machine can take seconds: the next start on this directory
+        // must not meet the old server still running (killed after 30 s)
+        if !self.gone_within(600) {
+            let _ = Command::new("kill").args(["-9", &self.pid.to_string()]).status();
+            self.gone_within(200);
+        }
+    }
+
+    /// Whether the server's process is gone within `ticks` x 50 ms.
+    fn gone_within(&self, ticks: u32) -> bool {
+        for _ in 0..ticks {
             if !Path::new(&format!("/proc/{}", self.pid)).exists() {
-                break;
+                return true;
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+        false
     }
 }
 
