@@ -101,6 +101,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     for w in &verdict.report.warnings {
         warn(w);
     }
+    if args.new_only {
+        verdict.report.new_only();
+    }
     let report = &verdict.report;
     // JSON keeps every finding: it is streamed to the output, not rendered whole first
     let text = match args.format {

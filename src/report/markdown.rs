@@ -21,6 +21,9 @@ pub fn render(report: &Report) -> String {
         s.failing,
         s.fail_on.map_or("never", crate::rules::Severity::name)
     );
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "{}\n", text(&line));
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(out, "| # | severity | rule | where | finding |\n|---|---|---|---|---|");
         for f in &report.findings {

@@ -38,6 +38,10 @@ pub struct Report {
     /// The rules that did not judge, on the target or on a replica (status `incomplete`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<Unjudged>,
+    /// The findings in the baseline left out of `findings` (`--new-only`): counted in the
+    /// summary, not listed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub baselined_not_shown: usize,
     /// Inconclusive rules let pass (`--allow-inconclusive`).
     #[serde(skip)]
     pub allowed_inconclusive: Vec<Unjudged>,
@@ -183,12 +187,31 @@ impl Report {
             warnings,
             errors,
             unjudged: judgement.unjudged,
+            baselined_not_shown: 0,
             allowed_inconclusive: judgement.allowed,
             rules,
             artifact_base,
             policy,
             findings: evaluation.findings,
             outcomes: evaluation.outcomes,
+        }
+    }
+
+    /// Leaves the findings in the baseline out of the report (`--new-only`): they do not
+    /// count toward the verdict, which is unchanged; the summary still counts them, and
+    /// [`Report::not_shown_line`] says how many were left out.
+    pub fn new_only(&mut self) {
+        let before = self.findings.len();
+        self.findings.retain(|f| !f.baselined);
+        self.baselined_not_shown += before - self.findings.len();
+    }
+
+    /// "12 findings in the baseline not shown": what `--new-only` left out, when it did.
+    pub fn not_shown_line(&self) -> Option<String> {
+        match self.baselined_not_shown {
+            0 => None,
+            1 => Some("1 finding in the baseline not shown (--new-only)".to_string()),
+            n => Some(format!("{n} findings in the baseline not shown (--new-only)")),
         }
     }
 
@@ -308,6 +331,10 @@ fn mask_value(value: &mut serde_json::Value) {
         serde_json::Value::Object(map) => mask_evidence(map),
         _ => {}
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn fail_on_name<S: serde::Serializer>(fail_on: &Option<Severity>, s: S) -> Result<S::Ok, S::Error> {

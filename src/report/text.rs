@@ -96,6 +96,9 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     if !cut.is_empty() {
         out.push('\n');
     }
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "{line}\n");
+    }
     for o in report.outcomes.iter().filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive)) {
         let _ = writeln!(out, "{} {}: {}", outcome_name(o.outcome), o.rule_id, o.reason.as_deref().unwrap_or(""));
     }

@@ -114,7 +114,7 @@ fn verdict(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "<p class=\"summary\">{} finding(s){}; <strong>{} failing</strong> (at or above fail-on \
-         <code>{}</code>){}; rules: {}.</p>\n</header>",
+         <code>{}</code>){}; rules: {}.</p>",
         s.findings,
         if set_aside.is_empty() { String::new() } else { format!(", of them {} (not counted)", set_aside.join(", ")) },
         s.failing,
@@ -122,6 +122,10 @@ fn verdict(out: &mut String, report: &Report) {
         if s.allow_inconclusive { "; inconclusive rules allowed" } else { "" },
         esc(&s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "))
     );
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "<p class=\"not-shown\" id=\"not-shown\">{}</p>", esc(&line));
+    }
+    out.push_str("</header>\n");
 }
 
 /// Errors, then the rules that did not judge: first, since the findings then are not all.
