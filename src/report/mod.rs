@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::eval::{Evaluation, Finding, Outcome, OutcomeKind};
+use crate::eval::{Evaluation, Finding, HostEvidence, Outcome, OutcomeKind};
 use crate::mask;
 use crate::rules::Severity;
 use crate::verdict::{self, Failure, Policy, Status, Unjudged};
@@ -302,6 +302,30 @@ fn present_finding(f: &mut Finding) {
         // an element named with a control character in the user's file
         mask::make_visible(text);
     }
+}
+
+/// The replicas of a cluster finding that say the same (the same message and evidence, and
+/// with `by_version` the same version), each group in the order its first replica comes: a
+/// report shows what every replica says once, and per replica only what differs.
+pub fn alike_hosts(hosts: &[HostEvidence], by_version: bool) -> Vec<Vec<&HostEvidence>> {
+    let mut groups: Vec<Vec<&HostEvidence>> = Vec::new();
+    for h in hosts {
+        let alike = |g: &&mut Vec<&HostEvidence>| {
+            let first = g[0];
+            first.message == h.message && first.evidence == h.evidence && (!by_version || first.version == h.version)
+        };
+        match groups.iter_mut().find(alike) {
+            Some(group) => group.push(h),
+            None => groups.push(vec![h]),
+        }
+    }
+    groups
+}
+
+/// The version every replica runs, when they all run the same one and there are several.
+pub fn one_version(hosts: &[HostEvidence]) -> Option<&str> {
+    let first = hosts.first()?.version.as_deref()?;
+    (hosts.len() > 1 && hosts.iter().all(|h| h.version.as_deref() == Some(first))).then_some(first)
 }
 
 /// Every string inside a JSON value.

@@ -176,19 +176,35 @@ impl FindingDiagnostic {
                 let _ = writeln!(help, "evidence: {k} = {}", shown(v));
             }
         } else {
-            let _ = writeln!(
-                help,
-                "on {} replica(s): {}",
-                f.hosts.len(),
-                f.hosts.iter().map(host_and_version).collect::<Vec<_>>().join(", ")
-            );
-            for h in &f.hosts {
+            let _ = match super::one_version(&f.hosts) {
+                Some(version) => writeln!(
+                    help,
+                    "on {} replica(s), all {version}: {}",
+                    f.hosts.len(),
+                    f.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                None => writeln!(
+                    help,
+                    "on {} replica(s): {}",
+                    f.hosts.len(),
+                    f.hosts.iter().map(host_and_version).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            // what the replicas say alike once; per replica only where it differs
+            let groups = super::alike_hosts(&f.hosts, false);
+            for group in &groups {
+                let h = group[0];
+                let on = if groups.len() == 1 && group.len() > 1 {
+                    format!("all {} replicas", group.len())
+                } else {
+                    group.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+                };
                 if let Some(message) = &h.message {
-                    let _ = writeln!(help, "on {}: {message}", h.host);
+                    let _ = writeln!(help, "on {on}: {message}");
                 }
                 let evidence: Vec<String> = h.evidence.iter().map(|(k, v)| format!("{k} = {}", shown(v))).collect();
                 if !evidence.is_empty() {
-                    let _ = writeln!(help, "evidence on {}: {}", h.host, evidence.join(", "));
+                    let _ = writeln!(help, "evidence on {on}: {}", evidence.join(", "));
                 }
             }
         }

@@ -329,11 +329,14 @@ fn host_evidence(out: &mut String, hosts: &[HostEvidence]) {
          <th>message</th><th>evidence</th></tr></thead><tbody>\n",
         hosts.len()
     );
-    for h in hosts {
+    // the replicas that say the same in one row: equal evidence is shown once
+    for group in super::alike_hosts(hosts, true) {
+        let h = group[0];
+        let names: Vec<String> = group.iter().map(|h| format!("<code>{}</code>", esc(&h.host))).collect();
         let _ = write!(
             out,
-            "<tr><th><code>{}</code></th><td>{}</td><td class=\"text\">{}</td><td>",
-            esc(&h.host),
+            "<tr><th>{}</th><td>{}</td><td class=\"text\">{}</td><td>",
+            names.join(", "),
             esc(h.version.as_deref().unwrap_or("")),
             esc(h.message.as_deref().unwrap_or(""))
         );
