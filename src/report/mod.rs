@@ -38,6 +38,10 @@ pub struct Report {
     /// The rules that did not judge, on the target or on a replica (status `incomplete`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unjudged: Vec<Unjudged>,
+    /// The replicas a cluster audit could not read, with the rules that did not judge only
+    /// because of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unread_replicas: Vec<UnreadReplica>,
     /// The findings in the baseline left out of `findings` (`--new-only`): counted in the
     /// summary, not listed.
     #[serde(skip_serializing_if = "is_zero")]
@@ -148,6 +152,12 @@ impl Report {
         let Run { mut target, mut evaluation, policy, mut errors, failure, warnings, rules, artifact_base } = run;
         // a cluster's name, an endpoint and replicas' hosts come from the server or a snapshot
         mask::make_visible(&mut target);
+        // read before the reasons are masked and bounded: they are matched whole
+        let mut unread_replicas = unread_replicas(&evaluation.outcomes);
+        for r in &mut unread_replicas {
+            mask::make_visible(&mut r.host);
+            r.reason = mask::shown(&r.reason);
+        }
         evaluation.findings.iter_mut().for_each(present_finding);
         for o in &mut evaluation.outcomes {
             o.reason = o.reason.as_deref().map(mask::shown);
@@ -187,6 +197,7 @@ impl Report {
             warnings,
             errors,
             unjudged: judgement.unjudged,
+            unread_replicas,
             baselined_not_shown: 0,
             allowed_inconclusive: judgement.allowed,
             rules,
@@ -301,6 +312,131 @@ fn present_finding(f: &mut Finding) {
         }
         // an element named with a control character in the user's file
         mask::make_visible(text);
+    }
+}
+
+/// The replicas a cluster audit could not read (raw names and reasons), each with why and the
+/// rules it alone kept from judging: its own (inconclusive there for want of the replica),
+/// and the comparisons over the cluster that leave out only unread replicas.
+fn unread_replicas(outcomes: &[Outcome]) -> Vec<UnreadReplica> {
+    let prefix = format!("{}: ", crate::eval::REPLICA_NOT_READ);
+    let mut unread: BTreeMap<&str, (&str, std::collections::BTreeSet<&str>)> = BTreeMap::new();
+    for o in outcomes {
+        for h in o.hosts.iter().filter(|h| h.outcome == OutcomeKind::Inconclusive) {
+            if let Some(why) = h.reason.as_deref().and_then(|r| r.strip_prefix(&prefix)) {
+                unread.entry(h.host.as_str()).or_insert((why, Default::default())).1.insert(o.rule_id.as_str());
+            }
+        }
+    }
+    for o in outcomes.iter().filter(|o| o.hosts.is_empty() && o.outcome == OutcomeKind::Inconclusive) {
+        let Some((_, left_out)) = o.reason.as_deref().and_then(|r| r.split_once("leaves out replicas: ")) else {
+            continue;
+        };
+        let hosts: Option<Vec<&str>> = left_out
+            .split("; ")
+            .map(|entry| {
+                unread.iter().find(|(host, (why, _))| entry == format!("{host} not read: {why}")).map(|(h, _)| *h)
+            })
+            .collect();
+        for host in hosts.unwrap_or_default() {
+            if let Some((_, rules)) = unread.get_mut(host) {
+                rules.insert(o.rule_id.as_str());
+            }
+        }
+    }
+    unread
+        .into_iter()
+        .map(|(host, (why, rules))| UnreadReplica {
+            host: host.to_string(),
+            reason: why.to_string(),
+            rules: rules.into_iter().map(str::to_string).collect(),
+        })
+        .collect()
+}
+
+/// A replica the cluster audit could not read: why, and the rules that did not judge only
+/// because of it (reports say it in one line; each rule's outcome still names it).
+#[derive(Debug, Clone, Serialize)]
+pub struct UnreadReplica {
+    pub host: String,
+    pub reason: String,
+    pub rules: Vec<String>,
+}
+
+/// The rules that did not judge, as a person reads them: those kept from judging only by a
+/// replica that could not be read are one line for that replica; the others one line per
+/// rule and reason, naming the replicas it holds on.
+pub struct NotJudged<'a> {
+    /// The unread replicas, those with the same reason and count together, and how many of
+    /// `list`'s rules each alone kept from judging.
+    pub unread: Vec<(Vec<&'a UnreadReplica>, usize)>,
+    /// Every other rule and reason, with the replicas it holds on (none: the target, or the
+    /// cluster as a whole).
+    pub rest: Vec<(&'a Unjudged, Vec<&'a str>)>,
+}
+
+impl Report {
+    /// Whether `rule` did not judge (on `host`, or over the cluster) only because a replica
+    /// could not be read.
+    pub fn unread_alone(&self, rule: &str, host: Option<&str>) -> bool {
+        self.unread_replicas
+            .iter()
+            .any(|r| host.is_none_or(|h| h == r.host) && r.rules.iter().any(|id| id == rule))
+    }
+
+    /// `list` (the report's `unjudged` or `allowed_inconclusive`) as lines.
+    pub fn not_judged<'a>(&'a self, list: &'a [Unjudged]) -> NotJudged<'a> {
+        let mut unread: Vec<(&UnreadReplica, usize)> = self.unread_replicas.iter().map(|r| (r, 0)).collect();
+        let mut rest: Vec<(&Unjudged, Vec<&str>)> = Vec::new();
+        for u in list {
+            if self.unread_alone(&u.rule_id, u.host.as_deref()) {
+                for (r, n) in &mut unread {
+                    if u.host.as_deref().is_none_or(|h| h == r.host) && r.rules.contains(&u.rule_id) {
+                        *n += 1;
+                    }
+                }
+                continue;
+            }
+            let alike = |(first, _): &&mut (&Unjudged, Vec<&str>)| {
+                first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason
+            };
+            match rest.iter_mut().find(alike) {
+                Some((_, hosts)) => hosts.extend(u.host.as_deref()),
+                None => rest.push((u, u.host.as_deref().into_iter().collect())),
+            }
+        }
+        unread.retain(|(_, n)| *n > 0);
+        let mut grouped: Vec<(Vec<&UnreadReplica>, usize)> = Vec::new();
+        for (r, n) in unread {
+            match grouped.iter_mut().find(|(g, m)| *m == n && g[0].reason == r.reason) {
+                Some((g, _)) => g.push(r),
+                None => grouped.push((vec![r], n)),
+            }
+        }
+        NotJudged { unread: grouped, rest }
+    }
+
+    /// The unread replicas, those with the same reason and number of rules together.
+    pub fn unread_groups(&self) -> Vec<Vec<&UnreadReplica>> {
+        let mut grouped: Vec<Vec<&UnreadReplica>> = Vec::new();
+        for r in &self.unread_replicas {
+            match grouped.iter_mut().find(|g| g[0].reason == r.reason && g[0].rules.len() == r.rules.len()) {
+                Some(g) => g.push(r),
+                None => grouped.push(vec![r]),
+            }
+        }
+        grouped
+    }
+}
+
+/// `replica A`, `replicas A, B`, `replicas A, B, C and 3 more`: a fleet's names bounded (the
+/// JSON report names each).
+pub fn replicas_named(hosts: &[&str]) -> String {
+    const SHOWN: usize = 3;
+    match hosts {
+        [one] => format!("replica {one}"),
+        few if few.len() <= SHOWN + 1 => format!("replicas {}", few.join(", ")),
+        many => format!("replicas {} and {} more", many[..SHOWN].join(", "), many.len() - SHOWN),
     }
 }
 

@@ -99,8 +99,35 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     if let Some(line) = report.not_shown_line() {
         let _ = writeln!(out, "{line}\n");
     }
-    for o in report.outcomes.iter().filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive)) {
-        let _ = writeln!(out, "{} {}: {}", outcome_name(o.outcome), o.rule_id, o.reason.as_deref().unwrap_or(""));
+    // a replica that could not be read is one line: the rules it alone kept from judging
+    // are counted there (the JSON report lists each), not listed one by one
+    let not_judged = |kind: OutcomeKind| matches!(kind, OutcomeKind::Errored | OutcomeKind::Inconclusive);
+    for o in report.outcomes.iter().filter(|o| not_judged(o.outcome)) {
+        let reason = if o.hosts.is_empty() {
+            if report.unread_alone(&o.rule_id, None) {
+                continue;
+            }
+            o.reason.clone().unwrap_or_default()
+        } else {
+            let mut other =
+                o.hosts.iter().filter(|h| not_judged(h.outcome) && !report.unread_alone(&o.rule_id, Some(&h.host)));
+            match other.clone().find(|h| h.outcome == o.outcome).or_else(|| other.next()) {
+                Some(h) => format!("{}: {}", h.host, h.reason.as_deref().unwrap_or("")),
+                None => continue,
+            }
+        };
+        let _ = writeln!(out, "{} {}: {reason}", outcome_name(o.outcome), o.rule_id);
+    }
+    for group in report.unread_groups() {
+        let hosts: Vec<&str> = group.iter().map(|r| r.host.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "inconclusive: {} could not be read: {} ({} rule(s) not judged on {})",
+            super::replicas_named(&hosts),
+            group[0].reason,
+            group[0].rules.len(),
+            if hosts.len() == 1 { "it" } else { "each" }
+        );
     }
     let s = &report.summary;
     let counts = s.severity_counts();
