@@ -76,8 +76,9 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         if group.len() > 1 {
             let _ = writeln!(
                 out,
-                "  and {} more of the same kind (each one in the JSON report, with its fix):",
-                group.len() - 1
+                "  and {} more of the same kind{} (each one in the JSON report, with its fix):",
+                group.len() - 1,
+                if f.hosts.is_empty() { "" } else { " on the same replicas" }
             );
             for sibling in group[1..].iter().take(limit - *printed) {
                 let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
@@ -151,7 +152,8 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
 }
 
 /// Findings of one rule on sibling objects (twelve log tables without a TTL) as one group,
-/// at the place of the best-ranked; suppressed or baselined findings stay apart.
+/// at the place of the best-ranked; suppressed or baselined findings stay apart, and in a
+/// cluster audit so do findings on another set of replicas.
 fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
     let mut groups: Vec<Vec<&Finding>> = Vec::new();
     for f in findings {
@@ -160,8 +162,8 @@ fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
             first.rule_id == f.rule_id
                 && first.is_active()
                 && f.is_active()
-                && first.hosts.is_empty()
-                && f.hosts.is_empty()
+                && first.hosts.len() == f.hosts.len()
+                && first.hosts.iter().zip(&f.hosts).all(|(a, b)| a.host == b.host)
         };
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(f),
@@ -221,7 +223,9 @@ impl FindingDiagnostic {
             let groups = super::alike_hosts(&f.hosts, false);
             for group in &groups {
                 let h = group[0];
-                let on = if groups.len() == 1 && group.len() > 1 {
+                let on = if groups.len() == 1 && group.len() == 2 {
+                    "both replicas".to_string()
+                } else if groups.len() == 1 && group.len() > 1 {
                     format!("all {} replicas", group.len())
                 } else {
                     group.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
