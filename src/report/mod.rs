@@ -379,9 +379,7 @@ impl Report {
     /// Whether `rule` did not judge (on `host`, or over the cluster) only because a replica
     /// could not be read.
     pub fn unread_alone(&self, rule: &str, host: Option<&str>) -> bool {
-        self.unread_replicas
-            .iter()
-            .any(|r| host.is_none_or(|h| h == r.host) && r.rules.iter().any(|id| id == rule))
+        self.unread_replicas.iter().any(|r| host.is_none_or(|h| h == r.host) && r.rules.iter().any(|id| id == rule))
     }
 
     /// `list` (the report's `unjudged` or `allowed_inconclusive`) as lines.
@@ -527,5 +525,101 @@ pub fn outcome_name(kind: OutcomeKind) -> &'static str {
         OutcomeKind::NotApplicable => "not-applicable",
         OutcomeKind::Inconclusive => "inconclusive",
         OutcomeKind::Errored => "errored",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eval::HostOutcome;
+
+    fn host(host: &str, outcome: OutcomeKind, reason: &str) -> HostOutcome {
+        HostOutcome { host: host.into(), outcome, reason: Some(reason.into()) }
+    }
+
+    fn outcome(rule: &str, outcome: OutcomeKind, reason: Option<&str>, hosts: Vec<HostOutcome>) -> Outcome {
+        Outcome { rule_id: rule.into(), outcome, reason: reason.map(str::to_string), hosts }
+    }
+
+    fn report(outcomes: Vec<Outcome>) -> Report {
+        Report::of(Run {
+            target: "cluster c".into(),
+            evaluation: Evaluation { outcomes, findings: Vec::new() },
+            policy: Policy { fail_on: Some(Severity::High), allow_inconclusive: false },
+            errors: Vec::new(),
+            failure: None,
+            warnings: Vec::new(),
+            rules: Vec::new(),
+            artifact_base: String::new(),
+        })
+    }
+
+    /// A replica that could not be read is one line for the rules it alone kept from judging,
+    /// its reason matched before it is bounded for the reports (a long network error); a rule
+    /// that did not judge for another reason keeps its line.
+    #[test]
+    fn an_unread_replica_is_one_line_and_other_reasons_keep_theirs() {
+        let why = format!("cannot reach b:8123: network error: {}", "tcp connect error ".repeat(20));
+        let not_read = format!("{REPLICA_NOT_READ}: {why}", REPLICA_NOT_READ = crate::eval::REPLICA_NOT_READ);
+        let partial = format!("fact `cluster.versions` is partial: leaves out replicas: b:8123 not read: {why}");
+        let mixed = format!(
+            "fact `cluster.tables` is partial: leaves out replicas: live.tables not read on a:8123: denied; b:8123 not read: {why}"
+        );
+        let report = report(vec![
+            outcome(
+                "disk-space-low",
+                OutcomeKind::Inconclusive,
+                None,
+                vec![host("a:8123", OutcomeKind::Passed, ""), host("b:8123", OutcomeKind::Inconclusive, &not_read)],
+            ),
+            outcome(
+                "detached-parts",
+                OutcomeKind::Inconclusive,
+                None,
+                vec![
+                    host("a:8123", OutcomeKind::Inconclusive, "fact `live.detached_parts` could not be read: denied"),
+                    host("b:8123", OutcomeKind::Inconclusive, &not_read),
+                ],
+            ),
+            outcome("cluster-version-divergence", OutcomeKind::Inconclusive, Some(&partial), Vec::new()),
+            outcome("cluster-table-divergence", OutcomeKind::Inconclusive, Some(&mixed), Vec::new()),
+        ]);
+        assert!(why.len() > crate::mask::EXCERPT_CHARS, "the reason is one the reports bound");
+        assert_eq!(report.unread_replicas.len(), 1, "{:?}", report.unread_replicas);
+        let unread = &report.unread_replicas[0];
+        assert_eq!(unread.host, "b:8123");
+        assert_eq!(unread.rules, ["cluster-version-divergence", "detached-parts", "disk-space-low"]);
+        let lines = report.not_judged(&report.unjudged);
+        assert_eq!(lines.unread.len(), 1);
+        assert_eq!(lines.unread[0].1, 3);
+        let rest: Vec<(&str, Vec<&str>)> =
+            lines.rest.iter().map(|(u, hosts)| (u.rule_id.as_str(), hosts.clone())).collect();
+        assert_eq!(rest, [("detached-parts", vec!["a:8123"]), ("cluster-table-divergence", vec![])]);
+        // the JSON report keeps every outcome on every replica
+        assert_eq!(report.unjudged.len(), 5);
+        let text = text::render(&report, None, &text::TextOptions { color: false, width: 100, per_rule: None });
+        let said: Vec<&str> = text.lines().filter(|l| l.contains("b:8123")).collect();
+        assert_eq!(said.len(), 2, "{text}");
+        assert!(said[0].starts_with("inconclusive cluster-table-divergence: "), "{text}");
+        assert!(said[1].starts_with("inconclusive: replica b:8123 could not be read: cannot reach"), "{text}");
+        assert!(said[1].ends_with("(3 rule(s) not judged on it)"), "{text}");
+        assert!(text.contains("inconclusive detached-parts: a:8123: fact `live.detached_parts`"), "{text}");
+    }
+
+    #[test]
+    fn replicas_that_say_the_same_are_one_group() {
+        let evidence = |n: u64| serde_json::json!({"refused": n}).as_object().unwrap().clone();
+        let host = |name: &str, n: u64| HostEvidence {
+            host: name.into(),
+            version: Some("26.9.2.1".into()),
+            message: None,
+            evidence: evidence(n),
+        };
+        let hosts = [host("a", 10), host("b", 7), host("c", 10)];
+        let groups: Vec<Vec<&str>> =
+            alike_hosts(&hosts, true).iter().map(|g| g.iter().map(|h| h.host.as_str()).collect()).collect();
+        assert_eq!(groups, [vec!["a", "c"], vec!["b"]]);
+        assert_eq!(one_version(&hosts), Some("26.9.2.1"));
+        assert_eq!(one_version(&hosts[..1]), None, "one replica names its version beside it");
     }
 }
