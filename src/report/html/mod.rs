@@ -154,17 +154,9 @@ fn not_judged(out: &mut String, report: &Report) {
         if list.is_empty() {
             continue;
         }
-        // one row per rule and reason, naming the replicas it holds on (as stderr says it)
-        let mut rows: Vec<(&crate::verdict::Unjudged, Vec<&str>)> = Vec::new();
-        for u in list {
-            match rows
-                .iter_mut()
-                .find(|(first, _)| first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason)
-            {
-                Some((_, hosts)) => hosts.extend(u.host.as_deref()),
-                None => rows.push((u, u.host.as_deref().into_iter().collect())),
-            }
-        }
+        // a replica that could not be read is one row, its rules folded in it; then one row
+        // per rule and reason, naming the replicas it holds on (as stderr says it)
+        let lines = report.not_judged(list);
         let rules: std::collections::BTreeSet<&str> = list.iter().map(|u| u.rule_id.as_str()).collect();
         let _ = write!(
             out,
@@ -173,7 +165,19 @@ fn not_judged(out: &mut String, report: &Report) {
             if id == "unjudged" { "alert" } else { "note" },
             rules.len()
         );
-        for (u, hosts) in rows {
+        for (group, count) in &lines.unread {
+            let hosts: Vec<String> = group.iter().map(|r| format!("<code>{}</code>", esc(&r.host))).collect();
+            let rules: Vec<String> = group[0].rules.iter().map(|r| format!("<code>{}</code>", esc(r))).collect();
+            let _ = writeln!(
+                out,
+                "<tr class=\"unread\"><td><details><summary>{count} rule(s)</summary>{}</details></td><td>{}</td>\
+                 <td class=\"o-inconclusive\">inconclusive</td><td class=\"text\">could not be read: {}</td></tr>",
+                rules.join(", "),
+                hosts.join(", "),
+                esc(&group[0].reason)
+            );
+        }
+        for (u, hosts) in lines.rest {
             let hosts: Vec<String> = hosts.iter().map(|h| format!("<code>{}</code>", esc(h))).collect();
             let _ = writeln!(
                 out,
