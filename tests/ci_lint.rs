@@ -193,6 +193,66 @@ fn a_baseline_survives_moved_lines_and_catches_new_findings() {
         json["findings"].as_array().unwrap().iter().filter(|f| f.get("baselined").is_none()).collect();
     assert_eq!(new.len(), 1);
     assert_eq!(new[0]["rule_id"], "query-setting-at-server-root");
+    // --new-only: the same verdict, only the new finding shown, the baselined ones counted in one line
+    let baselined = json["summary"]["baselined"].as_u64().unwrap();
+    assert!(baselined > 1, "{json}");
+    let line = format!("{baselined} findings in the baseline not shown");
+    let baselined_rules: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f.get("baselined").is_some())
+        .map(|f| f["rule_id"].as_str().unwrap())
+        .filter(|rule| *rule != "query-setting-at-server-root")
+        .collect();
+    for format in ["text", "json", "markdown", "html", "sarif", "junit", "openmetrics"] {
+        let (code, out, stderr) = support::chaudit(
+            dir.path(),
+            &[
+                "--config",
+                "deploy/clickhouse/config.xml",
+                "--format",
+                format,
+                "--baseline",
+                "baseline.json",
+                "--fail-on",
+                "medium",
+                "--new-only",
+            ],
+        );
+        assert_eq!(code, 1, "{format}: {stderr}");
+        assert!(out.contains("query-setting-at-server-root"), "{format}: {out}");
+        match format {
+            "json" => {
+                let report: Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(report["findings"].as_array().unwrap().len(), 1, "{out}");
+                assert_eq!(report["baselined_not_shown"], baselined, "{out}");
+                assert_eq!(report["summary"]["baselined"], baselined, "{out}");
+            }
+            "sarif" => {
+                let report: Value = serde_json::from_str(&out).unwrap();
+                assert_eq!(report["runs"][0]["results"].as_array().unwrap().len(), 1, "{out}");
+                assert!(out.contains(&line), "{out}");
+                std::fs::write(dir.path().join("new-only.sarif"), &out).unwrap();
+                assert_valid_sarif(&dir.path().join("new-only.sarif"));
+            }
+            // the metrics count the baselined findings, as without --new-only
+            "openmetrics" => assert!(out.contains(&format!("chaudit_findings_baselined {baselined}")), "{out}"),
+            _ => {
+                assert_eq!(out.matches(&line).count(), 1, "{format}: {out}");
+                // a baselined rule with no new finding is not named (markdown lists every rule's outcome)
+                if format == "text" {
+                    for rule in &baselined_rules {
+                        assert!(!out.contains(rule), "{format}: {rule} shown:\n{out}");
+                    }
+                }
+            }
+        }
+        if format == "junit" {
+            let mut reader = quick_xml::Reader::from_str(&out);
+            while !matches!(reader.read_event().expect("well-formed JUnit XML"), quick_xml::events::Event::Eof) {}
+        }
+    }
 }
 
 #[test]

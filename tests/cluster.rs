@@ -214,12 +214,24 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let settings = message(&report, "cluster-profile-setting-divergence");
     assert!(settings.contains("setting max_threads differs") && settings.contains("= 1"), "{settings}");
 
-    // text shows the hosts of a merged finding, each with its version
+    // text shows the hosts of a merged finding, the version once when they all run it, and
+    // the evidence once when it is equal on every replica
     let dir = tempfile::tempdir().unwrap();
-    let (_, text, _) = chaudit(dir.path(), &["--dsn", &a.dsn(), "--cluster", "c3", "--fail-on", "never"]);
+    let (_, text, err) = chaudit(dir.path(), &["--dsn", &a.dsn(), "--cluster", "c3", "--fail-on", "never"]);
     let version = a.query("SELECT version()");
     let version = version.trim();
-    assert!(text.contains(&format!("on 2 replica(s): {} ({version}), {} ({version})", a.node(), b.node())), "{text}");
+    assert!(text.contains(&format!("on 2 replica(s), all {version}: {}, {}", a.node(), b.node())), "{text}");
+    assert!(text.contains("evidence on both replicas: "), "{text}");
+    // the stopped replica is said once, in the text and on stderr, not once per rule
+    let unread = format!("replica {} could not be read: ", c.node());
+    for (what, output) in [("text", &text), ("stderr", &err)] {
+        assert_eq!(
+            output.lines().filter(|l| l.contains(&unread) && l.contains("rule(s) not judged")).count(),
+            1,
+            "{what}: {output}"
+        );
+        assert!(!output.contains("replica not read"), "{what}: {output}");
+    }
 }
 
 /// Two healthy 25.8 replicas of cluster `c2`, each with a table whose projection serves the

@@ -211,8 +211,19 @@ fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
         assert!(dom.contains(&format!("{n} of {n} shown")), "{name}: the filters' count");
         assert!(!dom.contains("class=\"copy\" hidden"), "{name}: the copy buttons are shown");
     }
+    // a rule kept from judging only by a replica that could not be read is in that replica's
+    // row, which says why; every other one with its own reason
+    let unread = report["unread_replicas"].as_array().cloned().unwrap_or_default();
+    for r in &unread {
+        assert!(dom.contains(&format!("could not be read: {}", escaped(r["reason"].as_str().unwrap()))), "{name}: {r}");
+    }
     for u in report["unjudged"].as_array().into_iter().flatten() {
-        assert!(dom.contains(&escaped(u["reason"].as_str().unwrap())), "{name}: an unjudged rule's reason");
+        let folded = unread.iter().any(|r| {
+            u.get("host").is_none_or(|h| *h == r["host"]) && r["rules"].as_array().unwrap().contains(&u["rule_id"])
+        });
+        let rule = format!("<code>{}</code>", escaped(u["rule_id"].as_str().unwrap()));
+        assert!(dom.contains(&rule), "{name}: an unjudged rule: {u}");
+        assert!(folded || dom.contains(&escaped(u["reason"].as_str().unwrap())), "{name}: an unjudged rule's reason");
     }
     for e in report["errors"].as_array().into_iter().flatten() {
         assert!(dom.contains(&escaped(e["message"].as_str().unwrap())), "{name}: an error's message");

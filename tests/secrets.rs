@@ -24,7 +24,7 @@ const ENVIRONMENT: &[(&str, &str)] = &[
 const DSN_PASSWORD: &str = "planteddsn29";
 const QUERY_PASSWORD: &str = "plantedquery30";
 
-const FORMATS: &[&str] = &["text", "json", "markdown", "sarif", "junit"];
+const FORMATS: &[&str] = &["text", "json", "markdown", "html", "sarif", "junit", "openmetrics"];
 
 /// The main config of a case: config.xml, config.yaml or the one manifest.
 fn main_config(dir: &Path) -> String {
@@ -50,7 +50,48 @@ fn offline_runs(main: &str) -> Vec<Vec<String>> {
         vec!["fix", "--config", main],
         vec!["upgrade", "--config", main, "--from", "25.8", "--to", "26.9"],
     ]);
+    // drift: the tree against itself with every planted value changed (b/, see `leaks`),
+    // and against an empty tree (empty/), both ways
+    let changed = format!("b/{main}");
+    for format in ["text", "json", "markdown"] {
+        runs.push(vec!["diff", main, &changed, "--format", format, "--all"]);
+        runs.push(vec!["diff", "empty", main, "--format", format, "--all"]);
+    }
+    runs.extend([vec!["diff", main, &changed, "-o", "diff.out"], vec!["diff", main, "empty", "--format", "json"]]);
     runs.into_iter().map(|r| r.into_iter().map(String::from).collect()).collect()
+}
+
+/// A planted value changed at every letter and digit (`plantedsig3` -> `qmboufetjh4`): the
+/// same shape, so the tree still parses, and a value of its own, as secret as the first.
+fn changed(value: &str) -> String {
+    value
+        .chars()
+        .map(|c| match c {
+            'z' => 'a',
+            'Z' => 'A',
+            '9' => '0',
+            c if c.is_ascii_alphanumeric() => char::from(c as u8 + 1),
+            c => c,
+        })
+        .collect()
+}
+
+/// For `chaudit diff`: b/, the tree with every planted value changed, and empty/, a tree that
+/// sets nothing. Returns the changed values (planted too).
+fn diff_sides(case: &Path, work: &Path, planted: &[String]) -> Vec<String> {
+    let b = work.join("b");
+    support::copy_tree(case, &b);
+    std::fs::remove_file(b.join("planted")).unwrap();
+    for path in support::files_under(&b, &|_| true) {
+        let Ok(mut text) = std::fs::read_to_string(&path) else { continue };
+        for value in planted {
+            text = text.replace(value.as_str(), &changed(value));
+        }
+        std::fs::write(&path, text).unwrap();
+    }
+    std::fs::create_dir(work.join("empty")).unwrap();
+    std::fs::write(work.join("empty/config.xml"), "<clickhouse></clickhouse>\n").unwrap();
+    planted.iter().map(|v| changed(v)).collect()
 }
 
 /// A fake server on loopback that answers every request with the request itself (its line
@@ -114,6 +155,9 @@ fn live_runs(main: &str, port: u16) -> Vec<Vec<String>> {
     runs.push(["--dsn", &query_dsn, "--format", "json"].map(String::from).to_vec());
     runs.push(["-h", "127.0.0.1", "--port", &port.to_string(), "-u", "auditor"].map(String::from).to_vec());
     runs.push(["upgrade", "--dsn", &dsn, "--to", "26.9"].map(String::from).to_vec());
+    // drift against a server that echoes the credentials, in the URL and as a query parameter
+    runs.push(["diff", &dsn, main, "--format", "json"].map(String::from).to_vec());
+    runs.push(["diff", main, &query_dsn].map(String::from).to_vec());
     runs
 }
 
@@ -128,6 +172,11 @@ fn leaks(case: &Path, args: &[String], planted: &[String]) -> Vec<String> {
     let work = tempfile::tempdir().unwrap();
     support::copy_tree(case, work.path());
     std::fs::remove_file(work.path().join("planted")).unwrap();
+    let mut planted = planted.to_vec();
+    if args.first().is_some_and(|a| a == "diff") {
+        let changed = diff_sides(case, work.path(), &planted);
+        planted.extend(changed);
+    }
     let before = snapshot(work.path());
     let mut child = Command::new(env!("CARGO_BIN_EXE_chaudit"))
         .args(args)
@@ -168,7 +217,7 @@ fn leaks(case: &Path, args: &[String], planted: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     for (name, bytes, earlier) in &outputs {
         let (text, earlier) = (String::from_utf8_lossy(bytes), String::from_utf8_lossy(earlier));
-        for value in planted {
+        for value in &planted {
             if text.contains(value.as_str()) && !earlier.contains(value.as_str()) {
                 found.push(format!("{}: `{value}` in {name}", args.join(" ")));
             }
@@ -269,4 +318,22 @@ fn show_secrets_shows_the_environment_but_never_the_connection() {
     assert!(masked.contains("<level>******</level>") && masked.contains("<secert>******</secert>"), "{masked}");
     let report = run(&["--config", "config.xml", "--show-secrets", "--format", "json"]);
     assert!(report.contains("plantedenvone16"), "the log level's finding quotes the value it judged");
+}
+
+/// The drift sweep is not vacuous: b/ differs from the tree in its secrets, and the diff
+/// says they differ without showing them.
+#[test]
+fn a_diff_of_changed_secrets_says_they_differ_and_shows_none() {
+    let case = support::repo_root().join("tests/secret-cases/env-and-urls");
+    let work = tempfile::tempdir().unwrap();
+    support::copy_tree(&case, work.path());
+    let mut planted = planted(&case);
+    planted.extend(diff_sides(&case, work.path(), &planted));
+    let (code, stdout, stderr) =
+        support::chaudit(work.path(), &["diff", "config.xml", "b/config.xml", "--format", "text"]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("the values differ; secrets are not shown"), "{stdout}");
+    for value in &planted {
+        assert!(!stdout.contains(value.as_str()) && !stderr.contains(value.as_str()), "{value}:\n{stdout}{stderr}");
+    }
 }

@@ -101,6 +101,9 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     for w in &verdict.report.warnings {
         warn(w);
     }
+    if args.new_only {
+        verdict.report.new_only();
+    }
     let report = &verdict.report;
     // JSON keeps every finding: it is streamed to the output, not rendered whole first
     let text = match args.format {
@@ -139,19 +142,21 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             rules.len(),
             if unread { " (--allow-inconclusive accepts unread evidence)" } else { "" }
         );
-        // one line per rule and reason, naming the replicas it holds on: a fleet's same
-        // unread table is one line, not one per replica
-        let mut lines: Vec<(&chaudit::verdict::Unjudged, Vec<&str>)> = Vec::new();
-        for u in &report.unjudged {
-            let alike = |(first, _): &&mut (&chaudit::verdict::Unjudged, Vec<&str>)| {
-                first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason
-            };
-            match lines.iter_mut().find(|line| alike(line)) {
-                Some((_, hosts)) => hosts.extend(u.host.as_deref()),
-                None => lines.push((u, u.host.as_deref().into_iter().collect())),
-            }
+        // a replica that could not be read is one line, with the rules it alone kept from
+        // judging counted (the JSON report lists each); then one line per rule and reason,
+        // naming the replicas it holds on: a fleet's same unread table is one line, not one per replica
+        let lines = report.not_judged(&report.unjudged);
+        for (group, rules) in &lines.unread {
+            let hosts: Vec<&str> = group.iter().map(|r| r.host.as_str()).collect();
+            let line = format!(
+                "  {} could not be read: {} ({rules} rule(s) not judged on {})",
+                chaudit::report::replicas_named(&hosts),
+                group[0].reason,
+                if hosts.len() == 1 { "it" } else { "each" }
+            );
+            eprintln!("{}", chaudit::mask::without_controls(&line));
         }
-        for (u, hosts) in lines {
+        for (u, hosts) in lines.rest {
             // a replica's name and a reason come from the servers: written out
             let line = format!(
                 "  {}{}: {}: {}",

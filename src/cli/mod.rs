@@ -138,6 +138,10 @@ pub struct AuditArgs {
     /// Only findings not in this baseline count toward the exit code.
     #[arg(long, value_name = "FILE")]
     pub baseline: Option<PathBuf>,
+    /// With --baseline: show only the findings not in the baseline, in every format (the
+    /// report says how many it left out; the exit code is the same).
+    #[arg(long, requires = "baseline")]
+    pub new_only: bool,
     /// Seconds one rule's evaluation may take; a rule still running then is stopped and errored.
     #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_budget)]
     pub rule_budget: f64,

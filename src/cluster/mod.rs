@@ -56,10 +56,10 @@ pub fn audit(
                 let (outcome, reason) = if needs_server {
                     (
                         OutcomeKind::Inconclusive,
-                        format!("replica not read: {}", node.error.as_deref().unwrap_or("no answer")),
+                        format!("{}: {}", eval::REPLICA_NOT_READ, node.error.as_deref().unwrap_or("no answer")),
                     )
                 } else {
-                    (OutcomeKind::NotApplicable, "replica not read".to_string())
+                    (OutcomeKind::NotApplicable, eval::REPLICA_NOT_READ.to_string())
                 };
                 per_rule.entry(rule.id.clone()).or_default().push(HostOutcome {
                     host: node.name.clone(),

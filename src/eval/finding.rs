@@ -19,6 +19,10 @@ pub struct Outcome {
     pub hosts: Vec<HostOutcome>,
 }
 
+/// The reason a cluster audit gives the rules of a replica it could not read, before `: ` and
+/// why (reports fold these rules into one line per replica).
+pub const REPLICA_NOT_READ: &str = "replica not read";
+
 #[derive(Debug, Clone, Serialize)]
 pub struct HostOutcome {
     pub host: String,

@@ -12,7 +12,7 @@ use cel::common::value::Val;
 use serde_json::Map;
 
 pub use crate::rules::OutcomeKind;
-pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome};
+pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome, REPLICA_NOT_READ};
 
 use crate::config::Location;
 use crate::facts::{Facts, value};

@@ -77,6 +77,9 @@ pub fn render(report: &Report) -> String {
     let _ = writeln!(out, "<testsuites name=\"chaudit\" {counts}>");
     let _ = writeln!(out, "  <testsuite name=\"{}\" {counts}>", escape(&report.target));
     out.push_str(&cases);
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "    <system-out>{}</system-out>", escape(&line));
+    }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
 }

@@ -21,6 +21,9 @@ pub fn render(report: &Report) -> String {
         s.failing,
         s.fail_on.map_or("never", crate::rules::Severity::name)
     );
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "{}\n", text(&line));
+    }
     if !report.findings.is_empty() {
         let _ = writeln!(out, "| # | severity | rule | where | finding |\n|---|---|---|---|---|");
         for f in &report.findings {
@@ -43,14 +46,21 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "`{}` · {}{}\n", f.rule_id, f.severity.name(), at);
         let _ = writeln!(out, "{}\n", text(&f.message));
         if !f.hosts.is_empty() {
-            let _ = writeln!(out, "On {} replica(s):\n", f.hosts.len());
-            for h in &f.hosts {
+            // the replicas that say the same on one line: equal evidence is shown once
+            let groups = super::alike_hosts(&f.hosts, true);
+            if groups.len() == 1 && f.hosts.len() > 1 {
+                let _ = writeln!(out, "On {} replica(s), each with the same evidence:\n", f.hosts.len());
+            } else {
+                let _ = writeln!(out, "On {} replica(s):\n", f.hosts.len());
+            }
+            for group in groups {
+                let h = group[0];
                 let evidence: Vec<String> = h.evidence.iter().map(|(k, v)| format!("{k} {}", value_code(v))).collect();
                 let said = h.message.as_deref().map_or_else(String::new, |m| format!(" {}", text(m)));
                 let _ = writeln!(
                     out,
                     "- {}{}{said}{}",
-                    code(&h.host),
+                    group.iter().map(|h| code(&h.host)).collect::<Vec<_>>().join(", "),
                     h.version.as_deref().map_or_else(String::new, |v| format!(" ({v})")),
                     if evidence.is_empty() { String::new() } else { format!(": {}", evidence.join(", ")) }
                 );

@@ -258,6 +258,9 @@ fn invocation(report: &Report, written: usize) -> Invocation {
     for u in &report.allowed_inconclusive {
         notifications.push(notice(&u.rule_id, u.host.as_deref(), u.outcome, &u.reason, "warning"));
     }
+    if let Some(line) = report.not_shown_line() {
+        notifications.push(Notification { level: "note", message: Text::of(line), associated_rule: None });
+    }
     if written < report.findings.len() {
         let text = format!(
             "{written} of {} findings written, the highest ranked: GitHub code scanning takes at most {MAX_RESULTS} \

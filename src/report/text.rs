@@ -76,8 +76,9 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         if group.len() > 1 {
             let _ = writeln!(
                 out,
-                "  and {} more of the same kind (each one in the JSON report, with its fix):",
-                group.len() - 1
+                "  and {} more of the same kind{} (each one in the JSON report, with its fix):",
+                group.len() - 1,
+                if f.hosts.is_empty() { "" } else { " on the same replicas" }
             );
             for sibling in group[1..].iter().take(limit - *printed) {
                 let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
@@ -96,8 +97,38 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     if !cut.is_empty() {
         out.push('\n');
     }
-    for o in report.outcomes.iter().filter(|o| matches!(o.outcome, OutcomeKind::Errored | OutcomeKind::Inconclusive)) {
-        let _ = writeln!(out, "{} {}: {}", outcome_name(o.outcome), o.rule_id, o.reason.as_deref().unwrap_or(""));
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "{line}\n");
+    }
+    // a replica that could not be read is one line: the rules it alone kept from judging
+    // are counted there (the JSON report lists each), not listed one by one
+    let not_judged = |kind: OutcomeKind| matches!(kind, OutcomeKind::Errored | OutcomeKind::Inconclusive);
+    for o in report.outcomes.iter().filter(|o| not_judged(o.outcome)) {
+        let reason = if o.hosts.is_empty() {
+            if report.unread_alone(&o.rule_id, None) {
+                continue;
+            }
+            o.reason.clone().unwrap_or_default()
+        } else {
+            let mut other =
+                o.hosts.iter().filter(|h| not_judged(h.outcome) && !report.unread_alone(&o.rule_id, Some(&h.host)));
+            match other.clone().find(|h| h.outcome == o.outcome).or_else(|| other.next()) {
+                Some(h) => format!("{}: {}", h.host, h.reason.as_deref().unwrap_or("")),
+                None => continue,
+            }
+        };
+        let _ = writeln!(out, "{} {}: {reason}", outcome_name(o.outcome), o.rule_id);
+    }
+    for group in report.unread_groups() {
+        let hosts: Vec<&str> = group.iter().map(|r| r.host.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "inconclusive: {} could not be read: {} ({} rule(s) not judged on {})",
+            super::replicas_named(&hosts),
+            group[0].reason,
+            group[0].rules.len(),
+            if hosts.len() == 1 { "it" } else { "each" }
+        );
     }
     let s = &report.summary;
     let counts = s.severity_counts();
@@ -121,7 +152,8 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
 }
 
 /// Findings of one rule on sibling objects (twelve log tables without a TTL) as one group,
-/// at the place of the best-ranked; suppressed or baselined findings stay apart.
+/// at the place of the best-ranked; suppressed or baselined findings stay apart, and in a
+/// cluster audit so do findings on another set of replicas.
 fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
     let mut groups: Vec<Vec<&Finding>> = Vec::new();
     for f in findings {
@@ -130,8 +162,8 @@ fn sibling_groups(findings: &[Finding]) -> Vec<Vec<&Finding>> {
             first.rule_id == f.rule_id
                 && first.is_active()
                 && f.is_active()
-                && first.hosts.is_empty()
-                && f.hosts.is_empty()
+                && first.hosts.len() == f.hosts.len()
+                && first.hosts.iter().zip(&f.hosts).all(|(a, b)| a.host == b.host)
         };
         match groups.iter_mut().find(|g| same(g)) {
             Some(group) => group.push(f),
@@ -173,19 +205,37 @@ impl FindingDiagnostic {
                 let _ = writeln!(help, "evidence: {k} = {}", shown(v));
             }
         } else {
-            let _ = writeln!(
-                help,
-                "on {} replica(s): {}",
-                f.hosts.len(),
-                f.hosts.iter().map(host_and_version).collect::<Vec<_>>().join(", ")
-            );
-            for h in &f.hosts {
+            let _ = match super::one_version(&f.hosts) {
+                Some(version) => writeln!(
+                    help,
+                    "on {} replica(s), all {version}: {}",
+                    f.hosts.len(),
+                    f.hosts.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                None => writeln!(
+                    help,
+                    "on {} replica(s): {}",
+                    f.hosts.len(),
+                    f.hosts.iter().map(host_and_version).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            // what the replicas say alike once; per replica only where it differs
+            let groups = super::alike_hosts(&f.hosts, false);
+            for group in &groups {
+                let h = group[0];
+                let on = if groups.len() == 1 && group.len() == 2 {
+                    "both replicas".to_string()
+                } else if groups.len() == 1 && group.len() > 1 {
+                    format!("all {} replicas", group.len())
+                } else {
+                    group.iter().map(|h| h.host.as_str()).collect::<Vec<_>>().join(", ")
+                };
                 if let Some(message) = &h.message {
-                    let _ = writeln!(help, "on {}: {message}", h.host);
+                    let _ = writeln!(help, "on {on}: {message}");
                 }
                 let evidence: Vec<String> = h.evidence.iter().map(|(k, v)| format!("{k} = {}", shown(v))).collect();
                 if !evidence.is_empty() {
-                    let _ = writeln!(help, "evidence on {}: {}", h.host, evidence.join(", "));
+                    let _ = writeln!(help, "evidence on {on}: {}", evidence.join(", "));
                 }
             }
         }

@@ -114,7 +114,7 @@ fn verdict(out: &mut String, report: &Report) {
     let _ = writeln!(
         out,
         "<p class=\"summary\">{} finding(s){}; <strong>{} failing</strong> (at or above fail-on \
-         <code>{}</code>){}; rules: {}.</p>\n</header>",
+         <code>{}</code>){}; rules: {}.</p>",
         s.findings,
         if set_aside.is_empty() { String::new() } else { format!(", of them {} (not counted)", set_aside.join(", ")) },
         s.failing,
@@ -122,6 +122,10 @@ fn verdict(out: &mut String, report: &Report) {
         if s.allow_inconclusive { "; inconclusive rules allowed" } else { "" },
         esc(&s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "))
     );
+    if let Some(line) = report.not_shown_line() {
+        let _ = writeln!(out, "<p class=\"not-shown\" id=\"not-shown\">{}</p>", esc(&line));
+    }
+    out.push_str("</header>\n");
 }
 
 /// Errors, then the rules that did not judge: first, since the findings then are not all.
@@ -150,17 +154,9 @@ fn not_judged(out: &mut String, report: &Report) {
         if list.is_empty() {
             continue;
         }
-        // one row per rule and reason, naming the replicas it holds on (as stderr says it)
-        let mut rows: Vec<(&crate::verdict::Unjudged, Vec<&str>)> = Vec::new();
-        for u in list {
-            match rows
-                .iter_mut()
-                .find(|(first, _)| first.rule_id == u.rule_id && first.outcome == u.outcome && first.reason == u.reason)
-            {
-                Some((_, hosts)) => hosts.extend(u.host.as_deref()),
-                None => rows.push((u, u.host.as_deref().into_iter().collect())),
-            }
-        }
+        // a replica that could not be read is one row, its rules folded in it; then one row
+        // per rule and reason, naming the replicas it holds on (as stderr says it)
+        let lines = report.not_judged(list);
         let rules: std::collections::BTreeSet<&str> = list.iter().map(|u| u.rule_id.as_str()).collect();
         let _ = write!(
             out,
@@ -169,7 +165,19 @@ fn not_judged(out: &mut String, report: &Report) {
             if id == "unjudged" { "alert" } else { "note" },
             rules.len()
         );
-        for (u, hosts) in rows {
+        for (group, count) in &lines.unread {
+            let hosts: Vec<String> = group.iter().map(|r| format!("<code>{}</code>", esc(&r.host))).collect();
+            let rules: Vec<String> = group[0].rules.iter().map(|r| format!("<code>{}</code>", esc(r))).collect();
+            let _ = writeln!(
+                out,
+                "<tr class=\"unread\"><td><details><summary>{count} rule(s)</summary>{}</details></td><td>{}</td>\
+                 <td class=\"o-inconclusive\">inconclusive</td><td class=\"text\">could not be read: {}</td></tr>",
+                rules.join(", "),
+                hosts.join(", "),
+                esc(&group[0].reason)
+            );
+        }
+        for (u, hosts) in lines.rest {
             let hosts: Vec<String> = hosts.iter().map(|h| format!("<code>{}</code>", esc(h))).collect();
             let _ = writeln!(
                 out,
@@ -325,11 +333,14 @@ fn host_evidence(out: &mut String, hosts: &[HostEvidence]) {
          <th>message</th><th>evidence</th></tr></thead><tbody>\n",
         hosts.len()
     );
-    for h in hosts {
+    // the replicas that say the same in one row: equal evidence is shown once
+    for group in super::alike_hosts(hosts, true) {
+        let h = group[0];
+        let names: Vec<String> = group.iter().map(|h| format!("<code>{}</code>", esc(&h.host))).collect();
         let _ = write!(
             out,
-            "<tr><th><code>{}</code></th><td>{}</td><td class=\"text\">{}</td><td>",
-            esc(&h.host),
+            "<tr><th>{}</th><td>{}</td><td class=\"text\">{}</td><td>",
+            names.join(", "),
             esc(h.version.as_deref().unwrap_or("")),
             esc(h.message.as_deref().unwrap_or(""))
         );
