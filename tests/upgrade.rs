@@ -507,3 +507,28 @@ fn the_review_refuses_what_the_check_refuses_and_no_more() {
         .collect();
     assert_eq!(refused, [("redirect_payload", false), ("unknown_section", true)]);
 }
+
+/// Among the changes a server meets alike, what refuses or changes today's queries comes
+/// first: an `allow_*` turned off, then a switch or choice (`async_insert` 0 -> 1), then a
+/// lowered limit (`http_max_fields`), other numbers, formats, new permissions.
+#[test]
+fn the_default_changes_are_ranked_by_what_they_do_to_what_runs_now() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.xml"), "<clickhouse/>\n").unwrap();
+    let (_, out, stderr) = chaudit(
+        dir.path(),
+        &["upgrade", "--config", "config.xml", "--from", "25.8", "--to", "26.9", "--format", "json"],
+    );
+    let review: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let order = ["disallows", "changes-behaviour", "limit-lowered", "number", "format", "permits"];
+    let changes = review["default_changes"].as_array().unwrap();
+    let risks: Vec<usize> = changes
+        .iter()
+        .filter(|c| c["exposure"] == "default")
+        .map(|c| order.iter().position(|r| c["risk"] == *r).unwrap_or_else(|| panic!("{c}")))
+        .collect();
+    assert!(risks.windows(2).all(|w| w[0] <= w[1]), "{risks:?}");
+    assert!(risks.contains(&0) && risks.contains(&5), "{risks:?}");
+    let rank = |name: &str| changes.iter().find(|c| c["name"] == name).unwrap()["rank"].as_u64().unwrap();
+    assert!(rank("async_insert") < rank("http_max_fields"));
+}

@@ -13,6 +13,7 @@ pub mod history;
 mod issues;
 pub mod releases;
 pub mod request;
+pub mod risk;
 mod server;
 pub mod startup;
 pub mod workload;
@@ -80,6 +81,8 @@ pub struct AffectedChange {
     pub change: DefaultChange,
     #[serde(flatten)]
     pub exposure: Exposure,
+    /// What the change can do to what runs now (its rank among changes met alike).
+    pub risk: risk::Risk,
     /// The target's tier for the setting (Production, Beta, Experimental), when known.
     pub tier: Option<String>,
     /// The running version does not have the setting: the old behaviour is `from_default`.
@@ -259,7 +262,8 @@ pub fn review(inputs: &Inputs) -> Review {
             let obsolete =
                 target_catalog.is_some_and(|c| c.of_kind(change.kind).get(&change.name).is_some_and(|s| s.is_obsolete));
             let keep_old = keep_old(&change, Lifetime { new_setting, obsolete }, from, to);
-            AffectedChange { rank: 0, keep_old, new_setting, change, exposure, tier }
+            let risk = risk::Risk::of(&change);
+            AffectedChange { rank: 0, keep_old, new_setting, change, exposure, risk, tier }
         })
         .collect();
     rank(&mut default_changes);
@@ -329,8 +333,10 @@ pub fn review(inputs: &Inputs) -> Review {
     }
 }
 
-/// Most exposed first: used by the workload (by query count), then left at default
-/// (production settings before beta and experimental ones), then set explicitly.
+/// Most exposed first: used by the workload (by query count), then left at default, then set
+/// explicitly; among those alike, what can refuse today's queries, then what changes
+/// behaviour, then numbers, formats and new permissions (production settings before beta and
+/// experimental ones).
 fn rank(changes: &mut [AffectedChange]) {
     let key = |c: &AffectedChange| {
         let group = match &c.exposure {
@@ -343,7 +349,7 @@ fn rank(changes: &mut [AffectedChange]) {
             _ => 0,
         };
         let production = c.tier.as_deref().is_none_or(|t| t == "Production");
-        (group, std::cmp::Reverse(queries), !production, c.change.kind, c.change.name.clone())
+        (group, std::cmp::Reverse(queries), c.risk, !production, c.change.kind, c.change.name.clone())
     };
     changes.sort_by_cached_key(key);
     for (i, c) in changes.iter_mut().enumerate() {

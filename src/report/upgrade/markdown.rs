@@ -132,6 +132,7 @@ pub fn render(review: &Review) -> String {
             if c.new_setting {
                 kind.push_str(" (new setting)");
             }
+            kind.push_str(&format!(" ({})", c.risk.label()));
             let versions: Vec<&str> = ch.steps.iter().map(|s| s.version.as_str()).collect();
             let why = ch.steps.last().map_or("", |s| s.reason.as_str());
             let _ = writeln!(

@@ -141,7 +141,8 @@ fn change(out: &mut String, c: &AffectedChange) {
         crate::facts::catalog::SettingKind::Session => "",
         crate::facts::catalog::SettingKind::MergeTree => " (MergeTree)",
     };
-    let mut tags: Vec<&str> = c.tier.as_deref().filter(|t| *t != "Production").into_iter().collect();
+    let mut tags: Vec<&str> = vec![c.risk.label()];
+    tags.extend(c.tier.as_deref().filter(|t| *t != "Production"));
     if c.new_setting {
         tags.push("new setting");
     }
