@@ -19,6 +19,9 @@ pub(crate) struct KeeperQuery {
     pub sql: &'static str,
     /// The fact on a server without a Keeper session.
     without_session: fn() -> Result<Rows, String>,
+    /// Why the fact is missing when the server refuses the query for want of its config
+    /// (NO_ELEMENTS_IN_CONFIG, 139).
+    refused: &'static str,
 }
 
 pub(crate) const QUERIES: [KeeperQuery; 2] = [
@@ -34,6 +37,7 @@ pub(crate) const QUERIES: [KeeperQuery; 2] = [
               arraySort(groupUniqArrayIf(toString(ifNull(status, 'Unknown')), isNull(status) OR status != 'Finished')) AS statuses \
               FROM system.distributed_ddl_queue GROUP BY entry, cluster HAVING length(pending) > 0 ORDER BY entry LIMIT 100",
         without_session: || Err(no_session()),
+        refused: "no distributed DDL queue (the server config has no <distributed_ddl> or <zookeeper>)",
     },
     KeeperQuery {
         name: "keeper_connections",
@@ -41,6 +45,7 @@ pub(crate) const QUERIES: [KeeperQuery; 2] = [
                   only of a server whose metrics show a Keeper session",
         sql: "SELECT name, host, port FROM system.zookeeper_connection",
         without_session: || Ok(Rows::Parsed(Vec::new())),
+        refused: "no Keeper connection to list (the server config has no <zookeeper>)",
     },
 ];
 
@@ -61,19 +66,18 @@ pub(crate) fn no_session() -> String {
     )
 }
 
-/// The reason of a failed read: a server configured without Keeper or without
-/// `<distributed_ddl>` has no queue (the rules about it do not apply there).
-pub(crate) fn reason(error: &CollectError) -> String {
-    match error {
-        CollectError::Query { code: Some(139), .. } => format!(
-            "{}: no distributed DDL queue (the server config has no <distributed_ddl> or <zookeeper>): {error}",
-            Unread::Missing.label()
-        ),
-        _ => error.reason(),
-    }
-}
-
 impl KeeperQuery {
+    /// The reason of a failed read: a server configured without what the query reads has
+    /// nothing to read (the rules about it do not apply there).
+    pub(crate) fn reason(&self, error: &CollectError) -> String {
+        match error {
+            CollectError::Query { code: Some(139), .. } => {
+                format!("{}: {}: {error}", Unread::Missing.label(), self.refused)
+            }
+            _ => error.reason(),
+        }
+    }
+
     /// The fact of a node whose session state is `session`, from the query's `result` (None:
     /// not asked, no node had a session).
     pub(crate) fn answer(
@@ -99,7 +103,9 @@ pub(crate) async fn ask(session: &Session, answers: &mut Vec<Answer<'_>>) {
     let has_session = keeper_session(answers);
     for query in &QUERIES {
         let result = match has_session {
-            Ok(true) => Some(session.rows(query.purpose, query.sql).await.map(Rows::Parsed).map_err(|e| reason(&e))),
+            Ok(true) => {
+                Some(session.rows(query.purpose, query.sql).await.map(Rows::Parsed).map_err(|e| query.reason(&e)))
+            }
             _ => None,
         };
         answers.push((query.name, query.answer(has_session.clone(), result.as_ref())));
