@@ -161,3 +161,24 @@ fn every_helper_function_of_the_rules_is_documented() {
     let missing: Vec<&&str> = registered.iter().filter(|name| !page.contains(&format!("`{name}("))).collect();
     assert!(missing.is_empty(), "docs/writing-rules.md does not document {missing:?}");
 }
+
+/// README's `chaudit diff` run prints what README shows: the example, and a copy with one
+/// setting changed.
+#[test]
+fn the_readme_diff_run_is_what_it_prints() {
+    let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
+    let block = readme.split("```text\n$ chaudit diff a/config.xml b/config.xml\n").nth(1).expect("the diff run");
+    let shown = block.split("```").next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for side in ["a", "b"] {
+        support::copy_tree(&support::repo_root().join("examples/production"), &dir.path().join(side));
+    }
+    let config = dir.path().join("b/config.xml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let changed = text.replace("<max_concurrent_queries>100<", "<max_concurrent_queries>150<");
+    assert_ne!(text, changed, "the example sets max_concurrent_queries to 100");
+    std::fs::write(&config, changed).unwrap();
+    let (code, out, stderr) = support::chaudit(dir.path(), &["diff", "a/config.xml", "b/config.xml"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(out, shown);
+}
