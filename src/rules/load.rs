@@ -728,3 +728,37 @@ fn is_variable_name(name: &str, item: &str) -> bool {
         && !matches!(name, "params" | "version")
         && crate::facts::Source::parse(name).is_none()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::{RuleError, parse_rule};
+    use crate::config::SourceMap;
+    use crate::facts::startup::StartCheck;
+
+    /// A start-up rule reading the problems of `check`, loaded from rules/x.yaml.
+    fn startup_rule(check: &str) -> Result<super::Rule, Vec<RuleError>> {
+        let text = format!(
+            "id: x\ntitle: t\nseverity: critical\ndescription: d\napplies:\n  sources: [config]\n\
+             for_each: config.start_problems.filter(p, p.check == \"{check}\")\nas: problem\n\
+             object: problem.subject\nwhen: 'problem.part == \"\" || problem.part != \"{check}\"'\n\
+             message: \"{{{{ problem.reason }}}}\"\nremediation:\n  manual: fix it\n"
+        );
+        let mut sources = SourceMap::new(PathBuf::new());
+        let id = sources.add(PathBuf::from("rules/x.yaml"), text);
+        parse_rule(&sources, id, Path::new("rules"), None, false)
+    }
+
+    #[test]
+    fn a_rule_comparing_a_problem_with_no_registered_check_is_refused_where_it_is_written() {
+        let errors = startup_rule("quota-duration-invalidd").err().expect("refused");
+        let [RuleError::Invalid(problem)] = errors.as_slice() else { panic!("one problem: {errors:?}") };
+        assert_eq!(problem.message, "`quota-duration-invalidd` is no start-up check: no problem ever has it");
+        assert_eq!(problem.at, "rules/x.yaml:7:54");
+        assert_eq!(problem.help.as_deref(), Some("did you mean `quota-duration-invalid`?"));
+        // another field of the problem compared with the same text is no check's id
+        let rule = startup_rule("quota-duration-invalid").expect("loads");
+        assert_eq!(rule.reads().start_checks.iter().copied().collect::<Vec<_>>(), [StartCheck::QuotaDurationInvalid]);
+    }
+}
