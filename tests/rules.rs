@@ -87,3 +87,26 @@ fn no_fixture_finding_message_is_cut() {
     }
     assert!(cut.is_empty(), "messages cut:\n{}", cut.join("\n"));
 }
+
+#[test]
+fn every_start_up_check_is_read_by_a_rule_and_every_check_read_is_registered() {
+    use chaudit::facts::startup::StartCheck;
+    use std::collections::BTreeSet;
+    let pack = RulePack::load(true, &[]).unwrap_or_else(|e| panic!("{e:?}"));
+    let read: BTreeSet<StartCheck> = pack.rules.iter().flat_map(|r| r.reads().start_checks.iter().copied()).collect();
+    let unread: Vec<&str> = StartCheck::all().filter(|c| !read.contains(c)).map(StartCheck::id).collect();
+    assert!(unread.is_empty(), "start-up checks no rule reads: {unread:?}");
+    // what the rule files compare a problem's check with, as written (the loader refuses a
+    // text that is no check: this holds the walk that records them to the files)
+    let mut written = BTreeSet::new();
+    for r in pack.rules.iter().filter(|r| r.reads().fields.iter().any(|(_, f)| f == "start_problems")) {
+        let text = std::fs::read_to_string(support::repo_root().join(&r.file)).unwrap();
+        for (_, rest) in text.match_indices(".check == \"").map(|(i, _)| text.split_at(i + ".check == \"".len())) {
+            let id = &rest[..rest.find('"').unwrap()];
+            let check = StartCheck::parse(id).unwrap_or_else(|| panic!("{}: `{id}` is no start-up check", r.file));
+            assert!(r.reads().start_checks.contains(&check), "{}: `{id}` not recorded", r.file);
+            written.insert(check);
+        }
+    }
+    assert_eq!(written, read);
+}

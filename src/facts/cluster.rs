@@ -1,7 +1,7 @@
 //! The `cluster` document: what differs between the replicas (versions, server settings,
 //! profile and session settings, disks and policies, tables, query_log) and which replicas
 //! could not be read, as the rules read it (built by cluster/document.rs). Its types generate
-//! the catalog's `cluster.*` entries (facts/typed.rs).
+//! the catalog's `cluster.*` entries (facts/typed/).
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! The server config's sections as Rust types: its system logs (`config.logs`,
 //! `config.log_unknown_elements`), credentials written in files
 //! (`config.plaintext_credentials`), `<backups>`, `<openSSL><client>` and `<logger>`. The
-//! catalog's entries of these facts are generated from the types (typed.rs).
+//! catalog's entries of these facts are generated from the types (typed/).
 
 use std::collections::BTreeMap;
 

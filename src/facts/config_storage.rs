@@ -1,7 +1,7 @@
 //! The server config's disks, storage policies and clusters as Rust types (`config.disks`,
 //! `config.policies`, `config.clusters` and their lookups), read as ClickHouse reads
 //! `<storage_configuration>` and `<remote_servers>`. The catalog's entries of these facts are
-//! generated from the types (typed.rs).
+//! generated from the types (typed/).
 
 use std::collections::{BTreeMap, HashSet};
 

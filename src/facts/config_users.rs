@@ -1,7 +1,7 @@
 //! The users config's facts as Rust types (`config.users`, `config.profiles`,
 //! `config.profile_settings`), read as ClickHouse reads users.xml: a profile's settings in
 //! effect through `<profile>` inheritance, a user's through its profile over the default
-//! profile. The catalog's entries of these facts are generated from the types (typed.rs).
+//! profile. The catalog's entries of these facts are generated from the types (typed/).
 
 use std::collections::{BTreeMap, BTreeSet};
 

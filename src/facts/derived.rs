@@ -1,7 +1,7 @@
 //! Facts chaudit derives from what it read (their builders are in collect/): the settings
 //! each user runs with, where each changed setting's value comes from, the plans of query
 //! shapes, and the machine's routes and block devices. Their types generate the catalog's
-//! entries (facts/typed.rs).
+//! entries (facts/typed/).
 
 use std::collections::BTreeSet;
 

@@ -14,6 +14,7 @@ use crate::config::Origin;
 use crate::facts::Source;
 use crate::facts::catalog as settings;
 use crate::facts::schema::{self, Type};
+use crate::facts::startup::StartCheck;
 
 /// Fields of a source document that describe the collection, not a fact of the server.
 const META: &[&str] =
@@ -37,6 +38,8 @@ pub struct Reads {
     /// Every top-level field it reads (`config.disks`, `live.endpoint`, [`WHOLE`] for a source
     /// read whole): what an audit builds for it, and what its result depends on.
     pub fields: BTreeSet<FactRef>,
+    /// The start-up checks it compares `config.start_problems[].check` with.
+    pub start_checks: BTreeSet<StartCheck>,
 }
 
 /// A rule's expressions and what they are read with.
@@ -118,7 +121,8 @@ pub fn rule(e: Expressions) -> (Reads, Vec<Located>) {
     for hole in e.templates.iter().flat_map(|t| t.holes()) {
         check_one(&mut checker, hole, None, &mut problems);
     }
-    (Reads { needed: checker.needed(), fields: checker.read() }, problems)
+    let start_checks = std::mem::take(&mut checker.start_checks);
+    (Reads { needed: checker.needed(), fields: checker.read(), start_checks }, problems)
 }
 
 /// One expression's type, its problems added to `out` where they are written.
@@ -160,6 +164,10 @@ pub struct Checker<'a> {
     undeclared: BTreeSet<Source>,
     /// The problems found, by the id of the node they are about.
     problems: Vec<(u64, String, Option<String>)>,
+    /// The nodes reading the `check` of a start-up problem (`p.check`).
+    start_check_reads: BTreeSet<u64>,
+    /// The start-up checks those are compared with.
+    start_checks: BTreeSet<StartCheck>,
 }
 
 impl<'a> Checker<'a> {
@@ -188,12 +196,16 @@ impl<'a> Checker<'a> {
             named: BTreeMap::new(),
             undeclared: BTreeSet::new(),
             problems: Vec::new(),
+            start_check_reads: BTreeSet::new(),
+            start_checks: BTreeSet::new(),
         }
     }
 
     /// Checks one expression; returns its type (`Any` where it cannot tell) and the
     /// problems found in it.
     pub fn check(&mut self, expr: &Expr) -> (Type, Vec<Problem>) {
+        // node ids are those of one expression
+        self.start_check_reads.clear();
         let t = self.infer(expr.tree());
         if self.problems.is_empty() {
             return (t, Vec::new());
@@ -269,6 +281,9 @@ impl<'a> Checker<'a> {
             Ast::Select(select) => {
                 let operand = self.infer(&select.operand);
                 self.record_read(&select.operand, &select.field, select.test);
+                if select.field == "check" && is_start_problem(&operand) {
+                    self.start_check_reads.insert(e.id);
+                }
                 self.field(e, &operand, &select.field, &select.operand)
             }
             Ast::Literal(literal) => match literal {
@@ -360,6 +375,27 @@ impl<'a> Checker<'a> {
         self.reads.union(&self.guarded).chain(&self.meta).cloned().chain(whole).collect()
     }
 
+    /// `read` (a start-up problem's `check`) compared with `value`: a text that is no
+    /// registered check would never match, and is a problem; a registered one is recorded.
+    fn start_check_compared(&mut self, read: &IdedExpr, value: &IdedExpr) {
+        let Ast::Literal(LiteralValue::String(id)) = &value.expr else { return };
+        let id: &str = id.as_ref();
+        if !self.start_check_reads.contains(&read.id) {
+            return;
+        }
+        match StartCheck::parse(id) {
+            Some(check) => {
+                self.start_checks.insert(check);
+            }
+            None => {
+                let help = crate::suggest::closest(id, StartCheck::all().map(StartCheck::id))
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some("the checks are listed in src/facts/startup/checks.rs".into()));
+                self.problem(value, format!("`{id}` is no start-up check: no problem ever has it"), help);
+            }
+        }
+    }
+
     fn lookup_is_global(&self, name: &str) -> bool {
         !self.scopes.iter().any(|(n, _)| n == name)
     }
@@ -403,11 +439,18 @@ impl<'a> Checker<'a> {
         }
         let args: Vec<Type> = call.args.iter().map(|a| self.infer(a)).collect();
         match call.func_name.as_str() {
-            operators::LOGICAL_AND
-            | operators::LOGICAL_OR
-            | operators::LOGICAL_NOT
-            | operators::NOT_STRICTLY_FALSE
-            | operators::IN => Type::Bool,
+            operators::IN => {
+                // `p.check in ["a", "b"]`
+                if let [a, IdedExpr { expr: Ast::List(list), .. }] = call.args.as_slice() {
+                    for item in &list.elements {
+                        self.start_check_compared(a, item);
+                    }
+                }
+                Type::Bool
+            }
+            operators::LOGICAL_AND | operators::LOGICAL_OR | operators::LOGICAL_NOT | operators::NOT_STRICTLY_FALSE => {
+                Type::Bool
+            }
             operators::EQUALS
             | operators::NOT_EQUALS
             | operators::LESS
@@ -422,6 +465,12 @@ impl<'a> Checker<'a> {
                         format!("compares {kinds}: the comparison is always false or an error"),
                         Some("settings are text: compare num(value) with a number, truthy(value) for a flag".into()),
                     );
+                }
+                if let [a, b] = call.args.as_slice()
+                    && matches!(call.func_name.as_str(), operators::EQUALS | operators::NOT_EQUALS)
+                {
+                    self.start_check_compared(a, b);
+                    self.start_check_compared(b, a);
                 }
                 Type::Bool
             }
@@ -464,6 +513,17 @@ impl<'a> Checker<'a> {
             _ => Type::Any,
         }
     }
+}
+
+/// Whether `t` is the type of a start-up problem (`config.start_problems[]`).
+fn is_start_problem(t: &Type) -> bool {
+    static ITEM: std::sync::OnceLock<Option<Type>> = std::sync::OnceLock::new();
+    let item = ITEM.get_or_init(|| {
+        let config = schema::catalog().roots.get("config")?;
+        let Type::Map { fields, .. } = config.strict() else { return None };
+        Some(item_type(fields.get("start_problems")?))
+    });
+    item.as_ref().is_some_and(|item| matches!(t.strict(), Type::Map { .. }) && t.strict() == item.strict())
 }
 
 /// Two kinds of value that never compare equal, if these are.

@@ -24,6 +24,15 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         let _ = writeln!(out, "opt-in: runs only when `--select` names it");
     }
     let _ = writeln!(out, "\n{}", r.description.trim_end());
+    let checks = &r.reads().start_checks;
+    if let [check] = checks.iter().collect::<Vec<_>>().as_slice() {
+        let _ = writeln!(out, "\nWhat it checks (in the server's start-up code): {}", check.doc());
+    } else if !checks.is_empty() {
+        let _ = writeln!(out, "\nWhat it checks (in the server's start-up code):");
+        for check in checks {
+            let _ = writeln!(out, "- `{check}`: {}", check.doc().replace('\n', "\n  "));
+        }
+    }
     if !r.params.is_empty() {
         let _ = writeln!(out, "\nParameters (--param {}.NAME=VALUE):", r.id);
         for p in &r.params {

@@ -308,7 +308,8 @@ impl Rule {
     /// The rule as one reading `fields` (a test of what depends on them).
     #[cfg(test)]
     pub fn reading(mut self, fields: std::collections::BTreeSet<FactRef>) -> Rule {
-        self.checked = std::sync::OnceLock::from(super::check::Reads { needed: Vec::new(), fields });
+        self.checked =
+            std::sync::OnceLock::from(super::check::Reads { needed: Vec::new(), fields, ..Default::default() });
         self
     }
 

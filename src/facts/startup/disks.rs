@@ -49,7 +49,7 @@ pub(super) fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) 
             );
             problem(
                 out,
-                "disk-type-unknown",
+                StartCheck::DiskTypeUnknown,
                 name,
                 reason,
                 d.element.child("type").map_or(d.element.origin, |t| t.value_origin()),
@@ -64,11 +64,11 @@ pub(super) fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) 
                 None => {
                     let reason =
                         format!("Not found: storage_configuration.disks.{name}.endpoint (Poco::NotFoundException)");
-                    problem(out, "object-disk-endpoint-missing", name, reason, d.element.origin);
+                    problem(out, StartCheck::ObjectDiskEndpointMissing, name, reason, d.element.origin);
                 }
                 Some(endpoint) if endpoint.value().ends_with("//") => {
                     let reason = format!("Invalid S3 key: '/' ({}) (BAD_ARGUMENTS, code 36)", endpoint.value());
-                    problem(out, "s3-endpoint-empty-key", name, reason, endpoint.value_origin());
+                    problem(out, StartCheck::S3EndpointEmptyKey, name, reason, endpoint.value_origin());
                 }
                 Some(_) => {}
             }
@@ -94,7 +94,7 @@ fn local_disk<'a>(d: &'a model::Disk, paths: &mut HashMap<String, &'a str>, out:
     let path = d.element.child("path");
     if name != "default" && path.is_none_or(|p| p.value().is_empty()) {
         let reason = format!("Disk path can not be empty. Disk {name} (UNKNOWN_ELEMENT_IN_CONFIG, code 137)");
-        problem(out, "disk-path-missing", name, reason, path.map_or(d.element.origin, |p| p.origin));
+        problem(out, StartCheck::DiskPathMissing, name, reason, path.map_or(d.element.origin, |p| p.origin));
         return;
     }
     let Some(path) = path else { return };
@@ -103,18 +103,18 @@ fn local_disk<'a>(d: &'a model::Disk, paths: &mut HashMap<String, &'a str>, out:
         let reason = "\"default\" disk path should be provided in <path> not it <storage_configuration> \
                       (UNKNOWN_ELEMENT_IN_CONFIG, code 137)"
             .to_string();
-        problem(out, "default-disk-path", name, reason, path.origin);
+        problem(out, StartCheck::DefaultDiskPath, name, reason, path.origin);
         return;
     }
     if !value.ends_with('/') {
         let reason = format!("Disk path must end with /. Disk {name} (UNKNOWN_ELEMENT_IN_CONFIG, code 137)");
-        problem(out, "disk-path-without-slash", name, reason, path.value_origin());
+        problem(out, StartCheck::DiskPathWithoutSlash, name, reason, path.value_origin());
         return;
     }
     if let Some(first) = paths.get(&value) {
         let reason =
             format!("Disk {name} and disk {first} cannot have the same path ({value}) (BAD_ARGUMENTS, code 36)");
-        problem(out, "disks-same-path", name, reason, path.value_origin());
+        problem(out, StartCheck::DisksSamePath, name, reason, path.value_origin());
     } else {
         paths.insert(value, name);
     }
@@ -155,7 +155,7 @@ fn cache_disk(
         }
     };
     if let Some((reason, at)) = reason {
-        problem(out, "cache-disk-target-invalid", name, reason, at);
+        problem(out, StartCheck::CacheDiskTargetInvalid, name, reason, at);
     }
     // the cache's settings are read before its path and size are checked: an unknown one
     // stops the server first
@@ -164,20 +164,20 @@ fn cache_disk(
             "Unknown setting '{}' (UNKNOWN_SETTING, code 115): a cache disk takes no <{}> (did you mean <{known}>?)",
             element.name, element.name
         );
-        problem(out, "cache-disk-setting-unknown", name, reason, element.origin);
+        problem(out, StartCheck::CacheDiskSettingUnknown, name, reason, element.origin);
         return;
     }
     if d.element.child("path").is_none() {
         let reason = format!(
             "`path` was not normalized to absolute: the cache disk {name} has no <path> (LOGICAL_ERROR, code 49)"
         );
-        problem(out, "disk-path-missing", name, reason, d.element.origin);
+        problem(out, StartCheck::DiskPathMissing, name, reason, d.element.origin);
     }
     if d.element.child("max_size").is_none() && d.element.child("max_size_ratio_to_total_space").is_none() {
         let reason = "Either `max_size` or `max_size_ratio_to_total_space` must be defined in cache configuration \
                       (BAD_ARGUMENTS, code 36)"
             .to_string();
-        problem(out, "cache-disk-without-size", name, reason, d.element.origin);
+        problem(out, StartCheck::CacheDiskWithoutSize, name, reason, d.element.origin);
     }
 }
 
@@ -189,7 +189,7 @@ fn encrypted_disk(d: &model::Disk, out: &mut Vec<StartProblem>) {
         d.element.elements().filter(|e| e.name.starts_with("key") && e.name != "key_id").collect();
     if keys.is_empty() {
         let reason = format!("No encryption keys found: Disk {name} (BAD_ARGUMENTS, code 36)");
-        problem(out, "encrypted-disk-key-invalid", name, reason, d.element.origin);
+        problem(out, StartCheck::EncryptedDiskKeyInvalid, name, reason, d.element.origin);
         return;
     }
     // the algorithm's name in any case, as ClickHouse's own configs write it (aes_192_ctr)
@@ -210,7 +210,7 @@ fn encrypted_disk(d: &model::Disk, out: &mut Vec<StartProblem>) {
                  (BAD_ARGUMENTS, code 36)"
             );
             let part = key.attribute("id").map_or_else(|| key.name.to_string(), |id| format!("{} {id}", key.name));
-            problem_in(out, "encrypted-disk-key-invalid", name, part, reason, key.value_origin());
+            problem_in(out, StartCheck::EncryptedDiskKeyInvalid, name, part, reason, key.value_origin());
         }
     }
 }

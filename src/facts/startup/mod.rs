@@ -9,9 +9,12 @@ use std::net::{IpAddr, Ipv4Addr};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+mod checks;
 mod disks;
 mod server;
 mod users;
+
+pub use checks::StartCheck;
 
 use super::catalog;
 use super::config::is_true;
@@ -21,7 +24,7 @@ use crate::config::{ConfigError, Element, LoadedConfig, Origin, model};
 /// One way the config stops the server: which check, what it is about, the server's
 /// reason, and the element to fix.
 pub struct StartProblem {
-    pub check: &'static str,
+    pub check: StartCheck,
     pub subject: String,
     /// Which of the subject's elements, when several of them can each fail (an `<ip>`, a
     /// setting, a quota limit); empty otherwise.
@@ -50,14 +53,14 @@ pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProble
     out
 }
 
-fn problem(out: &mut Vec<StartProblem>, check: &'static str, subject: impl Into<String>, reason: String, at: Origin) {
+fn problem(out: &mut Vec<StartProblem>, check: StartCheck, subject: impl Into<String>, reason: String, at: Origin) {
     problem_in(out, check, subject, String::new(), reason, at);
 }
 
 /// A problem with one of a subject's several elements (`part`).
 fn problem_in(
     out: &mut Vec<StartProblem>,
-    check: &'static str,
+    check: StartCheck,
     subject: impl Into<String>,
     part: String,
     reason: String,
@@ -129,7 +132,7 @@ pub fn facts(loaded: &LoadedConfig, disks: &[model::Disk], at: impl Fn(Origin) -
     problems(loaded, disks)
         .into_iter()
         .map(|p| StartProblemFact {
-            check: p.check.to_string(),
+            check: p.check.id().to_string(),
             subject: p.subject,
             part: p.part,
             reason: p.reason,

@@ -41,7 +41,7 @@ pub(super) fn server(root: &Element, out: &mut Vec<StartProblem>) {
                 e.name,
                 e.value()
             );
-            problem(out, "server-setting-unparsable", e.name.as_str(), reason, e.value_origin());
+            problem(out, StartCheck::ServerSettingUnparsable, e.name.as_str(), reason, e.value_origin());
         }
     }
     for merge_tree in root.children_named("merge_tree") {
@@ -50,7 +50,7 @@ pub(super) fn server(root: &Element, out: &mut Vec<StartProblem>) {
                 None => {
                     let reason =
                         format!("Unknown setting '{}': in MergeTree config (UNKNOWN_SETTING, code 115)", s.name);
-                    problem(out, "merge-tree-unknown-setting", s.name.as_str(), reason, s.origin);
+                    problem(out, StartCheck::MergeTreeUnknownSetting, s.name.as_str(), reason, s.origin);
                 }
                 Some(setting) => {
                     let kind = setting.kind.unwrap_or_default();
@@ -61,7 +61,7 @@ pub(super) fn server(root: &Element, out: &mut Vec<StartProblem>) {
                             s.value(),
                             s.name
                         );
-                        problem(out, "merge-tree-setting-unparsable", s.name.as_str(), reason, s.value_origin());
+                        problem(out, StartCheck::MergeTreeSettingUnparsable, s.name.as_str(), reason, s.value_origin());
                     }
                 }
             }
@@ -76,12 +76,12 @@ pub(super) fn server(root: &Element, out: &mut Vec<StartProblem>) {
             }
             Ok(_) => continue,
         };
-        problem(out, "port-invalid", port.name.as_str(), reason, port.value_origin());
+        problem(out, StartCheck::PortInvalid, port.name.as_str(), reason, port.value_origin());
     }
     if let (Some(_), Some(https)) = (root.child("interserver_http_port"), root.child("interserver_https_port")) {
         let reason =
             "Both http and https interserver ports are specified (EXCESSIVE_ELEMENT_IN_CONFIG, code 138)".to_string();
-        problem(out, "interserver-both-ports", "interserver_https_port", reason, https.origin);
+        problem(out, StartCheck::InterserverBothPorts, "interserver_https_port", reason, https.origin);
     }
     listen_hosts(root, out);
 }
@@ -95,7 +95,7 @@ fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
         let v = h.value();
         if v.bytes().all(|b| b.is_ascii_digit() || b == b'.') && v.contains('.') && v.parse::<Ipv4Addr>().is_err() {
             let reason = format!("Listen [{v}] failed: DNS error while resolving: {v} (NETWORK_ERROR, code 210)");
-            problem(out, "listen-host-invalid", v, reason, h.value_origin());
+            problem(out, StartCheck::ListenHostInvalid, v, reason, h.value_origin());
         }
     }
     let tolerant =
@@ -119,7 +119,7 @@ fn listen_hosts(root: &Element, out: &mut Vec<StartProblem>) {
                     "Listen [{second_value}] failed: Address already in use (NETWORK_ERROR, code 210): \
                      listen_host {first} already binds it, and neither listen_try nor listen_reuse_port is set"
                 );
-                problem(out, "listen-host-overlap", second_value, reason, second.value_origin());
+                problem(out, StartCheck::ListenHostOverlap, second_value, reason, second.value_origin());
                 return;
             }
         }
@@ -136,7 +136,7 @@ pub(super) fn system_logs(root: &Element, out: &mut Vec<StartProblem>) {
             );
             problem(
                 out,
-                "system-log-engine-with-parameters",
+                StartCheck::SystemLogEngineWithParameters,
                 log.name.as_str(),
                 reason,
                 log.child(tag).map_or(log.origin, |e| e.origin),
@@ -164,7 +164,7 @@ pub(super) fn log_levels(root: &Element, out: &mut Vec<StartProblem>) {
                 "Invalid argument: Not a valid log level: <{section}><level> is {shown}; it takes none, fatal, \
                  critical, error, warning, notice, information, debug, trace or test"
             );
-            problem(out, "log-level-invalid", section, reason, level.origin);
+            problem(out, StartCheck::LogLevelInvalid, section, reason, level.origin);
         }
     }
 }
@@ -180,7 +180,7 @@ pub(super) fn clusters(root: &Element, out: &mut Vec<StartProblem>) {
                 );
                 let part = format!("shard {}/replica {}", shard_number + 1, number + 1);
                 let at = replica.element.origin;
-                problem_in(out, "cluster-replica-without-host", cluster.name.as_str(), part, reason, at);
+                problem_in(out, StartCheck::ClusterReplicaWithoutHost, cluster.name.as_str(), part, reason, at);
             }
         }
     }
@@ -199,7 +199,7 @@ fn cluster_layout(cluster: &Element, default_port: bool, out: &mut Vec<StartProb
     let name = cluster.name.as_str();
     let mut refuse = |part: String, reason: String, at: Origin| {
         let reason = format!("{reason} (CANNOT_LOAD_CONFIG, code 347)");
-        problem_in(out, "cluster-definition-invalid", name, part, reason, at);
+        problem_in(out, StartCheck::ClusterDefinitionInvalid, name, part, reason, at);
     };
     let keys: Vec<&Element> =
         cluster.elements().filter(|e| e.name != "secret" && e.name != "allow_distributed_ddl_queries").collect();
@@ -257,7 +257,7 @@ mod tests {
         let mut out = Vec::new();
         clusters(&root, &mut out);
         out.into_iter()
-            .filter(|p| p.check == "cluster-definition-invalid")
+            .filter(|p| p.check == StartCheck::ClusterDefinitionInvalid)
             .map(|p| format!("{}:{}", p.subject, p.part))
             .collect()
     }

@@ -44,7 +44,7 @@ pub(super) fn users_source(loaded: &LoadedConfig, out: &mut Vec<StartProblem>) {
              while setting up access control)",
             element.value()
         );
-        problem(out, "users-config-missing", element.value(), reason, element.value_origin());
+        problem(out, StartCheck::UsersConfigMissing, element.value(), reason, element.value_origin());
     }
 }
 
@@ -61,7 +61,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
         {
             let reason =
                 format!("Profile {} was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)", profile.value());
-            problem(out, "user-profile-missing", name, reason, profile.value_origin());
+            problem(out, StartCheck::UserProfileMissing, name, reason, profile.value_origin());
         }
         if let Some(networks) = user.child("networks") {
             // parseNetworks tells a pattern by its element's prefix: ip, host (host_regexp too)
@@ -72,7 +72,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
                      code 196)",
                     element.name
                 );
-                problem_in(out, "network-ip-invalid", name, element.name.to_string(), reason, element.origin);
+                problem_in(out, StartCheck::NetworkIpInvalid, name, element.name.to_string(), reason, element.origin);
             }
             for ip in networks.children_named("ip") {
                 if !is_subnet(&ip.value()) {
@@ -80,7 +80,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
                         "Invalid address: {} in <networks><ip> of user '{name}' (CANNOT_LOAD_CONFIG, code 347)",
                         ip.value()
                     );
-                    problem_in(out, "network-ip-invalid", name, ip.value(), reason, ip.value_origin());
+                    problem_in(out, StartCheck::NetworkIpInvalid, name, ip.value(), reason, ip.value_origin());
                 }
             }
         }
@@ -93,7 +93,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
                     "Either 'password' or 'password_sha256_hex' or ... or 'no_password' must be specified for user \
                      {name}: {parsing} (BAD_ARGUMENTS, code 36)"
                 );
-                problem(out, "user-auth-missing", name, reason, user.origin);
+                problem(out, StartCheck::UserAuthMissing, name, reason, user.origin);
             }
             [_, second, ..] => {
                 let reason = format!(
@@ -101,7 +101,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
                      specify authentication info for user {name}: <{}> beside <{}> (BAD_ARGUMENTS, code 36)",
                     second.name, given[0].name
                 );
-                problem(out, "user-auth-ambiguous", name, reason, second.origin);
+                problem(out, StartCheck::UserAuthAmbiguous, name, reason, second.origin);
             }
             [auth] => {
                 auth_element(name, auth, &parsing, &allows, out);
@@ -115,7 +115,7 @@ pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::P
                  {parsing} (BAD_ARGUMENTS, code 36)",
                 other.name
             );
-            problem(out, "user-grants-with-other-access", name, reason, grants.origin);
+            problem(out, StartCheck::UserGrantsWithOtherAccess, name, reason, grants.origin);
         }
     }
 }
@@ -146,7 +146,7 @@ fn auth_element(
             "{message} (<{}> of user '{user}' is {len} hex digits): {parsing} (BAD_ARGUMENTS, code 36)",
             auth.name
         );
-        problem(out, "user-password-hash-invalid", user, reason, auth.value_origin());
+        problem(out, StartCheck::UserPasswordHashInvalid, user, reason, auth.value_origin());
     }
     let refused = match auth.name.as_str() {
         "password" if !value.is_empty() && !allows("allow_plaintext_password") => {
@@ -161,7 +161,7 @@ fn auth_element(
             "Authentication type {kind} is not allowed, check the setting {setting} in the server configuration: \
              {parsing} (BAD_ARGUMENTS, code 36)"
         );
-        problem(out, "user-auth-not-allowed", user, reason, auth.origin);
+        problem(out, StartCheck::UserAuthNotAllowed, user, reason, auth.origin);
     }
 }
 
@@ -180,7 +180,14 @@ pub(super) fn profile_problems(server: &Element, profiles: &[model::Profile], ou
                     "Parent profile '{}' was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)",
                     parent.value()
                 );
-                problem_in(out, "profile-parent-missing", &p.name, parent.value(), reason, parent.value_origin());
+                problem_in(
+                    out,
+                    StartCheck::ProfileParentMissing,
+                    &p.name,
+                    parent.value(),
+                    reason,
+                    parent.value_origin(),
+                );
             }
         }
         for s in &p.settings {
@@ -194,7 +201,14 @@ pub(super) fn profile_problems(server: &Element, profiles: &[model::Profile], ou
                     s.value(),
                     s.name
                 );
-                problem_in(out, "profile-setting-unparsable", &p.name, s.name.to_string(), reason, s.value_origin());
+                problem_in(
+                    out,
+                    StartCheck::ProfileSettingUnparsable,
+                    &p.name,
+                    s.name.to_string(),
+                    reason,
+                    s.value_origin(),
+                );
             }
         }
         for constrained in p.element.children_named("constraints").flat_map(Element::elements) {
@@ -204,7 +218,7 @@ pub(super) fn profile_problems(server: &Element, profiles: &[model::Profile], ou
                     constrained.name
                 );
                 let part = constrained.name.to_string();
-                problem_in(out, "profile-constraint-unknown-setting", &p.name, part, reason, constrained.origin);
+                problem_in(out, StartCheck::ProfileConstraintUnknownSetting, &p.name, part, reason, constrained.origin);
             }
         }
     }
@@ -247,7 +261,14 @@ pub(super) fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
                         limit.name, limit.name, quota.name, quota.name
                     );
                     let part = format!("interval {}/{}", number + 1, limit.name);
-                    problem_in(out, "quota-limit-unparsable", quota.name.as_str(), part, reason, limit.value_origin());
+                    problem_in(
+                        out,
+                        StartCheck::QuotaLimitUnparsable,
+                        quota.name.as_str(),
+                        part,
+                        reason,
+                        limit.value_origin(),
+                    );
                 }
             }
         }
@@ -260,7 +281,7 @@ pub(super) fn quotas(users_root: &Element, out: &mut Vec<StartProblem>) {
                     quota.name
                 );
                 let (part, at) = (format!("interval {}", number + 1), duration.value_origin());
-                problem_in(out, "quota-duration-invalid", quota.name.as_str(), part, reason, at);
+                problem_in(out, StartCheck::QuotaDurationInvalid, quota.name.as_str(), part, reason, at);
             }
         }
     }
@@ -289,9 +310,9 @@ pub(super) fn default_profile(
                 "{reason}: with neither <users_config> nor <user_directories> the server reads users from the \
                  main config itself, not from the {file} beside it"
             );
-            problem(out, "users-read-from-main-config", file, reason, root.origin);
+            problem(out, StartCheck::UsersReadFromMainConfig, file, reason, root.origin);
         }
-        (_, Some(element)) => problem(out, "default-profile-missing", name, reason, element.value_origin()),
-        (_, None) => problem(out, "default-profile-missing", name, reason, users_root.origin),
+        (_, Some(element)) => problem(out, StartCheck::DefaultProfileMissing, name, reason, element.value_origin()),
+        (_, None) => problem(out, StartCheck::DefaultProfileMissing, name, reason, users_root.origin),
     }
 }

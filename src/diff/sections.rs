@@ -1,0 +1,329 @@
+//! How each section reads a side: the items it compares (server settings, MergeTree
+//! settings, profiles, users and their settings, grants, disks, policies, the version),
+//! each value as shown, secrets masked.
+
+use super::*;
+
+/// A value as shown: a secret's masked, control characters written out, bounded.
+pub(super) fn item(name: &str, value: &str, at: Option<&Value>) -> Value1 {
+    let shown = if crate::mask::is_secret_name(name) && !value.is_empty() {
+        crate::mask::MASK.to_string()
+    } else {
+        crate::mask::shown(value)
+    };
+    Value1 {
+        value: shown,
+        at: at.and_then(Value::as_str).map(str::to_string),
+        default: false,
+        compared: value.to_string(),
+    }
+}
+
+pub(super) fn text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+pub(super) fn list(v: Option<&Value>) -> impl Iterator<Item = &Value> {
+    v.and_then(Value::as_array).into_iter().flatten()
+}
+
+pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items> {
+    if let Some(config) = &s.config {
+        let values = config.get("server")?.as_object()?;
+        let at = config.get("server_at").and_then(Value::as_object);
+        let mut items: Items =
+            values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), at.and_then(|a| a.get(k))))).collect();
+        // against a server: the settings the server has, a setting the config leaves alone at
+        // the server's default
+        if let Some(live) = other.and_then(|o| o.live.as_ref()) {
+            let rows = live.get("server_settings")?.as_object()?;
+            items.retain(|k, _| rows.contains_key(k));
+            for (name, row) in rows {
+                let changed = row.get("changed").and_then(Value::as_bool).unwrap_or(false);
+                if changed && !items.contains_key(name) {
+                    let default = text(row.get("default").unwrap_or(&Value::Null));
+                    let mut value = item(name, &default, None);
+                    value.default = true;
+                    items.insert(name.clone(), value);
+                }
+            }
+        }
+        return Some(items);
+    }
+    let rows = s.live.as_ref()?.get("server_settings")?.as_object()?;
+    let config_names: Option<BTreeSet<&String>> =
+        other.and_then(|o| o.config.as_ref()).and_then(|c| c.get("server")?.as_object()).map(|m| m.keys().collect());
+    Some(
+        rows.iter()
+            .filter(|(name, row)| {
+                row.get("changed").and_then(Value::as_bool).unwrap_or(false)
+                    || config_names.as_ref().is_some_and(|n| n.contains(name))
+            })
+            .map(|(name, row)| (name.clone(), item(name, &text(row.get("value").unwrap_or(&Value::Null)), None)))
+            .collect(),
+    )
+}
+
+pub(super) fn merge_tree_settings(s: &State, _: Option<&State>) -> Option<Items> {
+    if let Some(config) = &s.config {
+        let values = config.get("merge_tree")?.as_object()?;
+        let at = config.get("merge_tree_at").and_then(Value::as_object);
+        return Some(values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), at.and_then(|a| a.get(k))))).collect());
+    }
+    let rows = s.live.as_ref()?.get("merge_tree_settings")?.as_object()?;
+    Some(
+        rows.iter()
+            .filter(|(_, row)| row.get("changed").and_then(Value::as_bool).unwrap_or(true))
+            .map(|(name, row)| (name.clone(), item(name, &text(row.get("value").unwrap_or(&Value::Null)), None)))
+            .collect(),
+    )
+}
+
+/// `profile/setting` -> the value the profile itself sets.
+pub(super) fn profiles(s: &State, _: Option<&State>) -> Option<Items> {
+    if let Some(config) = &s.config {
+        let mut items = Items::new();
+        for profile in list(config.get("profiles")) {
+            let name = text(profile.get("name")?);
+            let at = profile.get("settings_at").and_then(Value::as_object);
+            for (setting, value) in profile.get("settings").and_then(Value::as_object).into_iter().flatten() {
+                items.insert(format!("{name}/{setting}"), item(setting, &text(value), at.and_then(|a| a.get(setting))));
+            }
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("profile_settings")?;
+    let mut items = Items::new();
+    for row in list(live.get("profile_settings")) {
+        let (profile, setting) = (text(row.get("profile_name")?), text(row.get("setting_name")?));
+        items.insert(format!("{profile}/{setting}"), item(&setting, &text(row.get("value")?), None));
+    }
+    Some(items)
+}
+
+/// `user/setting` -> the value in effect for the user's sessions.
+pub(super) fn user_settings(s: &State, _: Option<&State>) -> Option<Items> {
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        config.get("users")?;
+        // where each setting got its value: through the user's profile, else the default profile
+        let effective_at = |profile: &str| {
+            list(config.get("profiles"))
+                .find(|p| p.get("name").and_then(Value::as_str) == Some(profile))
+                .and_then(|p| p.get("effective_at"))
+                .and_then(Value::as_object)
+        };
+        let default_profile = config.get("default_profile").and_then(Value::as_str).unwrap_or("default");
+        for user in list(config.get("users")) {
+            let name = text(user.get("name")?);
+            let own = effective_at(user.get("profile").and_then(Value::as_str).unwrap_or(default_profile));
+            let default = effective_at(default_profile);
+            for (setting, value) in user.get("settings").and_then(Value::as_object).into_iter().flatten() {
+                let at = own.and_then(|a| a.get(setting)).or_else(|| default.and_then(|a| a.get(setting)));
+                items.insert(format!("{name}/{setting}"), item(setting, &text(value), at));
+            }
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("user_settings")?;
+    for user in list(live.get("user_settings")) {
+        let name = text(user.get("user")?);
+        for (setting, value) in user.get("settings").and_then(Value::as_object).into_iter().flatten() {
+            items.insert(format!("{name}/{setting}"), item(setting, &text(value), None));
+        }
+    }
+    Some(items)
+}
+
+/// How a config's authentication reads in system.users.
+pub(super) fn auth_name(config: &str) -> &str {
+    match config {
+        "plaintext" => "plaintext_password",
+        "sha256" => "sha256_password",
+        "double_sha1" => "double_sha1_password",
+        "bcrypt" => "bcrypt_password",
+        "none" | "implicit_none" => "no_password",
+        "ssl_certificates" => "ssl_certificate",
+        "ssh_keys" => "ssh_key",
+        other => other,
+    }
+}
+
+/// A network as system.users shows it: the loopback addresses are `localhost`.
+pub(super) fn network(kind: &str, value: &str) -> String {
+    match (kind, value) {
+        ("ip", "127.0.0.1" | "::1" | "127.0.0.1/32" | "::1/128") | ("host", "localhost") => "localhost".into(),
+        ("ip", "0.0.0.0/0") => "ip ::/0".into(),
+        _ => format!("{kind} {value}"),
+    }
+}
+
+/// `user.auth`, `user.networks`, `user.profile`.
+pub(super) fn users(s: &State, _: Option<&State>) -> Option<Items> {
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        config.get("users")?;
+        for user in list(config.get("users")) {
+            let name = text(user.get("name")?);
+            let auth = auth_name(&text(user.get("auth").unwrap_or(&Value::Null))).to_string();
+            items.insert(format!("{name}.auth"), item("auth", &auth, user.get("auth_at")));
+            let networks = user.get("networks");
+            let mut nets: BTreeSet<String> = BTreeSet::new();
+            for (kind, field) in [("ip", "ip"), ("host", "host"), ("regexp", "host_regexp")] {
+                for v in list(networks.and_then(|n| n.get(field))) {
+                    nets.insert(network(kind, &text(v)));
+                }
+            }
+            if nets.is_empty() {
+                nets.insert("ip ::/0".into());
+            }
+            let nets = nets.into_iter().collect::<Vec<_>>().join(", ");
+            items.insert(format!("{name}.networks"), item("networks", &nets, user.get("networks_at")));
+            let profile = text(user.get("profile").unwrap_or(&Value::Null));
+            items.insert(format!("{name}.profile"), item("profile", &profile, user.get("at")));
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("users")?;
+    for user in list(live.get("users")) {
+        let name = text(user.get("name")?);
+        let auth = text(user.get("auth_type").unwrap_or(&Value::Null));
+        let auth = auth.trim_matches(['[', ']']).split(',').map(|a| a.trim().trim_matches('\'')).collect::<Vec<_>>();
+        items.insert(format!("{name}.auth"), item("auth", &auth.join(", "), None));
+        let mut nets: BTreeSet<String> = BTreeSet::new();
+        for (kind, field) in
+            [("ip", "host_ip"), ("host", "host_names"), ("regexp", "host_names_regexp"), ("like", "host_names_like")]
+        {
+            for v in list(user.get(field)) {
+                nets.insert(network(kind, &text(v)));
+            }
+        }
+        let nets = nets.into_iter().collect::<Vec<_>>().join(", ");
+        items.insert(format!("{name}.networks"), item("networks", &nets, None));
+    }
+    let mut profiles: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in list(live.get("user_profiles")) {
+        if let (Some(user), Some(profile)) = (row.get("user_name"), row.get("inherit_profile").filter(|p| !p.is_null()))
+        {
+            profiles.entry(text(user)).or_default().push(text(profile));
+        }
+    }
+    for (user, given) in profiles {
+        if items.contains_key(&format!("{user}.auth")) {
+            items.insert(format!("{user}.profile"), item("profile", &given.join(", "), None));
+        }
+    }
+    Some(items)
+}
+
+/// `user: ACCESS` (or `role ...`) -> granted, with or without the grant option.
+pub(super) fn grants(s: &State, _: Option<&State>) -> Option<Items> {
+    let live = s.live.as_ref()?;
+    live.get("grants")?;
+    let mut items = Items::new();
+    for row in list(live.get("grants")) {
+        let who = match (row.get("user_name").filter(|v| !v.is_null()), row.get("role_name").filter(|v| !v.is_null())) {
+            (Some(user), _) => text(user),
+            (None, Some(role)) => format!("role {}", text(role)),
+            _ => continue,
+        };
+        let option = row.get("grant_option").is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
+        let value = if option { "granted with grant option" } else { "granted" };
+        items.insert(format!("{who}: {}", text(row.get("access_type")?)), item("grant", value, None));
+    }
+    Some(items)
+}
+
+/// Disks: against the other kind, which exist; else each one's type and settings.
+pub(super) fn disks(s: &State, other: Option<&State>) -> Option<Items> {
+    let cross = other.is_some();
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        for disk in list(config.get("disks")) {
+            let name = text(disk.get("name")?);
+            items.insert(name.clone(), item("disk", "declared", disk.get("at")));
+            if cross {
+                continue;
+            }
+            items.insert(format!("{name}.type"), item("type", &text(disk.get("type")?), disk.get("at")));
+            for (k, v) in disk.get("settings").and_then(Value::as_object).into_iter().flatten() {
+                items.insert(format!("{name}.{k}"), item(k, &text(v), disk.get("at")));
+            }
+        }
+        if cross && !items.contains_key("default") {
+            items.insert("default".into(), item("disk", "declared", None));
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("disks")?;
+    for disk in list(live.get("disks")) {
+        let name = text(disk.get("name")?);
+        items.insert(name.clone(), item("disk", "declared", None));
+        if cross {
+            continue;
+        }
+        for k in [
+            "type",
+            "object_storage_type",
+            "metadata_type",
+            "path",
+            "cache_path",
+            "keep_free_space",
+            "is_encrypted",
+            "is_read_only",
+            "is_write_once",
+        ] {
+            if let Some(v) = disk.get(k) {
+                items.insert(format!("{name}.{k}"), item(k, &text(v), None));
+            }
+        }
+    }
+    Some(items)
+}
+
+/// `policy/volume` -> its disks.
+pub(super) fn policies(s: &State, other: Option<&State>) -> Option<Items> {
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        for policy in list(config.get("policies")) {
+            let name = text(policy.get("name")?);
+            for volume in list(policy.get("volumes")) {
+                let disks: Vec<String> = list(volume.get("disks")).map(text).collect();
+                let key = format!("{name}/{}", text(volume.get("name")?));
+                items.insert(key, item("disks", &disks.join(", "), volume.get("at")));
+            }
+        }
+        if other.is_some() && !items.keys().any(|k| k.starts_with("default/")) {
+            items.insert("default/default".into(), item("disks", "default", None));
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("storage_policies")?;
+    for row in list(live.get("storage_policies")) {
+        let disks: Vec<String> = list(row.get("disks")).map(text).collect();
+        let key = format!("{}/{}", text(row.get("policy_name")?), text(row.get("volume_name")?));
+        items.insert(key, item("disks", &disks.join(", "), None));
+    }
+    Some(items)
+}
+
+pub(super) fn version(s: &State, _: Option<&State>) -> Option<Items> {
+    let live = s.live.as_ref()?;
+    let version = crate::facts::live_text(live, "version");
+    Some([("version".to_string(), item("version", version, None))].into())
+}
+
+pub(super) fn macros(s: &State) -> Option<Items> {
+    let config = s.config.as_ref()?;
+    let values = config.get("macros")?.as_object()?;
+    Some(values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), None))).collect())
+}

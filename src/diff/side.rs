@@ -1,0 +1,267 @@
+//! One side of a diff read: a config tree, a snapshot or a running server, audited; its
+//! facts as JSON and its findings.
+
+use super::*;
+
+/// One side of the comparison, as named on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Side {
+    /// A main config (config.xml or the directory holding it).
+    Config(PathBuf),
+    /// A snapshot file written by `chaudit collect`.
+    Snapshot(PathBuf),
+    /// A server's DSN (`http://...` or `https://...`).
+    Server(String),
+}
+
+impl Side {
+    /// A value starting with http:// or https:// is a server; an existing `.json` file a
+    /// snapshot; anything else a config (a file, or a directory holding config.xml).
+    pub fn parse(text: &str) -> Side {
+        let lower = text.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return Side::Server(text.to_string());
+        }
+        let path = PathBuf::from(text);
+        if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+            return Side::Snapshot(path);
+        }
+        Side::Config(path)
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Side::Config(_) => Kind::Config,
+            Side::Snapshot(_) => Kind::Snapshot,
+            Side::Server(_) => Kind::Server,
+        }
+    }
+}
+
+/// What a side is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Config,
+    Snapshot,
+    Server,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Config => "config",
+            Kind::Snapshot => "snapshot",
+            Kind::Server => "server",
+        }
+    }
+
+    /// A snapshot and a server give the same facts (the server's).
+    pub(super) fn is_live(self) -> bool {
+        !matches!(self, Kind::Config)
+    }
+}
+
+/// Why a side could not be read: the user's mistake (a config ClickHouse refuses, a file
+/// that is not a snapshot) or the run's (a server that cannot be read).
+#[derive(Debug, Clone)]
+pub struct DiffError {
+    pub failure: Failure,
+    pub message: String,
+}
+
+impl DiffError {
+    fn usage(message: String) -> DiffError {
+        DiffError { failure: Failure::Usage, message }
+    }
+}
+
+/// What one side gave: its facts as JSON (the config's, or the server's `live` document)
+/// and its audit's findings.
+pub struct State {
+    pub label: String,
+    pub kind: Kind,
+    pub(super) config: Option<serde_json::Map<String, Value>>,
+    pub(super) live: Option<Value>,
+    pub(super) findings: BTreeMap<String, FindingItem>,
+    /// The rules its audit judged (fired or passed): a finding is compared only where both
+    /// audits could judge its rule.
+    pub(super) judged: BTreeSet<String>,
+    /// The files read (a config's every file, a snapshot): an output must name none.
+    pub inputs: Vec<PathBuf>,
+}
+
+/// A finding of one side, as the diff lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingItem {
+    pub rule_id: String,
+    pub severity: crate::rules::Severity,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
+    pub fingerprint: String,
+}
+
+/// How to read the sides: the config loading options, and the audit's rules.
+pub struct Options {
+    pub load: LoadOptions,
+    pub rules: RulesRequest,
+    /// Compare the values that differ by nature too (hosts, macros, display_name).
+    pub all: bool,
+}
+
+/// Reads one side. `collect` reads a server (the caller owns the connection and its
+/// options).
+pub fn load(
+    side: &Side,
+    options: &Options,
+    collect: impl FnOnce(&str) -> Result<NodeDocuments, DiffError>,
+) -> Result<State, DiffError> {
+    let request = |config: Option<PathBuf>, snapshot: Option<PathBuf>| Request {
+        config,
+        load: options.load.clone(),
+        version: None,
+        snapshot,
+        host: None,
+        rules: options.rules.clone(),
+        suppressions: ProjectSuppressions::Default,
+        baseline: None,
+        write_baseline: None,
+        output: None,
+        policy: Policy { fail_on: None, allow_inconclusive: true },
+    };
+    let failed = |e: AuditError| DiffError { failure: e.class(), message: e.to_string() };
+    match side {
+        Side::Config(path) => {
+            let main = main_config(path).map_err(DiffError::usage)?;
+            let audited = audit::run(&request(Some(main.clone()), None), || Ok(None)).map_err(|e| match e {
+                AuditError::Config(err) => DiffError::usage(config_error(&err)),
+                other => failed(other),
+            })?;
+            if let Some((tree, err)) = &audited.broken {
+                return Err(DiffError::usage(format!(
+                    "{}: the {tree} config cannot be processed: {}",
+                    main.display(),
+                    config_error(err)
+                )));
+            }
+            let loaded = audited.loaded.as_ref().expect("a config side loads its config");
+            let facts = crate::facts::config::facts(loaded, main.display().to_string(), None);
+            let config = facts.typed.get(&crate::facts::Source::Config).map(|d| d.to_json());
+            Ok(State {
+                label: path.display().to_string(),
+                kind: Kind::Config,
+                config,
+                live: None,
+                findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
+                inputs: loaded.inputs().map(|(_, p)| p.to_path_buf()).collect(),
+            })
+        }
+        Side::Snapshot(path) => {
+            let (facts, cluster) = audit::read_snapshot(path).map_err(failed)?;
+            if cluster.is_some() {
+                return Err(DiffError::usage(format!(
+                    "{}: a cluster snapshot; diff compares one server's: collect each replica with its own --dsn",
+                    path.display()
+                )));
+            }
+            let live = facts.document.get("live").cloned().ok_or_else(|| {
+                DiffError::usage(format!("{}: the snapshot holds no server facts (`live`)", path.display()))
+            })?;
+            let audited = audit::run(&request(None, Some(path.clone())), || Ok(None)).map_err(failed)?;
+            Ok(State {
+                label: path.display().to_string(),
+                kind: Kind::Snapshot,
+                config: None,
+                live: Some(live),
+                findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
+                inputs: vec![path.clone()],
+            })
+        }
+        Side::Server(dsn) => {
+            let node = collect(dsn)?;
+            let live = node.live.clone().into_value();
+            let label = crate::facts::live_text(&live, "endpoint").to_string();
+            let audited = audit::run(&request(None, None), || Ok(Some(Live::Node(Box::new(node))))).map_err(failed)?;
+            Ok(State {
+                label: if label.is_empty() { crate::mask::mask_url_credentials(dsn).into_owned() } else { label },
+                kind: Kind::Server,
+                config: None,
+                live: Some(live),
+                findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
+                inputs: Vec::new(),
+            })
+        }
+    }
+}
+
+/// A config error in one line, with the place it names.
+pub(super) fn config_error(err: &crate::config::ConfigError) -> String {
+    let mut text = err.to_string();
+    if let Some(location) = crate::report::RunError::of(err).into_iter().find_map(|e| e.location) {
+        text = format!("{}:{}: {text}", location.file, location.line);
+    }
+    crate::mask::shown(&text)
+}
+
+/// A main config, or the directory holding config.xml (config.yaml, config.yml).
+pub(super) fn main_config(path: &Path) -> Result<PathBuf, String> {
+    if !path.exists() {
+        return Err(format!(
+            "{}: no such file or directory (a side is a config, a snapshot .json file or an http(s):// server)",
+            path.display()
+        ));
+    }
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    ["config.xml", "config.yaml", "config.yml"]
+        .iter()
+        .map(|name| path.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{} is a directory without config.xml, config.yaml or config.yml", path.display()))
+}
+
+pub(super) fn judged_by(report: &crate::report::Report) -> BTreeSet<String> {
+    use crate::eval::OutcomeKind;
+    report
+        .outcomes
+        .iter()
+        .filter(|o| matches!(o.outcome, OutcomeKind::Fired | OutcomeKind::Passed))
+        .map(|o| o.rule_id.clone())
+        .collect()
+}
+
+pub(super) fn findings_of(report: &crate::report::Report) -> BTreeMap<String, FindingItem> {
+    report
+        .findings
+        .iter()
+        .filter(|f| f.suppressed.is_none())
+        .map(|f| {
+            let item = FindingItem {
+                rule_id: f.rule_id.clone(),
+                severity: f.severity,
+                title: f.title.clone(),
+                object: f.object.as_deref().map(crate::mask::shown),
+                fingerprint: f.fingerprint.clone(),
+            };
+            (f.fingerprint.clone(), item)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_are_told_apart_by_their_syntax() {
+        assert_eq!(Side::parse("http://h:8123"), Side::Server("http://h:8123".into()));
+        assert_eq!(Side::parse("HTTPS://h"), Side::Server("HTTPS://h".into()));
+        assert_eq!(Side::parse("/nonexistent/a.json"), Side::Config("/nonexistent/a.json".into()));
+        assert_eq!(Side::parse("deploy/clickhouse"), Side::Config("deploy/clickhouse".into()));
+    }
+}
