@@ -270,14 +270,16 @@ async fn per_query<'a>(
 /// The Keeper facts of the replicas with a Keeper session, one fan-out query each after the
 /// union (see [`crate::collect::keeper`]).
 async fn keeper_facts(seed: &Session, cluster: &str, answers: &mut BTreeMap<u64, Vec<Answer<'_>>>) {
-    use crate::collect::keeper::{QUERIES, keeper_session, reason};
+    use crate::collect::keeper::{QUERIES, keeper_session};
     let sessions: BTreeMap<u64, Result<bool, String>> =
         answers.iter().map(|(node, answers)| (*node, keeper_session(answers))).collect();
     let any_session = sessions.values().any(|s| matches!(s, Ok(true)));
     for query in &QUERIES {
         let result = match any_session {
             true => Some(
-                seed.rows_with(query.purpose, &query.fan_out_sql(cluster), &SKIP_DEAD).await.map_err(|e| reason(&e)),
+                seed.rows_with(query.purpose, &query.fan_out_sql(cluster), &SKIP_DEAD)
+                    .await
+                    .map_err(|e| query.reason(&e)),
             ),
             false => None,
         };
