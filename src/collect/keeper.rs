@@ -126,10 +126,12 @@ mod tests {
                 .into(),
             code: Some(139),
         };
-        assert_eq!(Unread::of_reason(&reason(&refused)), Some(Unread::Missing));
+        assert_eq!(Unread::of_reason(&QUERIES[0].reason(&refused)), Some(Unread::Missing));
+        assert!(QUERIES[0].reason(&refused).contains("no distributed DDL queue"));
+        assert!(QUERIES[1].reason(&refused).contains("no Keeper connection"));
         let lost =
             CollectError::Query { purpose: QUERIES[0].purpose.into(), message: "Keeper".into(), code: Some(999) };
-        assert_eq!(Unread::of_reason(&reason(&lost)), Some(Unread::QueryFailed));
+        assert_eq!(Unread::of_reason(&QUERIES[0].reason(&lost)), Some(Unread::QueryFailed));
         assert_eq!(Unread::of_reason(&no_session()), Some(Unread::Missing));
     }
 
