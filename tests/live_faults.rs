@@ -255,3 +255,40 @@ fn a_system_table_a_row_policy_filters_is_unavailable() {
     assert_eq!(outcome["outcome"], "inconclusive", "{outcome}");
     assert!(outcome["reason"].as_str().unwrap().contains("row policy"), "{outcome}");
 }
+
+/// Two nodes audited together, one of them not answering even the connect probe within the
+/// audit's deadline, which is shorter than a query's timeout (a replica queued behind others
+/// in a big fleet meets the same): the audit's own deadline ran out, not the node. It is not
+/// called unreachable (no cluster-replica-unreachable finding); its rules are inconclusive with
+/// that reason, and the run exits 3.
+#[test]
+fn a_node_the_audits_deadline_cut_off_is_not_called_unreachable() {
+    let port = support::proxy(server().http_port, |_| false);
+    let dir = tempfile::tempdir().unwrap();
+    let (fast, slow) = (format!("http://127.0.0.1:{}", server().http_port), format!("http://127.0.0.1:{port}"));
+    let (code, out, stderr) = support::chaudit(
+        dir.path(),
+        &[
+            "--dsn",
+            &fast,
+            "--dsn",
+            &slow,
+            "--timeout",
+            "30",
+            "--deadline",
+            "4",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+        ],
+    );
+    assert_eq!(code, 3, "{stderr}");
+    let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert!(support::findings_of(&report, "cluster-replica-unreachable").is_empty(), "{report:#}");
+    let outcomes = report["outcomes"].to_string();
+    assert!(
+        outcomes.contains("the audit's deadline (4 s, --deadline) passed before this replica answered"),
+        "{outcomes}"
+    );
+}

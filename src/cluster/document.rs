@@ -43,6 +43,8 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
         unreachable: collected
             .nodes
             .iter()
+            // a replica the audit's deadline cut off is not read, and not said to be unreachable
+            .filter(|n| !n.out_of_time)
             .filter_map(|n| Some(Unreachable { host: n.name.clone(), error: n.error.clone()? }))
             .collect(),
         versions: grouped(reachable.iter().map(|(host, live)| (*host, fact::<String>(live, "version")))),

@@ -1,6 +1,8 @@
 //! The direct path: one read-only session per replica, in parallel (bounded), at the
 //! addresses the user gives for the replicas' HTTP interfaces.
 
+use std::time::Instant;
+
 use super::*;
 
 /// How each node is read over a direct connection.
@@ -12,7 +14,9 @@ pub struct NodeOptions {
     pub in_flight: usize,
 }
 
-/// Each node over its own session, `parallel` at a time.
+/// Each node over its own session, `parallel` at a time. A replica that timed out while
+/// others answered is asked once more, after the rest, while the audit has time left; one the
+/// audit's deadline cut off is not read, not unreachable.
 pub async fn direct(
     nodes: Vec<(String, Endpoint)>,
     options: NodeOptions,
@@ -23,22 +27,47 @@ pub async fn direct(
     let finished = std::sync::atomic::AtomicUsize::new(0);
     // each replica's facts are held once for the replicas alike as soon as it is read
     let interner = std::sync::Mutex::new(Interner::default());
-    let mut done: Vec<(usize, NodeFacts, u32)> = stream::iter(nodes.into_iter().enumerate())
-        .map(|(i, (name, endpoint))| {
-            let (finished, interner) = (&finished, &interner);
-            async move {
+    let read = |batch: Vec<(usize, (String, Endpoint))>, count: bool| {
+        let (finished, interner) = (&finished, &interner);
+        stream::iter(batch)
+            .map(move |(i, (name, endpoint))| async move {
                 // the session's deadline bounds a replica that answers each query just in time
-                let (node, trips) = one_node(name, endpoint, options, interner).await;
-                progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
-                (i, node, trips)
+                let (node, trips) = one_node(name, endpoint.clone(), options, interner).await;
+                if count {
+                    progress(finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+                }
+                (i, node, trips, endpoint)
+            })
+            .buffer_unordered(parallel.max(1))
+            .collect::<Vec<_>>()
+    };
+    let mut done = read(nodes.into_iter().enumerate().collect(), true).await;
+    let answered = done.iter().any(|(_, node, _, _)| node.error.is_none());
+    let again: Vec<(usize, (String, Endpoint))> = done
+        .iter()
+        .filter(|(_, node, _, _)| answered && !node.out_of_time && node.error.as_deref().is_some_and(timed_out))
+        .map(|(i, node, _, endpoint)| (*i, (node.name.clone(), endpoint.clone())))
+        .collect();
+    if !again.is_empty() && Instant::now() < options.limits.deadline {
+        let retried = read(again, false).await;
+        for (i, node, trips, _) in retried {
+            if let Some(slot) = done.iter_mut().find(|(j, _, _, _)| *j == i) {
+                slot.2 += trips;
+                // the second answer wins, unless the deadline cut it and the first was a failure of its own
+                if node.error.is_none() || !node.out_of_time {
+                    slot.1 = node;
+                }
             }
-        })
-        .buffer_unordered(parallel.max(1))
-        .collect()
-        .await;
-    done.sort_by_key(|(i, _, _)| *i);
-    let round_trips = done.iter().map(|(_, _, t)| t).sum();
-    Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _)| n).collect(), round_trips }
+        }
+    }
+    done.sort_by_key(|(i, _, _, _)| *i);
+    let round_trips = done.iter().map(|(_, _, t, _)| t).sum();
+    Collected { path: Path::Direct, nodes: done.into_iter().map(|(_, n, _, _)| n).collect(), round_trips }
+}
+
+/// A failure that says the replica was slow, not that it refused or is not there.
+fn timed_out(error: &str) -> bool {
+    error.contains("no answer within") || error.contains("timed out") || error.contains("deadline")
 }
 
 async fn one_node(
@@ -48,13 +77,29 @@ async fn one_node(
     interner: &std::sync::Mutex<Interner>,
 ) -> (NodeFacts, u32) {
     let NodeOptions { limits, log_window, in_flight } = options;
+    // a failure once the audit's deadline has passed is the audit's, not the replica's
+    let failed = |name: String, error: String| {
+        let out_of_time = Instant::now() >= limits.deadline;
+        let error = if out_of_time {
+            format!(
+                "not read: the audit's deadline ({} s, --deadline) passed before this replica answered, \
+                 so it was not judged (a longer --deadline or a higher --parallel reads it): {error}",
+                limits.total.as_secs()
+            )
+        } else {
+            error
+        };
+        NodeFacts { name, live: None, log: None, error: Some(error), out_of_time }
+    };
     let session = match Session::connect(endpoint, limits).await {
         Ok(s) => s.with_in_flight(in_flight),
-        Err(e) => return (NodeFacts { name, live: None, log: None, error: Some(e.to_string()) }, 1),
+        Err(e) => return (failed(name, e.to_string()), 1),
     };
     let node = match crate::collect::node_in(&session, log_window, None, interner).await {
-        Ok(documents) => NodeFacts { name, live: Some(documents.live), log: documents.log, error: None },
-        Err(e) => NodeFacts { name, live: None, log: None, error: Some(e.to_string()) },
+        Ok(documents) => {
+            NodeFacts { name, live: Some(documents.live), log: documents.log, error: None, out_of_time: false }
+        }
+        Err(e) => failed(name, e.to_string()),
     };
     (node, session.round_trips())
 }

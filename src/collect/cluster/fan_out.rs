@@ -157,14 +157,19 @@ pub async fn fan_out(
     let nodes = read
         .into_iter()
         .map(|(name, read)| match read {
-            Some((live, log)) => {
-                NodeFacts { live: Some(live), log: log.map(LogDocument::into_value), error: None, name }
-            }
+            Some((live, log)) => NodeFacts {
+                live: Some(live),
+                log: log.map(LogDocument::into_value),
+                error: None,
+                name,
+                out_of_time: false,
+            },
             None => NodeFacts {
                 name,
                 live: None,
                 log: None,
                 error: Some("did not answer through clusterAllReplicas (down or unreachable)".into()),
+                out_of_time: false,
             },
         })
         .collect();

@@ -53,6 +53,9 @@ pub struct NodeFacts {
     pub live: Option<Document>,
     pub log: Option<Value>,
     pub error: Option<String>,
+    /// Not read because the audit's own deadline passed first, not because the replica
+    /// failed: its rules are inconclusive, and it is not called unreachable.
+    pub out_of_time: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -91,7 +94,7 @@ impl Collected {
     pub fn to_json(&self) -> Value {
         json!({
             "path": self.path.name(),
-            "nodes": self.nodes.iter().map(|n| json!({"host": n.name, "live": n.live, "log": n.log, "error": n.error})).collect::<Vec<_>>(),
+            "nodes": self.nodes.iter().map(|n| json!({"host": n.name, "live": n.live, "log": n.log, "error": n.error, "out_of_time": n.out_of_time})).collect::<Vec<_>>(),
         })
     }
 
@@ -108,6 +111,7 @@ impl Collected {
                 live: n.live.map(|live| interner.document(live)),
                 log: n.log,
                 error: n.error,
+                out_of_time: n.out_of_time,
             })
             .collect();
         Ok(Collected { path, nodes, round_trips: 0 })
@@ -131,6 +135,8 @@ struct RecordedNode {
     log: Option<Value>,
     #[serde(default)]
     error: Option<String>,
+    #[serde(default)]
+    out_of_time: bool,
 }
 
 /// How replicas are read, as the user chose.
