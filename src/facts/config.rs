@@ -421,7 +421,6 @@ pub(super) fn leaf_values(e: &Element) -> BTreeMap<String, String> {
 
 /// `read` of each leaf child by name: the first occurrence wins, a later one of the same
 /// name is not read.
-
 fn first_leaves<T>(e: &Element, read: impl Fn(&Element) -> T) -> BTreeMap<String, T> {
     let mut out = BTreeMap::new();
     for child in e.elements().filter(|c| !c.has_element_children()) {
