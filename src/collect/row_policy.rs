@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::{Answer, Unread};
 
-/// A row of the `row_policies` fact (see plan.rs).
+/// A row of the `row_policies` fact (see collect/plan/).
 #[derive(Deserialize)]
 struct Policy {
     short_name: String,

@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod config;
 pub mod config_keeper;
 pub mod config_keys;
+pub mod config_root;
 pub mod config_sections;
 pub mod config_storage;
 pub mod config_users;

@@ -398,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_rule_comparing_a_problem_with_no_registered_check_is_refused_where_it_is_written() {
-        let errors = startup_rule("quota-duration-invalidd").err().expect("refused");
+        let errors = startup_rule("quota-duration-invalidd").expect_err("refused");
         let [RuleError::Invalid(problem)] = errors.as_slice() else { panic!("one problem: {errors:?}") };
         assert_eq!(problem.message, "`quota-duration-invalidd` is no start-up check: no problem ever has it");
         assert_eq!(problem.at, "rules/x.yaml:7:54");

@@ -16,6 +16,10 @@ use crate::facts::catalog as settings;
 use crate::facts::schema::{self, Type};
 use crate::facts::startup::StartCheck;
 
+mod start_checks;
+
+use start_checks::is_start_problem;
+
 /// Fields of a source document that describe the collection, not a fact of the server.
 const META: &[&str] =
     &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "absent", "window_seconds"];
@@ -375,27 +379,6 @@ impl<'a> Checker<'a> {
         self.reads.union(&self.guarded).chain(&self.meta).cloned().chain(whole).collect()
     }
 
-    /// `read` (a start-up problem's `check`) compared with `value`: a text that is no
-    /// registered check would never match, and is a problem; a registered one is recorded.
-    fn start_check_compared(&mut self, read: &IdedExpr, value: &IdedExpr) {
-        let Ast::Literal(LiteralValue::String(id)) = &value.expr else { return };
-        let id: &str = id.as_ref();
-        if !self.start_check_reads.contains(&read.id) {
-            return;
-        }
-        match StartCheck::parse(id) {
-            Some(check) => {
-                self.start_checks.insert(check);
-            }
-            None => {
-                let help = crate::suggest::closest(id, StartCheck::all().map(StartCheck::id))
-                    .map(|s| format!("did you mean `{s}`?"))
-                    .or_else(|| Some("the checks are listed in src/facts/startup/checks.rs".into()));
-                self.problem(value, format!("`{id}` is no start-up check: no problem ever has it"), help);
-            }
-        }
-    }
-
     fn lookup_is_global(&self, name: &str) -> bool {
         !self.scopes.iter().any(|(n, _)| n == name)
     }
@@ -513,17 +496,6 @@ impl<'a> Checker<'a> {
             _ => Type::Any,
         }
     }
-}
-
-/// Whether `t` is the type of a start-up problem (`config.start_problems[]`).
-fn is_start_problem(t: &Type) -> bool {
-    static ITEM: std::sync::OnceLock<Option<Type>> = std::sync::OnceLock::new();
-    let item = ITEM.get_or_init(|| {
-        let config = schema::catalog().roots.get("config")?;
-        let Type::Map { fields, .. } = config.strict() else { return None };
-        Some(item_type(fields.get("start_problems")?))
-    });
-    item.as_ref().is_some_and(|item| matches!(t.strict(), Type::Map { .. }) && t.strict() == item.strict())
 }
 
 /// Two kinds of value that never compare equal, if these are.
