@@ -177,10 +177,10 @@ fn a_25_8_server_reviewed_for_26_9() {
     assert_nothing_invented(&r, &old, &new, &["max_insert_threads"]);
 
     let (_, text) = review(&old, "26.9", "text");
-    assert!(text.contains("network_compression_method  LZ4 -> ZSTD  (26.9)"), "{text}");
+    assert!(text.contains("network_compression_method [changes behaviour]  LZ4 -> ZSTD  (26.9)"), "{text}");
     assert!(text.contains("applies to queries over the native protocol"), "{text}");
     let (_, markdown) = review(&old, "26.9", "markdown");
-    assert!(markdown.contains("| `network_compression_method` | `LZ4` → `ZSTD` |"), "{markdown}");
+    assert!(markdown.contains("| `network_compression_method` (changes behaviour) | `LZ4` → `ZSTD` |"), "{markdown}");
 
     // with the server's config files too, a setting's place is its file:line
     let dir = tempfile::tempdir().unwrap();
