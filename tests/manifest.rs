@@ -522,3 +522,30 @@ fn the_version_is_the_pod_templates_image() {
     );
     assert!(!out.contains("judged as ClickHouse 23.8"), "{out}");
 }
+
+/// A user of an installation may name the `readonly` profile of the image's stock users.xml,
+/// which sits under the operator's files: it exists (the operator's own example
+/// 05-settings-08-grants.yaml names it); a profile defined nowhere is still missing.
+#[test]
+fn the_stock_readonly_profile_exists_under_a_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = |profile: &str| {
+        format!(
+            "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\nmetadata:\n  name: p\nspec:\n  \
+             configuration:\n    users:\n      myuser/profile: {profile}\n      myuser/networks/ip: \"::1\"\n"
+        )
+    };
+    for (profile, missing) in [("readonly", false), ("nosuch", true)] {
+        std::fs::write(dir.path().join("chi.yaml"), manifest(profile)).unwrap();
+        let (_, out, stderr) = support::chaudit(
+            dir.path(),
+            &["--config", "chi.yaml", "--select", "user-profile-missing", "--format", "json"],
+        );
+        let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        assert_eq!(
+            support::findings_of(&report, "user-profile-missing").len(),
+            usize::from(missing),
+            "{profile}: {out}"
+        );
+    }
+}

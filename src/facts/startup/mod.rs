@@ -33,6 +33,9 @@ pub struct StartProblem {
     pub at: Origin,
 }
 
+/// The profiles of the official image's stock users.xml.
+const STOCK_PROFILES: [&str; 2] = ["default", "readonly"];
+
 /// Every way the loaded config stops the server; `disks` are its disks (`model::disks`).
 pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProblem> {
     let mut out = Vec::new();
@@ -40,7 +43,9 @@ pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProble
     users::users_source(loaded, &mut out);
     if let Some(users_root) = loaded.users_root() {
         let profiles = model::profiles(users_root);
-        users::users(root, users_root, &profiles, &mut out);
+        // under a manifest the image's stock users.xml is there too: its profiles exist
+        let stock: &[&str] = if loaded.over_image_files { &STOCK_PROFILES } else { &[] };
+        users::users(root, users_root, &profiles, stock, &mut out);
         users::profile_problems(root, &profiles, &mut out);
         users::quotas(users_root, &mut out);
         users::default_profile(loaded, root, users_root, &profiles, &mut out);

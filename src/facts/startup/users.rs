@@ -49,9 +49,16 @@ pub(super) fn users_source(loaded: &LoadedConfig, out: &mut Vec<StartProblem>) {
 }
 
 /// The users of the users tree: profile, networks, authentication, grants.
-pub(super) fn users(server: &Element, users_root: &Element, profiles: &[model::Profile], out: &mut Vec<StartProblem>) {
+pub(super) fn users(
+    server: &Element,
+    users_root: &Element,
+    profiles: &[model::Profile],
+    stock_profiles: &[&str],
+    out: &mut Vec<StartProblem>,
+) {
     let Some(users) = users_root.child("users") else { return };
-    let profile_names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+    let profile_names: HashSet<&str> =
+        profiles.iter().map(|p| p.name.as_str()).chain(stock_profiles.iter().copied()).collect();
     let allows = |name: &str| server.child(name).is_none_or(|e| is_true(&e.value()));
     for user in users.elements() {
         let name = user.name.as_str();
