@@ -32,7 +32,9 @@ impl LogDocument {
         for (name, answer) in answers {
             match answer.and_then(Rows::into_values) {
                 Ok(rows) => {
-                    log.answers.insert(name.to_string(), Value::Array(rows));
+                    let mut rows = Value::Array(rows);
+                    crate::facts::schema::type_fact("log", name, &mut rows);
+                    log.answers.insert(name.to_string(), rows);
                 }
                 Err(why) => {
                     log.unavailable.insert(name.to_string(), why);

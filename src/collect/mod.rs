@@ -269,14 +269,16 @@ pub fn unread(document: &impl typed::Facts) -> Vec<String> {
 }
 
 /// Settings, errors, metrics and events are looked up by name; the rest stay lists of rows.
-/// A row of another shape than its query's fails the fact.
+/// A row of another shape than its query's fails the fact. Values are read as the catalog
+/// types them: numbers the server quoted are numbers.
 fn keyed_by_name(name: &str, rows: Vec<Value>) -> Result<Value, String> {
-    let keyed = match name {
-        "settings" | "server_settings" | "merge_tree_settings" => by_name::<SettingRow>(rows)?,
-        "errors" | "metrics" | "events" => by_name::<CounterRow>(rows)?,
-        _ => return Ok(Value::Array(rows)),
+    let mut fact = match name {
+        "settings" | "server_settings" | "merge_tree_settings" => Value::Object(by_name::<SettingRow>(rows)?),
+        "errors" | "metrics" | "events" => Value::Object(by_name::<CounterRow>(rows)?),
+        _ => Value::Array(rows),
     };
-    Ok(Value::Object(keyed))
+    crate::facts::schema::type_fact("live", name, &mut fact);
+    Ok(fact)
 }
 
 /// Rows of `R` as a JSON object: each row's value under its name.
@@ -351,7 +353,7 @@ mod tests {
         ]);
         assert_eq!(live["settings"], json!({"max_threads": {"value": "8", "default": "auto(2)", "changed": true}}));
         assert_eq!(live["merge_tree_settings"], json!({"parts_to_throw_insert": {"value": "600", "changed": true}}));
-        assert_eq!(live["metrics"], json!({"Query": "3"}), "a quoted 64-bit count is kept as the server wrote it");
+        assert_eq!(live["metrics"], json!({"Query": 3.0}), "a quoted 64-bit count is read as a number");
         assert_eq!(live["unavailable"], json!({}));
     }
 

@@ -393,7 +393,7 @@ fn finding(
     let mut evidence = Map::new();
     for (name, e) in &rule.evidence {
         let value = e.eval(scope)?;
-        evidence.insert(name.clone(), value.json().unwrap_or_else(|_| display(&value).into()));
+        evidence.insert(name.clone(), value.json().map_or_else(|_| display(&value).into(), whole_numbers));
     }
     let impact = match &rule.impact {
         None => 1.0,
@@ -465,4 +465,21 @@ fn location_of(value: &Value) -> Option<Location> {
     let column = parts.next()?.parse().ok()?;
     let line = parts.next()?.parse().ok()?;
     Some(Location { file: parts.next()?.to_string(), line, column })
+}
+
+/// Evidence with its whole doubles written as integers: a count the server quoted is read as
+/// a double (`7.0`), and a count is shown as one (`7`).
+fn whole_numbers(json: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    // integers up to 2^53 are exact as doubles
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match json {
+        Json::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= EXACT => Json::from(f as i64),
+            _ => Json::Number(n),
+        },
+        Json::Array(items) => Json::Array(items.into_iter().map(whole_numbers).collect()),
+        Json::Object(fields) => Json::Object(fields.into_iter().map(|(k, v)| (k, whole_numbers(v))).collect()),
+        other => other,
+    }
 }

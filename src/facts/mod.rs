@@ -24,10 +24,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::version::Version;
 
-/// A ClickHouse UInt64 in JSON: a number, or a string when the server quotes 64-bit
-/// integers (`output_format_json_quote_64bit_integers`); 0 when absent.
+/// A ClickHouse UInt64 in JSON: a number (a whole double, as a `number` fact is read), or a
+/// string when the server quotes 64-bit integers (`output_format_json_quote_64bit_integers`);
+/// 0 when absent.
 pub fn uint(v: &serde_json::Value) -> u64 {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
+    v.as_u64().or_else(|| whole(v.as_f64()?)).or_else(|| v.as_str().and_then(|s| s.parse().ok())).unwrap_or(0)
+}
+
+/// A double that is a whole, non-negative number, as that number.
+pub fn whole(f: f64) -> Option<u64> {
+    // u64::MAX as a double rounds up to 2^64, which `as` would saturate
+    (f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
 }
 
 /// The version a server's `live` document says it runs.
@@ -258,6 +265,7 @@ impl Facts {
         }
         // the sources are what the snapshot holds, whatever its `sources` list says
         facts.sources = facts.document.keys().filter_map(|k| Source::parse(k)).collect();
+        schema::type_document(&mut facts.document);
         if let Err(problems) = schema::check_document(&facts.document) {
             let lines = FactLines::new(&text);
             let listed: Vec<String> = problems.iter().take(10).map(|p| lines.at(&shown, &p.path, p)).collect();

@@ -47,7 +47,12 @@ impl Type {
     }
 
     pub fn is_numeric(&self) -> bool {
-        matches!(self.strict(), Type::UInt | Type::Int | Type::Float | Type::Number | Type::Flag)
+        matches!(self.strict(), Type::UInt | Type::Int | Type::Float | Type::Number)
+    }
+
+    /// A bool to the rules: a flag is read as one.
+    pub fn is_bool(&self) -> bool {
+        matches!(self.strict(), Type::Bool | Type::Flag)
     }
 
     pub fn is_text(&self) -> bool {
@@ -192,7 +197,87 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// Checks the documents of a snapshot (or any facts) against the catalog.
+/// Reads a collected source's values (`live`, `log`) as the catalog types them: ClickHouse's
+/// JSON quotes 64-bit integers, so a `uint`, `int` or `number` column may arrive as text. A
+/// `number` is a double to the rules whatever the server wrote (a count and an average
+/// compare and multiply alike), a `flag` a bool. A value its type does not describe (a newer
+/// server's column, text that is no number) is left as written, for the check to name.
+pub fn type_source(source: &str, value: &mut Value) {
+    if let Some(t) = catalog().roots.get(source) {
+        type_value(t, value);
+    }
+}
+
+/// [`type_source`] for one fact of a source, as a collector builds it.
+pub fn type_fact(source: &str, fact: &str, value: &mut Value) {
+    if let Some(Type::Map { fields, .. }) = catalog().roots.get(source)
+        && let Some(t) = fields.get(fact)
+    {
+        type_value(t, value);
+    }
+}
+
+/// Each source of a snapshot's document typed ([`type_source`]), a cluster snapshot's
+/// replicas' included.
+pub fn type_document(document: &mut serde_json::Map<String, Value>) {
+    for source in ["live", "log"] {
+        if let Some(value) = document.get_mut(source) {
+            type_source(source, value);
+        }
+    }
+    let nodes = document.get_mut("nodes").and_then(|n| n.get_mut("nodes")).and_then(Value::as_array_mut);
+    for node in nodes.into_iter().flatten() {
+        for source in ["live", "log"] {
+            if let Some(value) = node.get_mut(source) {
+                type_source(source, value);
+            }
+        }
+    }
+}
+
+fn type_value(t: &Type, value: &mut Value) {
+    match (t.strict(), &mut *value) {
+        (_, Value::Null) => {}
+        (Type::Map { fields, .. }, Value::Object(map)) => {
+            for (name, field) in map.iter_mut() {
+                if let Some(ft) = fields.get(name) {
+                    type_value(ft, field);
+                }
+            }
+        }
+        (Type::List(item), Value::Array(items)) => items.iter_mut().for_each(|v| type_value(item, v)),
+        (Type::Dict { value: vt, .. }, Value::Object(map)) => map.values_mut().for_each(|v| type_value(vt, v)),
+        (Type::Number | Type::Float, Value::Number(n)) if !n.is_f64() => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *value = Value::Number(f);
+            }
+        }
+        (Type::Number | Type::Float, Value::String(s)) => {
+            if let Some(f) = s.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+                *value = Value::Number(f);
+            }
+        }
+        (Type::UInt, Value::String(s)) => {
+            if let Ok(u) = s.parse::<u64>() {
+                *value = Value::from(u);
+            }
+        }
+        (Type::Int, Value::String(s)) => {
+            if let Ok(i) = s.parse::<i64>() {
+                *value = Value::from(i);
+            }
+        }
+        (Type::Flag, Value::Number(n)) => match n.as_u64() {
+            Some(0) => *value = Value::Bool(false),
+            Some(1) => *value = Value::Bool(true),
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
+/// Checks the documents of a snapshot (or any facts) against the catalog: typed first
+/// ([`type_document`]), so a number still held as text is one that is not a number.
 pub fn check_document(document: &serde_json::Map<String, Value>) -> Result<(), Vec<Mismatch>> {
     let catalog = catalog();
     let mut problems = Vec::new();
@@ -254,12 +339,9 @@ fn check_value(t: &Type, value: &Value, path: &str, problems: &mut Vec<Mismatch>
         }
         (Type::String | Type::Location, Value::String(_)) | (Type::Bool, Value::Bool(_)) => {}
         (Type::Flag, Value::Bool(_)) => {}
-        (Type::Flag, Value::Number(n)) if n.as_u64().is_some_and(|n| n <= 1) => {}
         (Type::UInt, Value::Number(n)) if n.as_u64().is_some() => {}
         (Type::Int, Value::Number(n)) if n.as_i64().is_some() => {}
         (Type::Float | Type::Number, Value::Number(_)) => {}
-        // ClickHouse's JSON quotes 64-bit integers by default
-        (Type::UInt | Type::Number, Value::String(s)) if s.parse::<f64>().is_ok() => {}
         (Type::Map { .. }, _) => wrong("a map"),
         (Type::List(_), _) => wrong("a list"),
         (Type::Dict { .. }, _) => wrong("a map"),
@@ -307,5 +389,90 @@ mod tests {
         assert!(shown.contains(&"`live.settings`: expected a map, found the string \"oops\"".to_string()), "{shown:?}");
         assert!(shown.contains(&"`live.disks[0].name`: expected a string, found a number".to_string()), "{shown:?}");
         assert!(shown.contains(&"`lve`: not a fact source".to_string()), "{shown:?}");
+    }
+
+    /// A value of every fact of `t`, numbers quoted as ClickHouse quotes 64-bit integers and
+    /// flags as its UInt8.
+    fn as_the_server_writes(t: &Type) -> Value {
+        match t.strict() {
+            Type::Map { fields, .. } => {
+                Value::Object(fields.iter().map(|(name, ft)| (name.clone(), as_the_server_writes(ft))).collect())
+            }
+            Type::List(item) => Value::Array(vec![as_the_server_writes(item)]),
+            Type::Dict { value, .. } => serde_json::json!({"max_threads": as_the_server_writes(value)}),
+            Type::Number | Type::Float | Type::UInt => Value::String("18446744073709551615".into()),
+            Type::Int => Value::String("-3".into()),
+            Type::Flag => Value::from(1),
+            Type::Bool => Value::Bool(true),
+            Type::String | Type::Location => Value::String("text".into()),
+            Type::Any => Value::Null,
+            Type::Nullable(_) => unreachable!("strict"),
+        }
+    }
+
+    /// Each number, flag and bool of `value` as the rules get it (`None` where `t` says
+    /// nothing of it).
+    fn kinds(t: &Type, value: &Value, path: &str, out: &mut Vec<(String, &'static str)>) {
+        match (t.strict(), value) {
+            (Type::Map { fields, .. }, Value::Object(map)) => {
+                for (name, v) in map {
+                    kinds(&fields[name], v, &format!("{path}.{name}"), out);
+                }
+            }
+            (Type::List(item), Value::Array(items)) => {
+                items.iter().for_each(|v| kinds(item, v, &format!("{path}[]"), out))
+            }
+            (Type::Dict { value: vt, .. }, Value::Object(map)) => map.values().for_each(|v| kinds(vt, v, path, out)),
+            (Type::Number | Type::Float, v) => out.push((path.into(), if v.is_f64() { "double" } else { "other" })),
+            (Type::UInt, v) => out.push((path.into(), if v.is_u64() { "uint" } else { "other" })),
+            (Type::Int, v) => out.push((path.into(), if v.is_i64() { "int" } else { "other" })),
+            (Type::Flag | Type::Bool, v) => out.push((path.into(), if v.is_boolean() { "bool" } else { "other" })),
+            _ => {}
+        }
+    }
+
+    /// Every number, flag and bool the catalog declares for a collected source reaches the
+    /// rules as its type, however the server wrote it: quoted 64-bit integers, UInt8 flags.
+    #[test]
+    fn every_collected_fact_is_read_as_its_type() {
+        let mut typed_paths = 0;
+        for source in ["live", "log"] {
+            let t = &catalog().roots[source];
+            let mut value = as_the_server_writes(t);
+            type_source(source, &mut value);
+            let mut document = serde_json::Map::new();
+            document.insert(source.to_string(), value.clone());
+            assert_eq!(check_document(&document), Ok(()), "{source}");
+            let mut found = Vec::new();
+            kinds(t, &value, source, &mut found);
+            let wrong: Vec<_> = found.iter().filter(|(_, kind)| *kind == "other").collect();
+            assert!(wrong.is_empty(), "not read as their type: {wrong:?}");
+            typed_paths += found.len();
+        }
+        let declared = CATALOG
+            .lines()
+            .filter(|l| l.starts_with("live.") || l.starts_with("log."))
+            .filter(|l| {
+                ["number", "float", "uint", "int", "flag", "bool"]
+                    .iter()
+                    .any(|k| l.split_whitespace().nth(1).is_some_and(|w| w.trim_end_matches('?') == *k))
+            })
+            .count();
+        assert_eq!(typed_paths, declared, "every typed fact of the catalog was generated");
+    }
+
+    #[test]
+    fn text_that_is_no_number_is_left_for_the_check_to_name() {
+        let mut document: serde_json::Map<String, Value> = serde_json::from_str(
+            r#"{"live": {"metrics": {"Query": "many"}, "disks": [{"name": "d", "is_remote": 2}]}}"#,
+        )
+        .unwrap();
+        type_document(&mut document);
+        let shown: Vec<String> = check_document(&document).unwrap_err().iter().map(ToString::to_string).collect();
+        assert!(
+            shown.contains(&"`live.metrics.Query`: expected a number, found the string \"many\"".to_string()),
+            "{shown:?}"
+        );
+        assert!(shown.contains(&"`live.disks[0].is_remote`: expected a flag, found a number".to_string()), "{shown:?}");
     }
 }

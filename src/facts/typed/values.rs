@@ -39,7 +39,9 @@ pub struct Count(pub u64);
 
 impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Count, D::Error> {
-        number_or_text(deserializer, serde_json::Number::as_u64, "a count").map(Count)
+        // a `number` fact is read as a double: a whole one is a count
+        let of_number = |n: &serde_json::Number| n.as_u64().or_else(|| crate::facts::whole(n.as_f64()?));
+        number_or_text(deserializer, of_number, "a count").map(Count)
     }
 }
 

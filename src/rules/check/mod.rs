@@ -415,12 +415,30 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// `num()` of what is a number already, `truthy()` of a bool: the fact is typed (numbers
+    /// the server quoted are read as numbers), the conversion only hides that.
+    fn conversion_needed(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr, args: &[Type]) {
+        let ([arg], [arg_expr]) = (args, call.args.as_slice()) else { return };
+        let shown = spelled(arg_expr).map_or_else(String::new, |path| format!(" `{path}`,"));
+        match call.func_name.as_str() {
+            "num" if is_double(arg) => {
+                self.problem(e, format!("num() of{shown} a number already"), Some("drop num()".into()));
+            }
+            "num" | "truthy" if arg.is_bool() => {
+                let name = &call.func_name;
+                self.problem(e, format!("{name}() of{shown} a bool already"), Some(format!("drop {name}()")));
+            }
+            _ => {}
+        }
+    }
+
     fn call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) -> Type {
         // a method's receiver is checked like any operand (its type decides nothing here)
         if let Some(target) = &call.target {
             self.infer(target);
         }
         let args: Vec<Type> = call.args.iter().map(|a| self.infer(a)).collect();
+        self.conversion_needed(e, call, &args);
         match call.func_name.as_str() {
             operators::IN => {
                 // `p.check in ["a", "b"]`
@@ -446,7 +464,7 @@ impl<'a> Checker<'a> {
                     self.problem(
                         e,
                         format!("compares {kinds}: the comparison is always false or an error"),
-                        Some("settings are text: compare num(value) with a number, truthy(value) for a flag".into()),
+                        Some("settings are text: compare num(value) with a number, truthy(value) with a bool".into()),
                     );
                 }
                 if let [a, b] = call.args.as_slice()
@@ -468,6 +486,28 @@ impl<'a> Checker<'a> {
                 _ => Type::Any,
             },
             operators::ADD | operators::SUBSTRACT | operators::MULTIPLY | operators::DIVIDE | operators::MODULO => {
+                let concatenates = call.func_name == operators::ADD;
+                if let [a, b] = args.as_slice()
+                    && (a.is_text() || b.is_text())
+                    && !(concatenates && a.is_text() && b.is_text())
+                    && !(concatenates
+                        && (a.is_text() && *b.strict() == Type::Any || b.is_text() && *a.strict() == Type::Any))
+                {
+                    self.problem(
+                        e,
+                        "arithmetic on text: an error when it runs".into(),
+                        Some("settings are text: num(value) reads one as a number".into()),
+                    );
+                }
+                if let [a, b] = args.as_slice()
+                    && (is_double(a) && is_integer(b) || is_integer(a) && is_double(b))
+                {
+                    self.problem(
+                        e,
+                        "mixes a double with an integer: an error when it runs".into(),
+                        Some("write the integer as a double (`2.0`) or convert it with double()".into()),
+                    );
+                }
                 args.first().cloned().unwrap_or(Type::Any)
             }
             operators::NEGATE => args.first().cloned().unwrap_or(Type::Any),
@@ -498,14 +538,23 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// A double to the interpreter: a `number` fact is read as one.
+fn is_double(t: &Type) -> bool {
+    matches!(t.strict(), Type::Float | Type::Number)
+}
+
+fn is_integer(t: &Type) -> bool {
+    matches!(t.strict(), Type::Int | Type::UInt)
+}
+
 /// Two kinds of value that never compare equal, if these are.
 fn mismatched(a: &Type, b: &Type) -> Option<&'static str> {
     let kind = |t: &Type| {
         if t.is_text() {
             Some("text")
-        } else if matches!(t.strict(), Type::Bool) {
+        } else if t.is_bool() {
             Some("a bool")
-        } else if t.is_numeric() && !matches!(t.strict(), Type::Flag) {
+        } else if t.is_numeric() {
             Some("a number")
         } else {
             None
