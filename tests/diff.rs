@@ -257,3 +257,43 @@ fn two_servers_read_at_once() {
     assert_eq!((code, stdout.as_str()), (3, ""), "{stderr}");
     assert!(stderr.contains("side B"), "{stderr}");
 }
+
+/// A 25.8 and a 26.9 server started from the same files: the versions differ; the server
+/// settings and privileges only the newer release has are said once, not listed as drift.
+#[test]
+fn servers_of_two_releases_from_the_same_files() {
+    let older = start_25_8(prepare);
+    let newer = support::LiveServer::start_version(support::CLICKHOUSE_26_9, false, prepare);
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = |s: &support::LiveServer| format!("http://auditor@127.0.0.1:{}", s.http_port);
+    write(&dir.path().join("pw"), "s3cr3t-pw\n");
+    let (code, json) = diff_json(dir.path(), &[&dsn(&older), &dsn(&newer), "--password-file", "pw"]);
+    assert_eq!(code, 1, "{json:#}");
+    let version = section(&json, "version");
+    assert_eq!(
+        (version[0]["a"]["value"].as_str(), version[0]["b"]["value"].as_str()),
+        (Some("25.8.2.1"), Some("26.9.2.1"))
+    );
+    // ALL on *.* is granted alike: the privileges 26.9 added are the release's
+    assert_eq!(section(&json, "grants").len(), 0, "{json:#}");
+    let notes: Vec<(&str, &str)> = json["not_compared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["section"].as_str().unwrap(), n["reason"].as_str().unwrap()))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|(section, why)| *section == "grants" && why.contains("that ClickHouse 25.8.2.1 does not have")),
+        "{notes:?}"
+    );
+    // `logger.level` is a server setting of 26.9, not of 25.8
+    let settings = section(&json, "server settings");
+    assert!(settings.iter().all(|d| d["key"] != "logger.level"), "{json:#}");
+    assert!(
+        notes.iter().any(|(section, why)| *section == "server settings" && why.contains("logger.level")),
+        "{notes:?}"
+    );
+    assert!(!json.to_string().contains("s3cr3t-pw"));
+}

@@ -118,7 +118,11 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
     for (section, items) in sections_of {
         let (other_a, other_b) = if cross { (Some(b), Some(a)) } else { (None, None) };
         match (items(a, other_a), items(b, other_b)) {
-            (Some(x), Some(y)) => sections.push(differences(section, &x, &y, all)),
+            (Some(x), Some(y)) => {
+                let mut compared = differences(section, &x, &y, all);
+                not_compared.extend(release_only(&mut compared, a, b));
+                sections.push(compared);
+            }
             (x, _) => {
                 let missing = if x.is_none() { a } else { b };
                 let why = unread(missing, section)
@@ -206,6 +210,51 @@ fn differences(section: &'static str, a: &Items, b: &Items, all: bool) -> Sectio
         .map(|k| Difference { key: (*k).clone(), a: a.get(*k).cloned(), b: b.get(*k).cloned() })
         .collect();
     SectionDiff { section, compared: keys.len(), differences }
+}
+
+/// Takes out of a section the names one side's release does not have (a server setting
+/// its catalog lacks, a privilege its server does not list): two releases started from the
+/// same files differ there by release, not by configuration. Said as one note.
+fn release_only(section: &mut SectionDiff, a: &State, b: &State) -> Option<NotCompared> {
+    let name = section.section;
+    let unknown_to = |side: &State, key: &str| -> bool {
+        let Some(live) = side.live.as_ref() else { return false };
+        match name {
+            "server settings" => crate::facts::live_version(live)
+                .and_then(crate::facts::catalog::for_version)
+                .is_some_and(|catalog| !catalog.is_server(key)),
+            "grants" => {
+                let privilege = key.split_once(": ").map_or(key, |(_, p)| p);
+                live.get("privileges").is_some()
+                    && !list(live.get("privileges"))
+                        .any(|row| row.get("privilege").and_then(Value::as_str) == Some(privilege))
+            }
+            _ => false,
+        }
+    };
+    let mut release = BTreeMap::<String, Vec<String>>::new();
+    section.differences.retain(|d| {
+        let lacking = match (&d.a, &d.b) {
+            (None, Some(_)) if unknown_to(a, &d.key) => a,
+            (Some(_), None) if unknown_to(b, &d.key) => b,
+            _ => return true,
+        };
+        let version = crate::facts::live_text(lacking.live.as_ref().expect("a side's release"), "version");
+        release.entry(version.to_string()).or_default().push(d.key.clone());
+        false
+    });
+    (!release.is_empty()).then(|| NotCompared {
+        section: name,
+        reason: release
+            .into_iter()
+            .map(|(version, keys)| {
+                let shown = keys.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+                let more = if keys.len() > 5 { format!(" and {} more", keys.len() - 5) } else { String::new() };
+                format!("{} that ClickHouse {version} does not have ({shown}{more})", keys.len())
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    })
 }
 
 /// Whether two values are the same setting value: `1` and `true`, `100` and `100.0`, `10Gi`

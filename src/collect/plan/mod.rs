@@ -257,6 +257,13 @@ pub const FACTS: &[FactQuery] = &[
               WHERE database IS NULL AND NOT is_partial_revoke",
         since: None,
     },
+    // rows: {privilege}
+    FactQuery {
+        name: "privileges",
+        purpose: "the privileges the release has (a grant only one release knows is not drift)",
+        sql: "SELECT toString(privilege) AS privilege FROM system.privileges",
+        since: None,
+    },
     // rows: {user_name, role_name, granted_role_name, with_admin_option}
     FactQuery {
         name: "role_grants",
