@@ -523,29 +523,33 @@ fn the_version_is_the_pod_templates_image() {
     assert!(!out.contains("judged as ClickHouse 23.8"), "{out}");
 }
 
-/// A user of an installation may name the `readonly` profile of the image's stock users.xml,
-/// which sits under the operator's files: it exists (the operator's own example
-/// 05-settings-08-grants.yaml names it); a profile defined nowhere is still missing.
+/// A user or a settings profile of an installation may name the `readonly` profile of the
+/// image's stock users.xml, which sits under the operator's files: it exists (the operator's
+/// own example 05-settings-08-grants.yaml names it); a profile defined nowhere is still
+/// missing.
 #[test]
 fn the_stock_readonly_profile_exists_under_a_manifest() {
     let dir = tempfile::tempdir().unwrap();
-    let manifest = |profile: &str| {
+    let manifest = |settings: &str| {
         format!(
             "apiVersion: clickhouse.altinity.com/v1\nkind: ClickHouseInstallation\nmetadata:\n  name: p\nspec:\n  \
-             configuration:\n    users:\n      myuser/profile: {profile}\n      myuser/networks/ip: \"::1\"\n"
+             configuration:\n{settings}"
         )
     };
-    for (profile, missing) in [("readonly", false), ("nosuch", true)] {
-        std::fs::write(dir.path().join("chi.yaml"), manifest(profile)).unwrap();
-        let (_, out, stderr) = support::chaudit(
-            dir.path(),
-            &["--config", "chi.yaml", "--select", "user-profile-missing", "--format", "json"],
-        );
-        let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-        assert_eq!(
-            support::findings_of(&report, "user-profile-missing").len(),
-            usize::from(missing),
-            "{profile}: {out}"
-        );
+    let user =
+        |profile: &str| format!("    users:\n      myuser/profile: {profile}\n      myuser/networks/ip: \"::1\"\n");
+    let parent = |profile: &str| {
+        format!("    profiles:\n      analysts/profile: {profile}\n      analysts/max_threads: \"4\"\n")
+    };
+    for (rule, settings) in
+        [("user-profile-missing", &user as &dyn Fn(&str) -> String), ("profile-parent-missing", &parent)]
+    {
+        for (profile, missing) in [("readonly", false), ("default", false), ("nosuch", true)] {
+            std::fs::write(dir.path().join("chi.yaml"), manifest(&settings(profile))).unwrap();
+            let (_, out, stderr) =
+                support::chaudit(dir.path(), &["--config", "chi.yaml", "--select", rule, "--format", "json"]);
+            let report: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+            assert_eq!(support::findings_of(&report, rule).len(), usize::from(missing), "{rule} {profile}: {out}");
+        }
     }
 }

@@ -46,7 +46,7 @@ pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProble
         // under a manifest the image's stock users.xml is there too: its profiles exist
         let stock: &[&str] = if loaded.over_image_files { &STOCK_PROFILES } else { &[] };
         users::users(root, users_root, &profiles, stock, &mut out);
-        users::profile_problems(root, &profiles, &mut out);
+        users::profile_problems(root, &profiles, stock, &mut out);
         users::quotas(users_root, &mut out);
         users::default_profile(loaded, root, users_root, &profiles, &mut out);
     }

@@ -174,10 +174,16 @@ fn auth_element(
 
 /// Settings profiles: parents that exist, settings and constraints the server knows, values
 /// it can parse (UsersConfigAccessStorage's parseSettingsProfile).
-pub(super) fn profile_problems(server: &Element, profiles: &[model::Profile], out: &mut Vec<StartProblem>) {
+/// `stock_profiles`: the profiles of files the config is merged over (the image's users.xml).
+pub(super) fn profile_problems(
+    server: &Element,
+    profiles: &[model::Profile],
+    stock_profiles: &[&str],
+    out: &mut Vec<StartProblem>,
+) {
     let prefixes = server.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
     let custom = |name: &str| prefixes.split(',').map(str::trim).any(|p| !p.is_empty() && name.starts_with(p));
-    let names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).collect();
+    let names: HashSet<&str> = profiles.iter().map(|p| p.name.as_str()).chain(stock_profiles.iter().copied()).collect();
     let catalog = catalog::builtin();
     for p in profiles {
         let parsing = Parsing("profile", &p.name);
