@@ -3,6 +3,8 @@
 
 pub mod events;
 
+pub mod de;
+
 use std::collections::HashMap;
 
 use crate::source::{FileId, Origin};
