@@ -19,6 +19,7 @@ use super::expr::{Expr, Template};
     Ord,
     Hash,
     serde::Serialize,
+    serde::Deserialize,
     strum::EnumString,
     strum::IntoStaticStr,
     strum::VariantNames,
@@ -59,9 +60,8 @@ impl Severity {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::EnumString)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[strum(serialize_all = "lowercase")]
 pub enum Confidence {
     High,
     Medium,
@@ -69,10 +69,6 @@ pub enum Confidence {
 }
 
 impl Confidence {
-    pub fn parse(s: &str) -> Option<Confidence> {
-        s.parse().ok()
-    }
-
     pub fn factor(self) -> f64 {
         match self {
             Confidence::High => 1.0,
@@ -84,9 +80,8 @@ impl Confidence {
 
 /// What ClickHouse does with the problem a config rule finds, proven on the real server
 /// (tests/effect_engine.rs starts clickhouse-server on each must-fire fixture).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, strum::EnumString, strum::VariantNames)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-#[strum(serialize_all = "kebab-case")]
 pub enum Effect {
     /// The server does not start on the config (such a rule is critical).
     RefusesToStart,
@@ -96,12 +91,6 @@ pub enum Effect {
     FailsAtRuntime,
     /// The server starts and works, worse (slower, less safe, unbounded).
     Degrades,
-}
-
-impl Effect {
-    pub fn parse(s: &str) -> Option<Effect> {
-        s.parse().ok()
-    }
 }
 
 /// The config tree a fragment is merged into: the server config (config.d/) or the users

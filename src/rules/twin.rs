@@ -7,7 +7,6 @@
 //! proves on the real server that both name the same objects.
 
 use crate::facts::Source;
-use crate::spanned_yaml::Yaml;
 
 use super::schema::Rule;
 
@@ -17,22 +16,6 @@ pub enum LiveTwin {
     Rule(String),
     /// No live rule can: why (what the running server does not show).
     None(String),
-}
-
-/// Reads `live_twin:`: a rule id, or `{none: why}`. Err: where and what is wrong.
-pub fn parse(node: Option<&Yaml>) -> Result<Option<LiveTwin>, (crate::config::Origin, String)> {
-    const SHAPE: &str = "`live_twin` is a live rule's id, or `none: <why no live rule can judge it>`";
-    match node {
-        None | Some(Yaml::Null(_)) => Ok(None),
-        Some(Yaml::Scalar(id, _)) => Ok(Some(LiveTwin::Rule(id.clone()))),
-        Some(Yaml::Mapping(pairs, origin)) => match pairs.as_slice() {
-            [(key, Yaml::Scalar(why, _))] if key.as_str() == Some("none") && !why.trim().is_empty() => {
-                Ok(Some(LiveTwin::None(why.trim().to_string())))
-            }
-            _ => Err((*origin, SHAPE.into())),
-        },
-        Some(other) => Err((other.origin(), SHAPE.into())),
-    }
 }
 
 /// Whether a named twin is a rule of `rules` that reads the running server: Err says why not.

@@ -1,7 +1,8 @@
 //! Serde over a spanned YAML tree: a file is read into types that derive `Deserialize`, a
-//! value whose position matters as [`Spanned<T>`]. Every key a struct does not have is
-//! reported (with the closest key it has) and skipped, so one run names each misspelled key;
-//! a value of the wrong type stops the read there.
+//! value whose position matters as [`Spanned<T>`]. Every problem is recorded where it is
+//! found: a key a struct does not have (with the closest key it has) is skipped, a value of
+//! the wrong type read as [`Lenient<T>`] is left out, and the rest of the file is still
+//! read, so one run names every mistake it can.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -48,6 +49,24 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Spanned<T> {
             }
         }
         deserializer.deserialize_struct(SPANNED, SPANNED_FIELDS, SpannedVisitor(PhantomData))
+    }
+}
+
+/// A value that may be wrong without stopping the read: `None` when it is not of its type (the
+/// problem is recorded).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lenient<T>(pub Option<T>);
+
+impl<T: Default> Default for Lenient<T> {
+    fn default() -> Lenient<T> {
+        Lenient(Some(T::default()))
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Lenient<T>, D::Error> {
+        // the reader recorded the problem where it found it
+        Ok(Lenient(T::deserialize(deserializer).ok()))
     }
 }
 
@@ -132,17 +151,20 @@ fn known_keys_help(key: &str, known: &[&str]) -> String {
         .map_or_else(|| format!("known keys: {}", known.join(", ")), |s| format!("did you mean `{s}`?"))
 }
 
-/// Reads `T` from `node`: its value, or the first problem that stopped the read. The keys no
-/// struct has are in `unknown` either way.
-pub fn from_yaml<'y, T: Deserialize<'y>>(node: &'y Yaml, unknown: &RefCell<Vec<Problem>>) -> Result<T, Problem> {
-    T::deserialize(Node { node, path: String::new(), unknown })
+/// Reads `T` from `node`: its value (`None` when a problem stopped the read) and every
+/// problem found, in the order found.
+pub fn from_yaml<'y, T: Deserialize<'y>>(node: &'y Yaml) -> (Option<T>, Vec<Problem>) {
+    let problems = RefCell::new(Vec::new());
+    let read = T::deserialize(Node { node, path: String::new(), problems: &problems }).ok();
+    (read, problems.into_inner())
 }
 
 /// A node being read, with its path in the file (`tests[].at`) for messages.
 struct Node<'y, 'u> {
     node: &'y Yaml,
     path: String,
-    unknown: &'u RefCell<Vec<Problem>>,
+    /// Every problem found, each recorded once, where it gets its position.
+    problems: &'u RefCell<Vec<Problem>>,
 }
 
 impl<'y, 'u> Node<'y, 'u> {
@@ -152,11 +174,18 @@ impl<'y, 'u> Node<'y, 'u> {
             (path, "[]") => format!("{path}[]"),
             (path, name) => format!("{path}.{name}"),
         };
-        Node { node, path, unknown: self.unknown }
+        Node { node, path, problems: self.problems }
     }
 
     fn said<T>(&self, read: Result<T, Problem>) -> Result<T, Problem> {
-        read.map_err(|p| p.at(self.node.origin(), &self.path))
+        read.map_err(|problem| match problem.origin {
+            Some(_) => problem,
+            None => {
+                let problem = problem.at(self.node.origin(), &self.path);
+                self.problems.borrow_mut().push(problem.clone());
+                problem
+            }
+        })
     }
 
     fn scalar(&self) -> Option<&'y str> {
@@ -222,7 +251,7 @@ impl<'de, 'u> Deserializer<'de> for Node<'de, 'u> {
             _ => {
                 let shown = key.as_str().unwrap_or("(not text)");
                 let path = if self.path.is_empty() { shown.to_string() } else { format!("{}.{shown}", self.path) };
-                self.unknown.borrow_mut().push(Problem {
+                self.problems.borrow_mut().push(Problem {
                     origin: Some(key.origin()),
                     message: format!("unknown key `{path}`"),
                     help: Some(known_keys_help(shown, fields)),
@@ -292,7 +321,7 @@ impl<'de, 'u, I: Iterator<Item = &'de (Yaml, Yaml)>> MapAccess<'de> for Pairs<'_
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Problem> {
         let Some((key, value)) = self.pairs.next() else { return Ok(None) };
         self.value = Some(self.node.child(value, key.as_str().unwrap_or("?")));
-        let key = Node { node: key, path: self.node.path.clone(), unknown: self.node.unknown };
+        let key = Node { node: key, path: self.node.path.clone(), problems: self.node.problems };
         seed.deserialize(key).map(Some)
     }
 
@@ -398,11 +427,9 @@ mod tests {
         at: Spanned<String>,
     }
 
-    fn read(text: &str) -> (Result<Rule, Problem>, Vec<Problem>) {
+    fn read(text: &str) -> (Option<Rule>, Vec<Problem>) {
         let node = super::super::read_document(text, FileId(7)).unwrap();
-        let unknown = RefCell::new(Vec::new());
-        let rule = from_yaml::<Rule>(&node, &unknown);
-        (rule, unknown.into_inner())
+        from_yaml::<Rule>(&node)
     }
 
     #[test]
@@ -418,27 +445,52 @@ mod tests {
     #[test]
     fn every_unknown_key_is_said_and_the_rest_read() {
         let (rule, unknown) = read("id: x\ntagz: [a]\ninner:\n  att: 1\n  at: y\n");
-        assert!(rule.is_ok());
+        assert!(rule.is_some());
         let said: Vec<(&str, Option<&str>)> = unknown.iter().map(|p| (p.message.as_str(), p.help.as_deref())).collect();
         assert_eq!(
             said,
-            [("unknown key `tagz`", Some("did you mean `tags`?")), ("unknown key `inner.att`", Some("did you mean `at`?"))]
+            [
+                ("unknown key `tagz`", Some("did you mean `tags`?")),
+                ("unknown key `inner.att`", Some("did you mean `at`?"))
+            ]
         );
         assert_eq!(unknown[0].origin, Some(Origin { file: FileId(7), offset: 6 }));
     }
 
     #[test]
     fn a_value_of_the_wrong_kind_names_its_path_and_position() {
-        let (rule, _) = read("id: x\nrestart: maybe\n");
-        let problem = rule.unwrap_err();
-        assert_eq!(problem.message, "`restart`: expected a boolean, found `maybe`");
-        assert_eq!(problem.origin, Some(Origin { file: FileId(7), offset: 15 }));
-        let (rule, _) = read("id: x\nlevel: hgh\n");
-        let problem = rule.unwrap_err();
-        assert_eq!((problem.message.as_str(), problem.help.as_deref()), ("`level`: unknown value `hgh`", Some("did you mean `high`?")));
-        let (rule, _) = read("tags: []\n");
-        assert_eq!(rule.unwrap_err().message, "missing `id`");
-        let (rule, _) = read("id: x\ninner: {}\n");
-        assert_eq!(rule.unwrap_err().message, "missing `inner.at`");
+        let problem = |text: &str| {
+            let (rule, problems) = read(text);
+            assert!(rule.is_none() && problems.len() == 1, "{problems:?}");
+            problems[0].clone()
+        };
+        let wrong = problem("id: x\nrestart: maybe\n");
+        assert_eq!(wrong.message, "`restart`: expected a boolean, found `maybe`");
+        assert_eq!(wrong.origin, Some(Origin { file: FileId(7), offset: 15 }));
+        let wrong = problem("id: x\nlevel: hgh\n");
+        assert_eq!(
+            (wrong.message.as_str(), wrong.help.as_deref()),
+            ("`level`: unknown value `hgh`", Some("did you mean `high`?"))
+        );
+        assert_eq!(problem("tags: []\n").message, "missing `id`");
+        assert_eq!(problem("id: x\ninner: {}\n").message, "missing `inner.at`");
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Sections {
+        first: Lenient<Level>,
+        second: Lenient<bool>,
+        third: Lenient<Vec<String>>,
+    }
+
+    /// Each wrong value is said, and the values after it still read.
+    #[test]
+    fn lenient_values_let_the_read_go_on() {
+        let node = super::super::read_document("first: hgh\nsecond: maybe\nthird: [a]\n", FileId(7)).unwrap();
+        let (sections, problems) = from_yaml::<Sections>(&node);
+        let sections = sections.unwrap();
+        assert_eq!((sections.first.0, sections.second.0, sections.third.0), (None, None, Some(vec!["a".to_string()])));
+        let said: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(said, ["`first`: unknown value `hgh`", "`second`: expected a boolean, found `maybe`"]);
     }
 }

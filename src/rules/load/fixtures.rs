@@ -1,88 +1,56 @@
 //! A rule's `tests:`: the fixtures it proves itself on, each a firing or a quiet case.
 
+use super::file::TestCase;
 use super::*;
 
 impl Parser<'_> {
-    pub(super) fn tests(&mut self, base: &Path) -> Vec<RuleTest> {
-        let Some(node) = self.doc.get("tests") else { return Vec::new() };
-        let Yaml::Sequence(items, _) = node else {
-            self.error(node.origin(), "`tests` is a list of `- fires: DIR` / `- quiet: DIR`", None);
-            return Vec::new();
+    pub(super) fn tests(&mut self, cases: &[Spanned<TestCase>], base: &Path) -> Vec<RuleTest> {
+        cases.iter().filter_map(|case| self.test(case, base)).collect()
+    }
+
+    fn test(&mut self, case: &Spanned<TestCase>, base: &Path) -> Option<RuleTest> {
+        let TestCase { fires, quiet, at, version, outcome } = &case.value;
+        let (fires, dir) = match (fires, quiet) {
+            (Some(dir), None) => (true, dir),
+            (None, Some(dir)) => (false, dir),
+            _ => {
+                self.error(case.origin, "each test has exactly one of `fires: DIR` or `quiet: DIR`", None);
+                return None;
+            }
         };
-        let mut tests = Vec::new();
-        for item in items {
-            let Yaml::Mapping(pairs, _) = item else {
-                self.error(
-                    item.origin(),
-                    "a test is `fires: DIR` or `quiet: DIR` (with `at`, `version`, `outcome`)",
-                    None,
-                );
-                continue;
-            };
-            self.known_keys(pairs, &["fires", "quiet", "at", "version", "outcome"], "tests[].");
-            let (fires, dir) = match (item.get("fires"), item.get("quiet")) {
-                (Some(d), None) => (true, d),
-                (None, Some(d)) => (false, d),
+        let expect = match (fires, outcome) {
+            (true, None) => Expectation::Fires,
+            (false, None) => Expectation::Quiet,
+            (false, Some(outcome)) => match outcome.value.as_str() {
+                "passed" => Expectation::Quiet,
+                "not-applicable" => Expectation::Outcome(OutcomeKind::NotApplicable),
+                "inconclusive" => Expectation::Outcome(OutcomeKind::Inconclusive),
                 _ => {
-                    self.error(item.origin(), "each test has exactly one of `fires: DIR` or `quiet: DIR`", None);
-                    continue;
+                    let why = "`outcome` of a quiet test is passed, not-applicable or inconclusive";
+                    self.error(outcome.origin, why, None);
+                    return None;
                 }
-            };
-            let Some(dir) = dir.as_str() else {
-                self.error(dir.origin(), "the fixture is a directory name", None);
-                continue;
-            };
-            let expect = match (fires, item.get("outcome")) {
-                (true, None) => Expectation::Fires,
-                (false, None) => Expectation::Quiet,
-                (false, Some(node)) => match node.as_str() {
-                    Some("passed") => Expectation::Quiet,
-                    Some("not-applicable") => Expectation::Outcome(OutcomeKind::NotApplicable),
-                    Some("inconclusive") => Expectation::Outcome(OutcomeKind::Inconclusive),
-                    _ => {
-                        self.error(
-                            node.origin(),
-                            "`outcome` of a quiet test is passed, not-applicable or inconclusive",
-                            None,
-                        );
-                        continue;
-                    }
-                },
-                (true, Some(node)) => {
-                    self.error(node.origin(), "`outcome` goes with `quiet:` (a firing test's outcome is fired)", None);
-                    continue;
-                }
-            };
-            let version = match item.get("version") {
-                None => None,
-                Some(node) => match node.as_str().map(str::parse) {
-                    Some(Ok(v)) => Some(v),
-                    Some(Err(m)) => {
-                        self.error(node.origin(), m, None);
-                        None
-                    }
-                    None => {
-                        self.error(node.origin(), "`version` is a ClickHouse version such as \"25.8\"", None);
-                        None
-                    }
-                },
-            };
-            let at = match item.get("at") {
-                None => None,
-                Some(node) => match (fires, node.as_str()) {
-                    (true, Some(at)) => Some(at.to_string()),
-                    (false, _) => {
-                        self.error(node.origin(), "`at` is the expected location of a firing test", None);
-                        None
-                    }
-                    (true, None) => {
-                        self.error(node.origin(), "`at` is `file:line`", None);
-                        None
-                    }
-                },
-            };
-            tests.push(RuleTest { expect, fixture: base.join(dir), at, version, origin: item.origin() });
-        }
-        tests
+            },
+            (true, Some(outcome)) => {
+                let why = "`outcome` goes with `quiet:` (a firing test's outcome is fired)";
+                self.error(outcome.origin, why, None);
+                return None;
+            }
+        };
+        let version = version.as_ref().and_then(|v| match v.value.parse() {
+            Ok(version) => Some(version),
+            Err(message) => {
+                self.error(v.origin, message, None);
+                None
+            }
+        });
+        let at = match at {
+            Some(at) if !fires => {
+                self.error(at.origin, "`at` is the expected location of a firing test", None);
+                None
+            }
+            at => at.as_ref().map(|at| at.value.clone()),
+        };
+        Some(RuleTest { expect, fixture: base.join(&dir.value), at, version, origin: case.origin })
     }
 }

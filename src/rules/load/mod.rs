@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::config::error::FileProblem;
 use crate::config::{ConfigFs, Origin, SourceMap};
 use crate::facts::Source;
+use crate::spanned_yaml::de::{self, Spanned};
 use crate::spanned_yaml::{Yaml, read_document, read_recorded};
 
 use super::check;
@@ -15,40 +16,15 @@ use super::expr::{CompileError, Expr, Template};
 use super::schema::{
     Confidence, ConfigTree, Effect, Expectation, Param, ParamType, Remediation, Rule, RuleTest, Severity,
 };
+use super::twin::LiveTwin;
 use crate::rules::OutcomeKind;
 
+mod file;
 mod files;
 mod fixtures;
 mod sections;
 
 pub use files::rule_files;
-
-const KEYS: &[&str] = &[
-    "id",
-    "title",
-    "severity",
-    "effect",
-    "category",
-    "tags",
-    "description",
-    "applies",
-    "for_each",
-    "as",
-    "let",
-    "when",
-    "location",
-    "object",
-    "message",
-    "evidence",
-    "remediation",
-    "references",
-    "confidence",
-    "impact",
-    "tests",
-    "opt_in",
-    "params",
-    "live_twin",
-];
 
 /// Parses one rule file already in `sources`. `base` is its directory; fixtures are in `base/<id>/`.
 /// A built-in rule's YAML events were recorded when chaudit was built (`events`).
@@ -97,89 +73,47 @@ impl Parser<'_> {
         self.errors.push(invalid(self.sources, origin, message, "here", help));
     }
 
-    /// Every key of a mapping must be one of `allowed`: a misspelled key would otherwise
-    /// drop what it says (a version gate, a test's expected location) without a word.
-    fn known_keys(&mut self, pairs: &[(Yaml, Yaml)], allowed: &[&str], section: &str) {
-        for (key, _) in pairs {
-            let Some(k) = key.as_str() else {
-                self.error(key.origin(), "keys are strings", None);
-                continue;
-            };
-            if allowed.contains(&k) {
-                continue;
-            }
-            let suggestion =
-                crate::suggest::closest_above(k, allowed.iter().copied(), 0.7).map(|s| format!("did you mean `{s}`?"));
-            let help = suggestion.or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
-            self.error(key.origin(), format!("unknown key `{section}{k}`"), help);
-        }
+    /// A problem the reader found (an unknown key, a value of the wrong kind), at its node.
+    fn read_problem(&mut self, problem: de::Problem) {
+        let at = problem.origin.unwrap_or(self.doc.origin());
+        self.error(at, problem.message, problem.help);
     }
 
     fn rule(&mut self, base: &Path, file: String) -> Option<Rule> {
-        let Yaml::Mapping(pairs, origin) = self.doc else {
-            self.error(self.doc.origin(), "a rule file is a mapping (id, title, severity, when, ...)", None);
-            return None;
-        };
-        self.known_keys(pairs, KEYS, "");
-        let origin = *origin;
-        let id = self.required_str(self.doc, "id", origin);
-        if let Some(id) = &id
-            && !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-        {
-            let at = self.doc.get("id").map_or(origin, Yaml::origin);
-            self.error(at, format!("rule id `{id}` must be lowercase letters, digits and dashes"), None);
+        let (read, problems) = de::from_yaml::<file::RuleFile>(self.doc);
+        for problem in problems {
+            self.read_problem(problem);
         }
-        let title = self.required_str(self.doc, "title", origin);
-        let severity = self.required_str(self.doc, "severity", origin).and_then(|s| {
-            let parsed = Severity::parse(&s);
-            if parsed.is_none() {
-                let at = self.doc.get("severity").map_or(origin, Yaml::origin);
-                self.error(
-                    at,
-                    format!("unknown severity `{s}`"),
-                    Some(format!("one of {}", Severity::names().collect::<Vec<_>>().join(", "))),
-                );
-            }
-            parsed
-        });
-        let confidence = match self.doc.get("confidence") {
-            None => Some(Confidence::High),
-            Some(node) => {
-                let parsed = node.as_str().and_then(Confidence::parse);
-                if parsed.is_none() {
-                    self.error(node.origin(), "confidence is high, medium or low", None);
-                }
-                parsed
-            }
+        let rule = read?;
+        let origin = self.doc.origin();
+        let id = rule.id.value.clone();
+        if !id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-') {
+            self.error(rule.id.origin, format!("rule id `{id}` must be lowercase letters, digits and dashes"), None);
+        }
+        let severity = rule.severity.0.map(|s| s.value);
+        let (sources, optional_sources, versions) = match &rule.applies.0 {
+            Some(applies) => self.applies(applies),
+            None => (Vec::new(), Vec::new(), None),
         };
-        let category = self.optional_str(self.doc, "category").unwrap_or_else(|| "general".into());
-        let tags = self.string_list(self.doc, "tags");
-        let references = self.string_list(self.doc, "references");
-        let live_twin = super::twin::parse(self.doc.get("live_twin")).unwrap_or_else(|(at, message)| {
-            self.error(at, message, None);
-            None
-        });
-        let description = self.required_str(self.doc, "description", origin);
-        let (sources, optional_sources, versions) = self.applies(origin);
-        let effect = self.effect(severity, &sources, origin);
-        let item = self.optional_str(self.doc, "as").unwrap_or_else(|| "item".into());
-        let for_each = self.optional_expr(self.doc, "for_each");
-        let lets = self.named_exprs("let", &item);
+        let effect = self.effect(rule.effect.as_ref().and_then(|e| e.0.as_ref()), severity, &sources);
+        let item = rule.item.clone().unwrap_or_else(|| "item".into());
+        let for_each = self.optional_expr(rule.for_each.as_ref());
+        let lets = rule.lets.0.as_ref().map_or_else(Vec::new, |lets| self.named_exprs(lets, Some(&item)));
         // without `when`, every item `for_each` gives is a finding (or, without `for_each`,
         // the rule fires wherever it applies: a version gate is its whole condition)
-        let when = match self.doc.get("when") {
+        let when = match &rule.when {
             None => self.compile("true", origin),
-            Some(_) => self.required_expr(self.doc, "when", origin),
+            Some(when) => self.compile(&when.value, when.origin),
         };
-        let location = self.optional_expr(self.doc, "location");
-        let object = self.optional_expr(self.doc, "object");
-        let impact = self.optional_expr(self.doc, "impact");
-        let message = self.template(self.doc, "message", true, origin);
-        let evidence = self.named_exprs("evidence", "");
-        let remediation = self.remediation(origin);
+        let location = self.optional_expr(rule.location.as_ref());
+        let object = self.optional_expr(rule.object.as_ref());
+        let impact = self.optional_expr(rule.impact.as_ref());
+        let message = self.template(Some(&rule.message));
+        let evidence = rule.evidence.0.as_ref().map_or_else(Vec::new, |named| self.named_exprs(named, None));
+        let remediation = rule.remediation.0.as_ref().and_then(|r| self.remediation(r));
         // fixtures live in a directory named after the rule, beside its file
-        let tests = self.tests(&base.join(id.as_deref().unwrap_or_default()));
-        let params = self.params();
+        let tests = self.tests(rule.tests.0.as_deref().unwrap_or_default(), &base.join(&id));
+        let params = rule.params.0.as_ref().map_or_else(Vec::new, |params| self.params(params));
         let reads = (!self.defer).then(|| {
             self.check_facts(check::Expressions {
                 sources: &sources,
@@ -201,22 +135,18 @@ impl Parser<'_> {
                     .collect(),
             })
         });
-        let opt_in = match self.doc.get("opt_in").map(|n| (n.as_str(), n.origin())) {
-            None | Some((Some("false"), _)) => false,
-            Some((Some("true"), _)) => true,
-            Some((_, at)) => {
-                self.error(at, "`opt_in` is true or false", None);
-                false
-            }
-        };
+        let live_twin = rule.live_twin.and_then(|twin| twin.0).map(|twin| match twin {
+            file::LiveTwinFile::Rule(id) => LiveTwin::Rule(id),
+            file::LiveTwinFile::None(why) => LiveTwin::None(why),
+        });
         Some(Rule {
-            id: id?,
-            title: title?,
+            id,
+            title: rule.title,
             severity: severity?,
             effect,
-            category,
-            tags,
-            description: description?,
+            category: rule.category.unwrap_or_else(|| "general".into()),
+            tags: rule.tags,
+            description: rule.description,
             sources,
             optional_sources,
             checked: reads.map(std::sync::OnceLock::from).unwrap_or_default(),
@@ -230,72 +160,19 @@ impl Parser<'_> {
             message: message??,
             evidence,
             remediation: remediation?,
-            references,
+            references: rule.references,
             live_twin,
-            confidence: confidence?,
+            confidence: match rule.confidence {
+                None => Confidence::High,
+                Some(confidence) => confidence.0?.value,
+            },
             impact,
             tests,
-            opt_in,
+            opt_in: rule.opt_in.0?,
             params,
             file,
             origin,
         })
-    }
-
-    fn required_str(&mut self, node: &Yaml, key: &str, origin: Origin) -> Option<String> {
-        self.required_scalar(node, key, origin, "a string").map(|(s, _)| s.to_string())
-    }
-
-    /// The scalar under `key` and where it is written; a diagnostic names `what` it must be.
-    fn required_scalar<'y>(
-        &mut self,
-        node: &'y Yaml,
-        key: &str,
-        origin: Origin,
-        what: &str,
-    ) -> Option<(&'y str, Origin)> {
-        match node.get(key) {
-            Some(Yaml::Scalar(s, o)) => Some((s.as_str(), *o)),
-            Some(other) => {
-                self.error(other.origin(), format!("`{key}` must be {what}"), None);
-                None
-            }
-            None => {
-                self.error(origin, format!("missing `{key}`"), None);
-                None
-            }
-        }
-    }
-
-    fn optional_str(&mut self, node: &Yaml, key: &str) -> Option<String> {
-        match node.get(key)? {
-            Yaml::Scalar(s, _) => Some(s.clone()),
-            Yaml::Null(_) => None,
-            other => {
-                self.error(other.origin(), format!("`{key}` must be a string"), None);
-                None
-            }
-        }
-    }
-
-    fn string_list(&mut self, node: &Yaml, key: &str) -> Vec<String> {
-        match node.get(key) {
-            None | Some(Yaml::Null(_)) => Vec::new(),
-            Some(Yaml::Sequence(items, _)) => items
-                .iter()
-                .filter_map(|i| match i {
-                    Yaml::Scalar(s, _) => Some(s.clone()),
-                    other => {
-                        self.error(other.origin(), format!("`{key}` holds strings"), None);
-                        None
-                    }
-                })
-                .collect(),
-            Some(other) => {
-                self.error(other.origin(), format!("`{key}` must be a list"), None);
-                Vec::new()
-            }
-        }
     }
 
     fn compile(&mut self, source: &str, origin: Origin) -> Option<Expr> {
@@ -315,40 +192,19 @@ impl Parser<'_> {
         );
     }
 
-    fn required_expr(&mut self, node: &Yaml, key: &str, origin: Origin) -> Option<Expr> {
-        let (source, at) = self.required_scalar(node, key, origin, "an expression string")?;
-        self.compile(source, at)
+    fn optional_expr(&mut self, source: Option<&Spanned<String>>) -> Option<Expr> {
+        let source = source?;
+        self.compile(&source.value, source.origin)
     }
 
-    fn optional_expr(&mut self, node: &Yaml, key: &str) -> Option<Expr> {
-        match node.get(key)? {
-            Yaml::Scalar(s, o) => self.compile(s, *o),
-            other => {
-                self.error(other.origin(), format!("`{key}` must be an expression string"), None);
-                None
-            }
-        }
-    }
-
-    /// `Some(None)` when absent and not required, `None` after an error.
-    fn template(&mut self, node: &Yaml, key: &str, required: bool, origin: Origin) -> Option<Option<Template>> {
-        match node.get(key) {
-            Some(Yaml::Scalar(s, o)) => {
-                match if self.defer { Template::deferred(s, *o) } else { Template::compile(s, *o) } {
-                    Ok(t) => Some(Some(t)),
-                    Err((offset, e)) => {
-                        self.compile_error(*o, offset, e);
-                        None
-                    }
-                }
-            }
-            None if !required => Some(None),
-            None => {
-                self.error(origin, format!("missing `{key}`"), None);
-                None
-            }
-            Some(other) => {
-                self.error(other.origin(), format!("`{key}` must be a string"), None);
+    /// `Some(None)` when absent, `None` after an error.
+    fn template(&mut self, text: Option<&Spanned<String>>) -> Option<Option<Template>> {
+        let Some(Spanned { value, origin }) = text else { return Some(None) };
+        let compiled = if self.defer { Template::deferred(value, *origin) } else { Template::compile(value, *origin) };
+        match compiled {
+            Ok(t) => Some(Some(t)),
+            Err((offset, e)) => {
+                self.compile_error(*origin, offset, e);
                 None
             }
         }

@@ -1,0 +1,232 @@
+//! A rule file as written: one type per section, read by serde from the spanned YAML (each
+//! key a field; the reader names every key a section does not have, and a [`Lenient`] value
+//! of the wrong type does not stop it). The loader then checks and compiles what these hold
+//! (`super::Parser`).
+
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
+
+use crate::rules::schema::{Confidence, Effect, Severity};
+use crate::spanned_yaml::de::{Lenient, Spanned};
+
+/// A rule: what it finds, where it applies, how it decides, how to fix it, and its fixtures.
+#[derive(Deserialize)]
+#[serde(expecting = "a rule: a mapping of id, title, severity, description, applies, message, remediation, ...")]
+pub struct RuleFile {
+    /// Lowercase letters, digits and dashes; the rule's page is docs/rules/ID.md.
+    pub id: Spanned<String>,
+    pub title: String,
+    pub severity: Lenient<Spanned<Severity>>,
+    /// What ClickHouse does with the problem a config rule finds (refuses-to-start, ignored,
+    /// fails-at-runtime, degrades), proven on the real server.
+    pub effect: Option<Lenient<Spanned<Effect>>>,
+    pub category: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    pub description: String,
+    pub applies: Lenient<Spanned<Applies>>,
+    /// An expression giving the items to judge, each one finding when `when` holds.
+    pub for_each: Option<Spanned<String>>,
+    /// The name of each item of `for_each` (`item` when not given).
+    #[serde(rename = "as")]
+    pub item: Option<String>,
+    /// Named expressions, each readable by the ones after it, `when`, the message and the fix.
+    #[serde(rename = "let", default)]
+    pub lets: Lenient<Named>,
+    pub when: Option<Spanned<String>>,
+    pub location: Option<Spanned<String>>,
+    pub object: Option<Spanned<String>>,
+    pub impact: Option<Spanned<String>>,
+    pub message: Spanned<String>,
+    #[serde(default)]
+    pub evidence: Lenient<Named>,
+    pub remediation: Lenient<Spanned<RemediationFile>>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    pub confidence: Option<Lenient<Spanned<Confidence>>>,
+    #[serde(default)]
+    pub tests: Lenient<Vec<Spanned<TestCase>>>,
+    #[serde(default)]
+    pub opt_in: Lenient<bool>,
+    #[serde(default)]
+    pub params: Lenient<Params>,
+    pub live_twin: Option<Lenient<LiveTwinFile>>,
+}
+
+/// `applies:`: the fact sources a rule needs, those it reads when present, its versions.
+#[derive(Deserialize)]
+#[serde(expecting = "a mapping of `sources` (and `optional`, `versions`)")]
+pub struct Applies {
+    #[serde(default)]
+    pub sources: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub optional: Vec<Spanned<String>>,
+    pub versions: Option<Spanned<String>>,
+}
+
+/// `remediation:`: the fix, in the forms it has.
+#[derive(Deserialize)]
+#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command` and `manifest`")]
+pub struct RemediationFile {
+    #[serde(default)]
+    pub restart: Lenient<bool>,
+    pub config: Option<Lenient<Fragments>>,
+    pub manual: Option<Spanned<String>>,
+    pub sql: Option<Spanned<String>>,
+    pub command: Option<Spanned<String>>,
+    pub manifest: Option<Spanned<String>>,
+}
+
+/// `remediation.config:`: the `<clickhouse>` fragment merged into each tree.
+#[derive(Deserialize)]
+#[serde(expecting = "a mapping of a tree (`server` or `users`) to the `<clickhouse>` fragment merged into it")]
+pub struct Fragments {
+    pub server: Option<Spanned<String>>,
+    pub users: Option<Spanned<String>>,
+}
+
+/// One of `tests:`: a fixture the rule fires on, or stays quiet on.
+#[derive(Deserialize)]
+#[serde(expecting = "a test: `fires: DIR` or `quiet: DIR` (with `at`, `version`, `outcome`)")]
+pub struct TestCase {
+    pub fires: Option<Spanned<String>>,
+    pub quiet: Option<Spanned<String>>,
+    pub at: Option<Spanned<String>>,
+    pub version: Option<Spanned<String>>,
+    pub outcome: Option<Spanned<String>>,
+}
+
+/// Named expressions in their order (`let:`, `evidence:`), each name with its position.
+#[derive(Default)]
+pub struct Named(pub Vec<(Spanned<String>, Spanned<String>)>);
+
+impl<'de> Deserialize<'de> for Named {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Named, D::Error> {
+        struct NamedVisitor;
+
+        impl<'de> Visitor<'de> for NamedVisitor {
+            type Value = Named;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of names to expressions")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Named, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(name) = map.next_key()? {
+                    pairs.push((name, map.next_value()?));
+                }
+                Ok(Named(pairs))
+            }
+        }
+        deserializer.deserialize_map(NamedVisitor)
+    }
+}
+
+/// `params:` in their order: each `NAME: DEFAULT` or `NAME: {type, default, doc}`.
+#[derive(Default)]
+pub struct Params(pub Vec<(Spanned<String>, Spanned<ParamSpec>)>);
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Params, D::Error> {
+        struct ParamsVisitor;
+
+        impl<'de> Visitor<'de> for ParamsVisitor {
+            type Value = Params;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping of names to `{type, default, doc}` or a default")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+                let mut params = Vec::new();
+                while let Some(name) = map.next_key()? {
+                    params.push((name, map.next_value()?));
+                }
+                Ok(Params(params))
+            }
+        }
+        deserializer.deserialize_map(ParamsVisitor)
+    }
+}
+
+/// A parameter: a bare default (its type read from the literal), or its type, default and
+/// meaning.
+pub enum ParamSpec {
+    Default(String),
+    Typed(ParamFields),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParamFields {
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    pub default: Spanned<String>,
+    pub doc: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for ParamSpec {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<ParamSpec, D::Error> {
+        struct SpecVisitor;
+
+        impl<'de> Visitor<'de> for SpecVisitor {
+            type Value = ParamSpec;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("`{type, default, doc}` or a default")
+            }
+
+            fn visit_str<E: de::Error>(self, default: &str) -> Result<ParamSpec, E> {
+                Ok(ParamSpec::Default(default.to_string()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<ParamSpec, A::Error> {
+                ParamFields::deserialize(de::value::MapAccessDeserializer::new(map)).map(ParamSpec::Typed)
+            }
+        }
+        deserializer.deserialize_any(SpecVisitor)
+    }
+}
+
+const TWIN: &str = "a live rule's id, or `none: <why no live rule can judge it>`";
+
+/// `live_twin:`: a live rule's id, or `none: <why no live rule can judge it>`.
+pub enum LiveTwinFile {
+    Rule(String),
+    None(String),
+}
+
+impl<'de> Deserialize<'de> for LiveTwinFile {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<LiveTwinFile, D::Error> {
+        struct TwinVisitor;
+
+        impl<'de> Visitor<'de> for TwinVisitor {
+            type Value = LiveTwinFile;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(TWIN)
+            }
+
+            fn visit_str<E: de::Error>(self, id: &str) -> Result<LiveTwinFile, E> {
+                Ok(LiveTwinFile::Rule(id.to_string()))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<LiveTwinFile, A::Error> {
+                let expected = || de::Error::custom(format!("expected {TWIN}"));
+                if map.next_key::<String>()?.as_deref() != Some("none") {
+                    return Err(expected());
+                }
+                let why: String = map.next_value()?;
+                match (why.trim(), map.next_key::<String>()?) {
+                    ("", _) | (_, Some(_)) => Err(expected()),
+                    (why, None) => Ok(LiveTwinFile::None(why.to_string())),
+                }
+            }
+        }
+
+        deserializer.deserialize_any(TwinVisitor)
+    }
+}
