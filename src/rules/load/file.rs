@@ -230,3 +230,66 @@ impl<'de> Deserialize<'de> for LiveTwinFile {
         deserializer.deserialize_any(TwinVisitor)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use serde::de::{Deserializer, Visitor, value};
+    use serde::forward_to_deserialize_any;
+
+    use super::*;
+
+    /// The keys of a section: the fields its type declares to serde.
+    fn keys_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
+        struct Probe<'a>(&'a Cell<&'static [&'static str]>);
+
+        impl<'de> Deserializer<'de> for Probe<'_> {
+            type Error = value::Error;
+
+            fn deserialize_struct<V: Visitor<'de>>(
+                self,
+                _: &'static str,
+                fields: &'static [&'static str],
+                _: V,
+            ) -> Result<V::Value, value::Error> {
+                self.0.set(fields);
+                Err(de::Error::custom("only its keys"))
+            }
+
+            fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, value::Error> {
+                Err(de::Error::custom("a struct"))
+            }
+
+            forward_to_deserialize_any! {
+                bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
+                unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+            }
+        }
+        let fields = Cell::new(&[][..]);
+        let _ = T::deserialize(Probe(&fields));
+        fields.get()
+    }
+
+    /// The example of writing-rules.md shows every key of every section of a rule file.
+    #[test]
+    fn the_guide_shows_every_key() {
+        let guide = include_str!("../../../docs/writing-rules.md");
+        let example = guide.split("```yaml").nth(1).and_then(|e| e.split("```").next()).expect("the example");
+        // every `key:` of the example, commented out or inline (`{type: uint, default: ...}`)
+        let words = example.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'));
+        let shown: Vec<&str> = words.filter_map(|w| w.strip_suffix(':')).collect();
+        let sections = [
+            keys_of::<RuleFile>(),
+            keys_of::<Applies>(),
+            keys_of::<RemediationFile>(),
+            keys_of::<Fragments>(),
+            keys_of::<TestCase>(),
+            keys_of::<ParamFields>(),
+        ];
+        let missing: Vec<&str> =
+            sections.iter().flat_map(|keys| keys.iter()).filter(|k| !shown.contains(k)).copied().collect();
+        assert!(sections.iter().all(|keys| !keys.is_empty()));
+        assert!(missing.is_empty(), "keys the guide's example does not show: {missing:?}");
+    }
+}
