@@ -17,6 +17,9 @@ use crate::facts::value::to_value;
 pub struct Expr {
     pub source: String,
     pub origin: Origin,
+    /// `file:line:column` of the expression in its rule file, which an error at run time
+    /// names (empty for an expression of no file).
+    at: Arc<str>,
     /// The syntax tree, as written (its calls are checked against the facts catalog); a
     /// [deferred](Expr::deferred) expression's is parsed when first asked for.
     tree: Arc<OnceLock<cel::IdedExpr>>,
@@ -51,7 +54,13 @@ impl Expr {
     /// and the offsets of [`Expr::offsets`].
     pub fn compile(source: &str, origin: Origin) -> Result<Expr, CompileError> {
         let tree = parse(source)?;
-        Ok(Expr { source: source.to_string(), origin, tree: Arc::new(OnceLock::from(tree)), guarded: Arc::default() })
+        Ok(Expr {
+            source: source.to_string(),
+            origin,
+            at: Arc::from(""),
+            tree: Arc::new(OnceLock::from(tree)),
+            guarded: Arc::default(),
+        })
     }
 
     /// An expression parsed when first read: a built-in rule's, which the test suite compiles
@@ -59,7 +68,7 @@ impl Expr {
     /// apply to what it read. Should one not parse, it is an expression naming an undeclared
     /// variable, which errs when evaluated: the rule is errored, never silently passed.
     pub fn deferred(source: &str, origin: Origin) -> Expr {
-        Expr { source: source.to_string(), origin, tree: Arc::default(), guarded: Arc::default() }
+        Expr { source: source.to_string(), origin, at: Arc::from(""), tree: Arc::default(), guarded: Arc::default() }
     }
 
     /// The syntax tree, as written.
@@ -83,16 +92,28 @@ impl Expr {
         self.guarded.get_or_init(|| crate::rules::budget::guard(self.tree()))
     }
 
+    /// The expression with where its rule file writes it (`file:line:column`).
+    pub fn located(mut self, at: String) -> Expr {
+        self.at = Arc::from(at);
+        self
+    }
+
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        Value::resolve_val(self.guarded(), context)
-            .and_then(|v| to_value(v.as_ref()))
-            .map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve_val(self.guarded(), context).and_then(|v| to_value(v.as_ref())).map_err(|e| self.failed(e))
     }
 
     /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
     /// (shared, see `facts::value`) instead of being copied whole.
     pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
-        Value::resolve_val(self.guarded(), context).map_err(|e| format!("`{}`: {e}", self.source))
+        Value::resolve_val(self.guarded(), context).map_err(|e| self.failed(e))
+    }
+
+    /// An error at run time, said with the expression and where it is written.
+    fn failed(&self, error: impl std::fmt::Display) -> String {
+        match self.at.as_ref() {
+            "" => format!("`{}`: {error}", self.source),
+            at => format!("{at}: `{}`: {error}", self.source),
+        }
     }
 }
 
@@ -316,6 +337,17 @@ impl Template {
             parts.push(Part::Text(rest.to_string()));
         }
         Ok(Template { parts })
+    }
+
+    /// Each hole with where its rule file writes it (`at` gives a position's `file:line:column`).
+    pub fn located(mut self, at: impl Fn(Origin) -> String) -> Template {
+        for part in &mut self.parts {
+            if let Part::Hole(expr) = part {
+                let place = at(expr.origin);
+                *expr = expr.clone().located(place);
+            }
+        }
+        self
     }
 
     /// The expressions of the holes.

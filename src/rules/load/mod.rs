@@ -176,10 +176,11 @@ impl Parser<'_> {
     }
 
     fn compile(&mut self, source: &str, origin: Origin) -> Option<Expr> {
+        let at = self.sources.locate(origin).to_string();
         if self.defer {
-            return Some(Expr::deferred(source, origin));
+            return Some(Expr::deferred(source, origin).located(at));
         }
-        Expr::compile(source, origin).map_err(|e| self.compile_error(origin, 0, e)).ok()
+        Expr::compile(source, origin).map(|e| e.located(at)).map_err(|e| self.compile_error(origin, 0, e)).ok()
     }
 
     fn compile_error(&mut self, origin: Origin, offset: usize, e: CompileError) {
@@ -202,7 +203,7 @@ impl Parser<'_> {
         let Some(Spanned { value, origin }) = text else { return Some(None) };
         let compiled = if self.defer { Template::deferred(value, *origin) } else { Template::compile(value, *origin) };
         match compiled {
-            Ok(t) => Some(Some(t)),
+            Ok(t) => Some(Some(t.located(|at| self.sources.locate(at).to_string()))),
             Err((offset, e)) => {
                 self.compile_error(*origin, offset, e);
                 None
