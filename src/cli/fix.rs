@@ -110,7 +110,18 @@ fn render(outcome: &FixOutcome) -> String {
         }
         for file in &outcome.files {
             let verb = if outcome.dry_run { "would write" } else { "wrote" };
-            let _ = writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+            match &file.manifest {
+                Some(installation) => {
+                    let _ = writeln!(
+                        out,
+                        "{verb} {} ({} fix(es) merged into the {installation}; its other lines, comments included, unchanged)",
+                        file.shown, file.fixes
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+                }
+            }
         }
         if !outcome.restart.is_empty() {
             let _ = writeln!(out, "restart the server for: {}", outcome.restart.join(", "));

@@ -32,7 +32,7 @@ pub const KINDS: [&str; 2] = ["ClickHouseInstallation", "ClickHouseInstallationT
 pub(super) const MAX_HOSTS: usize = 10_000;
 
 /// Documents read from one manifest at most (a stream of a few kinds, not a dump).
-pub(super) const MAX_DOCUMENTS: usize = 1000;
+pub(crate) const MAX_DOCUMENTS: usize = 1000;
 
 /// The server and users trees the operator generates for the installation's first host.
 pub struct Rendered {
@@ -159,16 +159,22 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
     }
     let mut users_files = Vec::new();
     let host_files = clusters.first().and_then(|c| c.get("files"));
-    for given in [section("files"), host_files] {
+    // ClickHouse merges a directory's fragments in the order of their paths, not the manifest's
+    let mut given_files = Vec::new();
+    for (given, cluster_level) in [(section("files"), false), (host_files, true)] {
         let Some(Yaml::Mapping(pairs, _)) = given else { continue };
         for (key, value) in pairs {
             let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
             let Some((place, file_name)) = placement(name) else { continue };
-            let Some(fragment) = file_fragment(sources, source, file_name, content, *at)? else { continue };
-            match place {
-                Place::Users => users_files.push(fragment),
-                Place::Server => fragments.push(fragment),
-            }
+            given_files.push((merge_path(name, cluster_level), place, file_name, content, *at));
+        }
+    }
+    given_files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, place, file_name, content, at) in given_files {
+        let Some(fragment) = file_fragment(sources, source, file_name, content, at)? else { continue };
+        match place {
+            Place::Users => users_files.push(fragment),
+            Place::Server => fragments.push(fragment),
         }
     }
     super::merge::merge_fragments(&mut server, fragments, sources)?;

@@ -151,11 +151,12 @@ impl Parser<'_> {
         };
         match node {
             Yaml::Mapping(pairs, _) => {
-                self.known_keys(pairs, &["restart", "config", "manual", "sql", "command", "manifest"], "remediation.")
+                let known = ["restart", "config", "manual", "sql", "command", "manifest", "manifest_manual"];
+                self.known_keys(pairs, &known, "remediation.")
             }
             other => self.error(
                 other.origin(),
-                "`remediation` maps `restart`, `config`, `manual`, `sql`, `command` and `manifest`",
+                "`remediation` maps `restart`, `config`, `manual`, `sql`, `command`, `manifest` and `manifest_manual`",
                 None,
             ),
         }
@@ -172,6 +173,7 @@ impl Parser<'_> {
         let sql = self.template(node, "sql", false, origin)?;
         let command = self.template(node, "command", false, origin)?;
         let manifest = self.template(node, "manifest", false, origin)?;
+        let manifest_manual = self.template(node, "manifest_manual", false, origin)?;
         if config.is_empty() && manual.is_none() && sql.is_none() && command.is_none() {
             self.error(
                 node.origin(),
@@ -182,7 +184,7 @@ impl Parser<'_> {
         // with both, each finding has the one its templates render non-empty (a section with
         // an <engine> gets the manual step, one without it the fragment); a finding that
         // renders a fragment is written by `chaudit fix`, its manual text left unused
-        Some(Remediation { restart, config, manual, sql, command, manifest })
+        Some(Remediation { restart, config, manual, sql, command, manifest, manifest_manual })
     }
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
