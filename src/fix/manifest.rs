@@ -118,21 +118,47 @@ enum Node {
 /// items by their `name`), or why it cannot be written into the file.
 pub fn merge_into(text: &str, merge: &str) -> Result<String, String> {
     let wanted = parse(merge)?;
-    let before = read(text)?;
     let mut edited = text.to_string();
     // each round inserts one missing key (with everything under it); a fix adds a few
     for _ in 0..64 {
         let documents = read(&edited)?;
-        let installation = installation(&documents)?;
-        match missing(&wanted, installation, "")? {
-            None => {
-                check(&before, &documents)?;
-                return Ok(edited);
-            }
-            Some(insertion) => edited = insert(&edited, &insertion)?,
-        }
+        let Some(insertion) = missing(&wanted, installation(&documents)?, "")? else { return Ok(edited) };
+        // after a list item's first line (`- name: a` stays first) when that reads back as
+        // meant, else before the mapping's first key
+        let placed = [true, false].into_iter().find_map(|after_first| {
+            let text = insert(&edited, &insertion, after_first)?;
+            let read_back = read(&text).ok()?;
+            let grown = size_of_all(&documents) + 1 + size(&insertion.value);
+            (read_back.len() == documents.len()
+                && documents.iter().zip(&read_back).all(|(old, new)| holds(new, old))
+                && size_of_all(&read_back) == grown)
+                .then_some(text)
+        });
+        edited = placed.ok_or_else(|| {
+            format!("`{}` cannot be inserted as text where it goes (a mapping written in flow style?)", insertion.key)
+        })?;
     }
     Err("the fix adds more keys than chaudit inserts in one change".into())
+}
+
+/// Nodes in a tree (a key counts as one), to see that an edit added exactly what it meant.
+fn size(node: &Node) -> usize {
+    1 + match node {
+        Node::Scalar(..) => 0,
+        Node::Sequence(items) => items.iter().map(size).sum(),
+        Node::Mapping(pairs) => pairs.iter().map(|(_, v)| 1 + size(v)).sum(),
+    }
+}
+
+fn size_of_all(documents: &[Yaml]) -> usize {
+    fn of(node: &Yaml) -> usize {
+        1 + match node {
+            Yaml::Null(_) | Yaml::Scalar(..) => 0,
+            Yaml::Sequence(items, _) => items.iter().map(of).sum(),
+            Yaml::Mapping(pairs, _) => pairs.iter().map(|(_, v)| 1 + of(v)).sum(),
+        }
+    }
+    documents.iter().map(of).sum()
 }
 
 fn read(text: &str) -> Result<Vec<Yaml>, String> {
@@ -273,30 +299,35 @@ fn field<'a>(node: &'a Node, key: &str) -> Option<&'a Node> {
 }
 
 /// The key inserted before the receiving mapping's first key, which then follows it at the
-/// same column: a block mapping only (spaces, and the `- ` of a list item, before its key).
-fn insert(text: &str, insertion: &Insertion) -> Result<String, String> {
+/// same column, or (`after_first`, in a list item) on the line after that key's: a block
+/// mapping only (spaces, and the `- ` of a list item, before its key). None: not as text.
+fn insert(text: &str, insertion: &Insertion, after_first: bool) -> Option<String> {
     let offset = insertion.offset;
-    let line_start = text.get(..offset).ok_or("a position past the manifest's end")?.rfind('\n').map_or(0, |i| i + 1);
+    let line_start = text.get(..offset)?.rfind('\n').map_or(0, |i| i + 1);
     let prefix = &text[line_start..offset];
     let block = prefix.replace("- ", "  ").chars().all(|c| c == ' ');
     let key_start = text[offset..].chars().next().is_some_and(|c| c.is_alphanumeric() || "\"'_./-".contains(c));
-    if !block || !key_start {
-        return Err("the mapping it goes in is written in flow style".into());
+    if !block || !key_start || (after_first && !prefix.contains('-')) {
+        return None;
     }
-    let column = prefix.len();
+    let pad = " ".repeat(prefix.len());
     let mut lines = Vec::new();
     entry(&insertion.key, &insertion.value, 0, &mut lines);
-    let pad = " ".repeat(column);
     let mut added = String::new();
     for (i, line) in lines.iter().enumerate() {
-        if i > 0 && !line.is_empty() {
+        if (i > 0 || after_first) && !line.is_empty() {
             added.push_str(&pad);
         }
         added.push_str(line);
         added.push('\n');
     }
-    added.push_str(&pad);
-    Ok(format!("{}{added}{}", &text[..offset], &text[offset..]))
+    let at = if after_first {
+        offset + text[offset..].find('\n')? + 1
+    } else {
+        added.push_str(&pad);
+        offset
+    };
+    Some(format!("{}{added}{}", &text[..at], &text[at..]))
 }
 
 /// `key: value` as block YAML lines, at `indent`.
@@ -384,16 +415,6 @@ fn quoted(text: &str) -> String {
     serde_json::Value::String(text.to_string()).to_string()
 }
 
-/// The edited manifest still holds every document as it was, the installation with keys added
-/// only; anything else means the text was not edited as meant.
-fn check(before: &[Yaml], after: &[Yaml]) -> Result<(), String> {
-    let same_count = before.len() == after.len();
-    if same_count && before.iter().zip(after).all(|(b, a)| holds(a, b)) {
-        return Ok(());
-    }
-    Err("the edited manifest does not read back as the manifest with the fix added".into())
-}
-
 /// Whether `outer` holds everything `inner` does (positions ignored; lists item for item).
 fn holds(outer: &Yaml, inner: &Yaml) -> bool {
     match (outer, inner) {
@@ -421,7 +442,7 @@ layout:\n          replicasCount: 2\n";
         let fixed = merge_into(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: a\n        secret:\n          auto: \"true\"\n").unwrap();
         assert_eq!(
             fixed,
-            MANIFEST.replace("      - name: \"a\"\n", "      - secret:\n          auto: \"true\"\n        name: \"a\"\n")
+            MANIFEST.replace("      - name: \"a\"\n", "      - name: \"a\"\n        secret:\n          auto: \"true\"\n")
         );
     }
 
@@ -448,7 +469,7 @@ layout:\n          replicasCount: 2\n";
         assert!(append.contains("adds an item"), "{append}");
         let flow = "kind: ClickHouseInstallation\nmetadata: {name: x}\nspec: {configuration: {settings: {a: 1}}}\n";
         let err = merge_into(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
-        assert!(err.contains("flow style"), "{err}");
+        assert!(err.contains("cannot be inserted as text"), "{err}");
     }
 
     #[test]
