@@ -182,7 +182,8 @@ fn load_manifest(
             rendered
         }
     };
-    let mut problems = Vec::new();
+    // a Keeper installation beside it is recognised, and said not to be audited
+    let mut problems = manifest::keepers_not_audited(sources.file(id), id);
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables
     let mut env = options.env.clone();

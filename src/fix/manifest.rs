@@ -321,12 +321,24 @@ fn insert(text: &str, insertion: &Insertion, after_first: bool) -> Option<String
         added.push_str(line);
         added.push('\n');
     }
-    let at = if after_first {
-        offset + text[offset..].find('\n')? + 1
-    } else {
+    if after_first {
+        let at = offset + text[offset..].find('\n')? + 1;
+        return Some(format!("{}{added}{}", &text[..at], &text[at..]));
+    }
+    // above the comment lines that head the first key: they stay with it
+    let mut at = line_start;
+    while let Some(previous) = text[..at.saturating_sub(1)].rfind('\n').map(|i| i + 1).or((at > 0).then_some(0)) {
+        if !text[previous..at].trim_start().starts_with('#') || !prefix.trim().is_empty() {
+            break;
+        }
+        at = previous;
+    }
+    if at == line_start {
         added.push_str(&pad);
-        offset
-    };
+        at = offset;
+    } else {
+        added.insert_str(0, &pad);
+    }
     Some(format!("{}{added}{}", &text[..at], &text[at..]))
 }
 
@@ -470,6 +482,13 @@ layout:\n          replicasCount: 2\n";
         let flow = "kind: ClickHouseInstallation\nmetadata: {name: x}\nspec: {configuration: {settings: {a: 1}}}\n";
         let err = merge_into(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
         assert!(err.contains("cannot be inserted as text"), "{err}");
+    }
+
+    #[test]
+    fn a_comment_stays_with_the_key_below_it() {
+        let text = "kind: ClickHouseInstallation\nspec:\n  configuration:\n    files:\n      # about a.xml\n      # more\n      a.xml: x\n";
+        let fixed = merge_into(text, "spec:\n  configuration:\n    files:\n      b.xml: \"y\"\n").unwrap();
+        assert_eq!(fixed, text.replace("      # about", "      b.xml: \"y\"\n      # about"));
     }
 
     #[test]

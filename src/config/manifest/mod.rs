@@ -45,6 +45,24 @@ pub struct Rendered {
     pub installation: Option<super::manifest_patch::Installation>,
 }
 
+/// The Altinity operator's Keeper kind: recognised, not audited (its config is Keeper's own).
+pub const KEEPER_KIND: &str = "ClickHouseKeeperInstallation";
+
+/// The ClickHouseKeeperInstallations of a manifest, each a warning that it is not audited.
+pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError> {
+    let Ok(documents) = read_documents(&source.text, file, MAX_DOCUMENTS) else { return Vec::new() };
+    documents
+        .iter()
+        .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND))
+        .map(|d| {
+            let name = d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
+            let at = d.get("kind").map_or(d.origin(), Yaml::origin);
+            let pointer = Pointer::in_file(source, at.offset, KEEPER_KIND.len());
+            ConfigError::KeeperNotAudited { name: name.to_string(), at: pointer.at, src: pointer.src, span: pointer.span }
+        })
+        .collect()
+}
+
 /// Whether a YAML file could be a Kubernetes manifest (cheap: before parsing it as one).
 pub fn may_be_manifest(text: &str) -> bool {
     let kinds = KINDS.iter().chain(&[super::clickhouse_operator::KIND]);
@@ -62,6 +80,17 @@ pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigErr
         .filter_map(|d| d.get("kind").and_then(Yaml::as_str))
         .collect();
     let first = documents.iter().find(|d| d.get("apiVersion").is_some())?;
+    if let Some(keeper) = documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND)) {
+        let name = keeper.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
+        return Some(ConfigError::syntax(
+            Pointer::in_file(source, keeper.origin().offset, 1),
+            format!(
+                "a ClickHouseKeeperInstallation (`{name}`) and no ClickHouseInstallation: chaudit audits a ClickHouse \
+                 server's configuration, not Keeper's, so nothing was audited; audit the ClickHouseInstallation \
+                 that uses this Keeper"
+            ),
+        ));
+    }
     Some(ConfigError::syntax(
         Pointer::in_file(source, first.origin().offset, 1),
         format!(
