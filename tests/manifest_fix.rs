@@ -6,6 +6,7 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::Value;
@@ -46,6 +47,8 @@ fn chaudit_fix_writes_the_fixes_into_the_manifest() {
         let dir = tempfile::tempdir().unwrap();
         let original = std::fs::read_to_string(source.join(manifest)).unwrap();
         std::fs::write(dir.path().join(manifest), &original).unwrap();
+        // a manifest may hold Secrets: readable by its owner only, and kept so
+        std::fs::set_permissions(dir.path().join(manifest), std::fs::Permissions::from_mode(0o600)).unwrap();
         let before = findings(dir.path(), manifest);
         let key = |f: &Value| format!("{} {}", f["rule_id"], f["object"]);
         let old: BTreeSet<String> = before.iter().map(key).collect();
@@ -82,6 +85,8 @@ fn chaudit_fix_writes_the_fixes_into_the_manifest() {
         assert!(stdout.contains(&format!("wrote {manifest} ({} fix(es)", writable.len())), "{manifest}: {stdout}");
         assert!(stdout.contains("re-audit: every fixed finding is gone"), "{manifest}: {stdout}");
         assert!(only_added(&original, &fixed), "{manifest}: lines changed or lost:\n{fixed}");
+        let mode = std::fs::metadata(dir.path().join(manifest)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{manifest}: its permissions changed");
         // a second run finds nothing more to write
         let (_, again, _) = support::chaudit(dir.path(), &["fix", "--config", manifest]);
         assert!(!again.contains("wrote "), "{manifest}: {again}");

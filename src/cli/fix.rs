@@ -13,7 +13,8 @@ use super::{FailOn, RuleArgs, exit, report_all, warn};
 
 #[derive(Args)]
 pub struct FixArgs {
-    /// The main server config (config.xml, or the directory holding it).
+    /// The main server config (config.xml, or the directory holding it), or a Kubernetes
+    /// manifest of the Altinity operator (its fixes are written into the manifest).
     #[arg(long, value_name = "MAIN", value_parser = super::main_config)]
     pub config: PathBuf,
     /// Only these rules: ids, tags or categories (repeat or comma-separate).

@@ -57,12 +57,23 @@ impl ManifestEdit {
         if !self.operator_files || fix.fragments.is_empty() || fix.manual.is_some() || fix.manifest.is_some() {
             return None;
         }
-        let elements = fix.config.as_deref().unwrap_or("(the change copies a secret value: make it where the value is written)");
+        if fix.config.is_none() {
+            return Some("The operator writes this server's files, and this fix would copy a secret value: make the \
+                 change in the manifest, where the value is written."
+                .into());
+        }
+        let parts: Vec<String> = fix
+            .fragments
+            .iter()
+            .map(|f| {
+                let key = if f.tree == ConfigTree::Users { "extraUsersConfig" } else { "extraConfig" };
+                format!("in spec.settings.{key}:\n{}", f.xml.trim_end())
+            })
+            .collect();
         Some(format!(
-            "The operator writes this server's files, so a file beside the manifest would change nothing: \
-             put these elements into the manifest (a ClickHouseCluster's spec.settings.extraConfig for the \
-             server, extraUsersConfig for the users, written as YAML):\n{}",
-            elements.trim_end()
+            "The operator writes this server's files, so a file beside the manifest would change nothing: put these \
+             elements into the ClickHouseCluster, written as YAML, {}",
+            parts.join("\n")
         ))
     }
 
