@@ -23,7 +23,8 @@ const MANIFESTS: [&str; 7] = [
 
 fn findings(dir: &Path, manifest: &str) -> Vec<Value> {
     let (code, stdout, stderr) = support::chaudit(dir, &["--config", manifest, "--format", "json"]);
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
+    let report: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
     assert!(report.get("errors").is_none(), "{manifest}: {}", report["errors"]);
     report["findings"].as_array().unwrap().clone()
 }

@@ -120,7 +120,8 @@ fn render(outcome: &FixOutcome) -> String {
                     );
                 }
                 None => {
-                    let _ = writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+                    let _ =
+                        writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
                 }
             }
         }

@@ -58,9 +58,11 @@ impl ManifestEdit {
             return None;
         }
         if fix.config.is_none() {
-            return Some("The operator writes this server's files, and this fix would copy a secret value: make the \
+            return Some(
+                "The operator writes this server's files, and this fix would copy a secret value: make the \
                  change in the manifest, where the value is written."
-                .into());
+                    .into(),
+            );
         }
         let parts: Vec<String> = fix
             .fragments
@@ -280,7 +282,9 @@ fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insert
             Ok(None)
         }
         (Node::Scalar(wanted, _), Yaml::Scalar(present, _)) if wanted == present => Ok(None),
-        (Node::Scalar(..), Yaml::Scalar(..)) => Err(format!("the fix changes the value the manifest sets at `{pointer}`")),
+        (Node::Scalar(..), Yaml::Scalar(..)) => {
+            Err(format!("the fix changes the value the manifest sets at `{pointer}`"))
+        }
         _ => Err(format!("the manifest holds something else than the fix expects at `{}`", or_root(pointer))),
     }
 }
@@ -462,10 +466,15 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn a_cluster_secret_goes_into_its_list_item_and_the_rest_stays_as_written() {
-        let fixed = merge_into(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: a\n        secret:\n          auto: \"true\"\n").unwrap();
+        let fixed = merge_into(
+            MANIFEST,
+            "spec:\n  configuration:\n    clusters:\n      - name: a\n        secret:\n          auto: \"true\"\n",
+        )
+        .unwrap();
         assert_eq!(
             fixed,
-            MANIFEST.replace("      - name: \"a\"\n", "      - name: \"a\"\n        secret:\n          auto: \"true\"\n")
+            MANIFEST
+                .replace("      - name: \"a\"\n", "      - name: \"a\"\n        secret:\n          auto: \"true\"\n")
         );
     }
 
@@ -486,7 +495,8 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn a_fix_that_would_change_or_append_is_left_to_the_user() {
-        let change = merge_into(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
+        let change =
+            merge_into(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
         assert!(change.contains("/spec/configuration/settings/max_threads"), "{change}");
         let append = merge_into(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
         assert!(append.contains("adds an item"), "{append}");
@@ -512,7 +522,16 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn scalars_keep_their_quoting() {
-        let fixed = merge_into(MANIFEST, "spec:\n  configuration:\n    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: 'a: b'\n").unwrap();
-        assert!(fixed.contains("    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: \"a: b\"\n    settings:"), "{fixed}");
+        let fixed = merge_into(
+            MANIFEST,
+            "spec:\n  configuration:\n    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: 'a: b'\n",
+        )
+        .unwrap();
+        assert!(
+            fixed.contains(
+                "    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: \"a: b\"\n    settings:"
+            ),
+            "{fixed}"
+        );
     }
 }

@@ -177,7 +177,10 @@ pub enum FixError {
     /// The manifest holds a value chaudit masks in everything it writes (a credential of this
     /// run, a value from the environment): written, the manifest would lose it.
     #[error("{path} holds a value chaudit masks in everything it writes; the manifest is not written")]
-    #[diagnostic(code(chaudit::fix::masked_manifest), help("run `chaudit fix --dry-run` and merge the fixes it lists by hand"))]
+    #[diagnostic(
+        code(chaudit::fix::masked_manifest),
+        help("run `chaudit fix --dry-run` and merge the fixes it lists by hand")
+    )]
     MaskedManifest { path: String },
     #[error("cannot create {path}: {source}")]
     #[diagnostic(code(chaudit::fix::mkdir))]
@@ -253,9 +256,10 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
                     Err(why) => outcome.needs_user.push((item, why)),
                 }
             } else if let Some(manual) = &finding.remediation.manual {
-                let example = finding.remediation.manifest.as_ref().map_or_else(String::new, |fix| {
-                    format!("\nFor example, merged into the manifest:\n{}", fix.merge)
-                });
+                let example =
+                    finding.remediation.manifest.as_ref().map_or_else(String::new, |fix| {
+                        format!("\nFor example, merged into the manifest:\n{}", fix.merge)
+                    });
                 outcome.needs_user.push((item, format!("{}{example}", manual.trim_end())));
             } else if let Some(sql) = &finding.remediation.sql {
                 outcome.sql.push((item, sql.clone()));

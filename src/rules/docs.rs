@@ -100,7 +100,8 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
             } else {
                 "merged into the manifest instead (`chaudit fix` writes it; chaudit prints the `kubectl patch`)"
             };
-            let _ = writeln!(out, "\nOn a ClickHouseInstallation, {how}:\n\n```yaml\n{}\n```", manifest.text().trim_end());
+            let _ =
+                writeln!(out, "\nOn a ClickHouseInstallation, {how}:\n\n```yaml\n{}\n```", manifest.text().trim_end());
         }
         if let Some(manual) = &fix.manifest_manual {
             let _ = writeln!(out, "\nOn a ClickHouseInstallation, for you to do instead: {}", manual.text().trim_end());

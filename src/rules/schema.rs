@@ -160,9 +160,9 @@ impl Remediation {
             self.manifest.as_ref(),
             self.manifest_manual.as_ref(),
         ]
-            .into_iter()
-            .flatten()
-            .chain(self.config.iter().map(|(_, t)| t))
+        .into_iter()
+        .flatten()
+        .chain(self.config.iter().map(|(_, t)| t))
     }
 }
 

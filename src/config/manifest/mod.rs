@@ -58,7 +58,12 @@ pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError
             let name = d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
             let at = d.get("kind").map_or(d.origin(), Yaml::origin);
             let pointer = Pointer::in_file(source, at.offset, KEEPER_KIND.len());
-            ConfigError::KeeperNotAudited { name: name.to_string(), at: pointer.at, src: pointer.src, span: pointer.span }
+            ConfigError::KeeperNotAudited {
+                name: name.to_string(),
+                at: pointer.at,
+                src: pointer.src,
+                span: pointer.span,
+            }
         })
         .collect()
 }
