@@ -32,7 +32,7 @@ pub(super) struct ManifestEdit {
 }
 
 impl ManifestEdit {
-    pub fn of(request: &FixRequest, loaded: &LoadedConfig) -> Result<ManifestEdit, FixError> {
+    pub fn of(request: &FixRequest, loaded: &LoadedConfig) -> ManifestEdit {
         let path = request.config.clone();
         let mut edit = ManifestEdit {
             operator_files: loaded.over_image_files,
@@ -42,12 +42,14 @@ impl ManifestEdit {
             text: String::new(),
             fixes: 0,
         };
-        if let Some(installation) = &loaded.manifest {
-            edit.before = super::read_existing(&edit.path)?;
+        // the manifest's text as the audit read it
+        let manifest = loaded.server.files.first().map(|id| loaded.sources.file(*id).text.to_string());
+        if let (Some(installation), Some(text)) = (&loaded.manifest, manifest) {
+            edit.before = text;
             edit.text = edit.before.clone();
             edit.installation = Some(format!("{} `{}`", installation.kind, installation.name));
         }
-        Ok(edit)
+        edit
     }
 
     /// A finding whose fix is config fragments, on a manifest that takes none in its terms
@@ -101,6 +103,8 @@ impl ManifestEdit {
     /// The manifest as a file to write, when a fix went into it.
     pub fn file(self, request: &FixRequest) -> Result<Option<FixFile>, FixError> {
         let (Some(installation), true) = (self.installation, self.fixes > 0) else { return Ok(None) };
+        // a link, a FIFO or a device is refused, as a fix file is (the file it names is yours to edit)
+        crate::regular_file::ensure_replaceable(&self.path).map_err(FixError::Write)?;
         // everything chaudit writes passes through its redaction: a value it masks would be lost
         if crate::redact::redact(&self.text) != self.text {
             return Err(FixError::MaskedManifest { path: self.path.display().to_string() });

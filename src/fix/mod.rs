@@ -238,7 +238,7 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
         before.fragments.iter().map(|(fp, f)| (fp.as_str(), f)).collect();
     let mut documents: BTreeMap<PathBuf, (ConfigTree, fragment::Node, usize)> = BTreeMap::new();
     let mut fixed_fingerprints = BTreeSet::new();
-    let mut edit = ManifestEdit::of(request, loaded)?;
+    let mut edit = ManifestEdit::of(request, loaded);
     for finding in before.report.findings.iter().filter(|f| f.is_active()) {
         let item = Item::of(finding);
         let Some(fragments) = fragments.get(finding.fingerprint.as_str()).filter(|_| !edit.operator_files) else {
