@@ -35,7 +35,7 @@ impl ManifestEdit {
     pub fn of(request: &FixRequest, loaded: &LoadedConfig) -> ManifestEdit {
         let path = request.config.clone();
         let mut edit = ManifestEdit {
-            operator_files: loaded.over_image_files,
+            operator_files: loaded.from_manifest,
             installation: None,
             path,
             before: String::new(),
