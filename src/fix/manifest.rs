@@ -1,10 +1,11 @@
 //! `chaudit fix` on a Kubernetes manifest: a fix in the manifest's terms (YAML to merge into
 //! the ClickHouseInstallation) written into the manifest file itself. The file is edited, not
-//! rewritten: each key the fix adds is inserted as text at the head of the mapping that
-//! receives it, so the file's comments, its other documents, its key order and its quoting
-//! stay as they were. A fix that would change a value the manifest sets, add an item to one
-//! of its lists, or reach a mapping written in flow style (`{a: 1}`) is not written: the
-//! user merges it.
+//! rewritten: each key the fix adds is inserted as text into the mapping that receives it
+//! (after a list item's first line, else above the key that heads the mapping and its
+//! comments), so the file's comments, its other documents, its key order and its quoting stay
+//! as they were; each insertion must read back as the manifest with exactly that key added. A
+//! fix that would change a value the manifest sets, add an item to one of its lists, or reach
+//! a mapping written in flow style (`{a: 1}`) is not written: the user merges it.
 
 use std::path::{Path, PathBuf};
 
