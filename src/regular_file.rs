@@ -233,6 +233,12 @@ impl Temp {
 
     fn write(target: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<Temp> {
         let (temp, file) = Temp::create(target, "tmp")?;
+        // a file replaced keeps its permissions (a manifest readable by its owner only stays so)
+        if let Ok(meta) = std::fs::symlink_metadata(target)
+            && meta.is_file()
+        {
+            file.set_permissions(meta.permissions())?;
+        }
         // every file chaudit writes passes through the redaction of known secret values
         let mut out = io::BufWriter::with_capacity(1 << 20, crate::redact::Redacting::new(file));
         write(&mut out)?;

@@ -553,3 +553,28 @@ fn the_stock_readonly_profile_exists_under_a_manifest() {
         }
     }
 }
+
+/// A ClickHouseKeeperInstallation is recognised, never audited as a ClickHouse server: alone
+/// in its file it is an error (exit 2, nothing audited) that names it; beside an installation
+/// the installation is audited and a warning names the Keeper installation left out.
+#[test]
+fn a_keeper_installation_is_named_as_not_audited() {
+    let dir = support::repo_root().join("tests/manifests/keeper");
+    let (code, stdout, stderr) = support::chaudit(&dir, &["--config", "02-extended-3-nodes.yaml"]);
+    let said = stderr.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert_eq!((code, stdout.as_str()), (2, ""), "{said}");
+    assert!(
+        said.contains("a ClickHouseKeeperInstallation (`chk- 3-nodes`)") || said.contains("(`chk-3-nodes`)"),
+        "{said}"
+    );
+    assert!(said.contains("nothing was audited"), "{said}");
+
+    let (code, stdout, stderr) = support::chaudit(&dir, &["--config", "chi-with-keeper.yaml", "--format", "json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let report: Value = serde_json::from_str(&stdout).unwrap();
+    let found: Vec<String> =
+        findings(&report).into_iter().map(|(rule, file, line)| format!("{rule} {file}:{line}")).collect();
+    assert_eq!(found, ["keeper-single-node chi-with-keeper.yaml:21", "cluster-without-secret chi-with-keeper.yaml:25"]);
+    let warned = format!("{} {stderr}", report["warnings"]);
+    assert!(warned.contains("the ClickHouseKeeperInstallation `simple-1` is not audited"), "{warned}");
+}

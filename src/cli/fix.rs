@@ -13,7 +13,8 @@ use super::{FailOn, RuleArgs, exit, report_all, warn};
 
 #[derive(Args)]
 pub struct FixArgs {
-    /// The main server config (config.xml, or the directory holding it).
+    /// The main server config (config.xml, or the directory holding it), or a Kubernetes
+    /// manifest of the Altinity operator (its fixes are written into the manifest).
     #[arg(long, value_name = "MAIN", value_parser = super::main_config)]
     pub config: PathBuf,
     /// Only these rules: ids, tags or categories (repeat or comma-separate).
@@ -110,7 +111,19 @@ fn render(outcome: &FixOutcome) -> String {
         }
         for file in &outcome.files {
             let verb = if outcome.dry_run { "would write" } else { "wrote" };
-            let _ = writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+            match &file.manifest {
+                Some(installation) => {
+                    let _ = writeln!(
+                        out,
+                        "{verb} {} ({} fix(es) merged into the {installation}; its other lines, comments included, unchanged)",
+                        file.shown, file.fixes
+                    );
+                }
+                None => {
+                    let _ =
+                        writeln!(out, "{verb} {} ({} fix(es), {} tree)", file.shown, file.fixes, tree_name(file.tree));
+                }
+            }
         }
         if !outcome.restart.is_empty() {
             let _ = writeln!(out, "restart the server for: {}", outcome.restart.join(", "));

@@ -352,6 +352,19 @@ pub enum ConfigError {
         span: SourceSpan,
     },
 
+    #[error(
+        "{at}: the ClickHouseKeeperInstallation `{name}` is not audited: chaudit reads a ClickHouse server's configuration, not Keeper's"
+    )]
+    #[diagnostic(code(chaudit::config::keeper_not_audited), severity(Warning))]
+    KeeperNotAudited {
+        name: String,
+        at: String,
+        #[source_code]
+        src: NamedSource<Arc<String>>,
+        #[label("not audited")]
+        span: SourceSpan,
+    },
+
     #[error("{}: root <{found}> differs from the main config's <{expected}>; ClickHouse skips this file", shown(path))]
     #[diagnostic(code(chaudit::config::fragment_skipped), severity(Warning))]
     FragmentSkipped { path: String, found: String, expected: String },
@@ -372,6 +385,7 @@ impl ConfigError {
                 | ConfigError::FromZkOffline { .. }
                 | ConfigError::FragmentSkipped { .. }
                 | ConfigError::RootAttributeIgnored { .. }
+                | ConfigError::KeeperNotAudited { .. }
         )
     }
 }

@@ -74,6 +74,9 @@ pub struct LoadedConfig {
     /// The trees sit over the official image's stock config.xml and users.xml, which are not
     /// among the files (a Kubernetes manifest: the operator's files go on top of the image's).
     pub over_image_files: bool,
+    /// The trees are rendered from a Kubernetes manifest: the operator writes the server's
+    /// files, so a fix is a change to the manifest, never a file beside it.
+    pub from_manifest: bool,
     /// The ClickHouseInstallation the trees were rendered from: its fixes are changes to it.
     pub manifest: Option<manifest_patch::Installation>,
 }
@@ -142,6 +145,7 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
         default_include,
         problems,
         over_image_files: false,
+        from_manifest: false,
         manifest: None,
     })
 }
@@ -182,7 +186,8 @@ fn load_manifest(
             rendered
         }
     };
-    let mut problems = Vec::new();
+    // a Keeper installation beside it is recognised, and said not to be audited
+    let mut problems = manifest::keepers_not_audited(sources.file(id), id);
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables
     let mut env = options.env.clone();
@@ -209,6 +214,7 @@ fn load_manifest(
         default_include: None,
         problems,
         over_image_files: true,
+        from_manifest: true,
         manifest: rendered.installation,
     }))
 }
@@ -239,6 +245,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         default_include: None,
         problems,
         over_image_files: false,
+        from_manifest: false,
         manifest: None,
     })
 }

@@ -64,6 +64,10 @@ pub struct Remediation {
     /// The change to a ClickHouseInstallation the config was rendered from, in its terms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manifest: Option<ManifestFix>,
+    /// The rule's step for the user in a manifest's terms: the audit makes it `manual` when
+    /// the config is a ClickHouseInstallation.
+    #[serde(skip)]
+    pub manifest_manual: Option<String>,
 }
 
 /// A `<clickhouse>` document merged into one config tree.
@@ -103,14 +107,18 @@ impl Remediation {
     /// the fix is a change to the manifest: the rule's own snippet (its manual step, written
     /// for config files, then goes), or the fragments as `spec.configuration.files` entries.
     /// `chaudit fix` writes no fragment beside a manifest.
+    /// A rule's manual step in the manifest's terms replaces the one for config files; beside a
+    /// snippet, the snippet is an example (the values are the user's) that `chaudit fix` does
+    /// not write.
     pub fn in_manifest_terms(&mut self, fingerprint: &str, installation: Option<&Installation>) {
+        let own_manual = self.manifest_manual.take();
         let Some(installation) = installation else {
             self.manifest = None;
             return;
         };
         let merge = match self.manifest.take() {
             Some(own) => {
-                self.manual = None;
+                self.manual = own_manual;
                 own.merge
             }
             // a fragment holding a secret is not printed (see `manual`)
@@ -119,7 +127,12 @@ impl Remediation {
                     self.fragments.iter().map(|f| (Self::snippet_file(f.tree, fingerprint), f.xml.clone())).collect();
                 files_snippet(&entries)
             }
-            None => return,
+            None => {
+                if own_manual.is_some() {
+                    self.manual = own_manual;
+                }
+                return;
+            }
         };
         match installation.fix(&merge) {
             Ok(fix) => {

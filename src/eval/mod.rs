@@ -439,6 +439,7 @@ fn finding(
         manifest: render(&rule.remediation.manifest)?
             .filter(|m| !m.trim().is_empty())
             .map(finding::ManifestFix::snippet),
+        manifest_manual: render(&rule.remediation.manifest_manual)?.filter(|m| !m.trim().is_empty()),
     };
     Ok(Finding {
         fingerprint,

@@ -2,7 +2,13 @@
 //! its findings to files that sort after every other fragment (`config.d/zz-chaudit-fix.xml`
 //! and `users.d/zz-chaudit-fix.xml`, folding in an earlier run's), then audit again and say
 //! which findings the fix cleared. The user's own files are never edited: removals are
-//! ClickHouse's own `remove="1"` markers in the fix file.
+//! ClickHouse's own `remove="1"` markers in the fix file. On a ClickHouseInstallation the
+//! operator writes the server's files: its fixes are merged into the manifest file itself
+//! (see [`manifest`]).
+
+mod manifest;
+
+use manifest::ManifestEdit;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -70,6 +76,8 @@ pub struct FixFile {
     pub after: String,
     /// How many findings' fragments went into it this run.
     pub fixes: usize,
+    /// The Kubernetes manifest itself, edited: the installation the fixes went into.
+    pub manifest: Option<String>,
 }
 
 impl FixFile {
@@ -166,6 +174,14 @@ pub enum FixError {
     #[error(transparent)]
     #[diagnostic(code(chaudit::fix::lock))]
     Lock(#[from] crate::regular_file::lock::LockError),
+    /// The manifest holds a value chaudit masks in everything it writes (a credential of this
+    /// run, a value from the environment): written, the manifest would lose it.
+    #[error("{path} holds a value chaudit masks in everything it writes; the manifest is not written")]
+    #[diagnostic(
+        code(chaudit::fix::masked_manifest),
+        help("run `chaudit fix --dry-run` and merge the fixes it lists by hand")
+    )]
+    MaskedManifest { path: String },
     #[error("cannot create {path}: {source}")]
     #[diagnostic(code(chaudit::fix::mkdir))]
     Mkdir { path: String, source: std::io::Error },
@@ -177,7 +193,9 @@ impl FixError {
         match self {
             FixError::Audit(e) => e.class(),
             FixError::Write(e) if e.is_usage() => Failure::Usage,
-            FixError::Write(_) | FixError::Mkdir { .. } | FixError::Lock(_) => Failure::Runtime,
+            FixError::Write(_) | FixError::Mkdir { .. } | FixError::Lock(_) | FixError::MaskedManifest { .. } => {
+                Failure::Runtime
+            }
             FixError::Unloadable { .. } | FixError::EarlierFile { .. } => Failure::Usage,
         }
     }
@@ -220,17 +238,29 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
         before.fragments.iter().map(|(fp, f)| (fp.as_str(), f)).collect();
     let mut documents: BTreeMap<PathBuf, (ConfigTree, fragment::Node, usize)> = BTreeMap::new();
     let mut fixed_fingerprints = BTreeSet::new();
+    let mut edit = ManifestEdit::of(request, loaded);
     for finding in before.report.findings.iter().filter(|f| f.is_active()) {
         let item = Item::of(finding);
-        let Some(fragments) = fragments.get(finding.fingerprint.as_str()) else {
-            if let Some(manifest) = &finding.remediation.manifest {
-                let how = format!(
-                    "Merge into the manifest (chaudit does not edit manifests):\n{}or patch the installation:\n{}",
-                    manifest.merge, manifest.command
-                );
+        let Some(fragments) = fragments.get(finding.fingerprint.as_str()).filter(|_| !edit.operator_files) else {
+            if let Some(how) = edit.operator_owned(finding) {
                 outcome.needs_user.push((item, how));
+            } else if let (Some(fix), None) = (&finding.remediation.manifest, &finding.remediation.manual) {
+                match edit.merge(fix) {
+                    Ok(()) => {
+                        fixed_fingerprints.insert(finding.fingerprint.clone());
+                        if finding.remediation.restart {
+                            outcome.restart.push(finding.rule_id.clone());
+                        }
+                        outcome.applied.push(item);
+                    }
+                    Err(why) => outcome.needs_user.push((item, why)),
+                }
             } else if let Some(manual) = &finding.remediation.manual {
-                outcome.needs_user.push((item, manual.clone()));
+                let example =
+                    finding.remediation.manifest.as_ref().map_or_else(String::new, |fix| {
+                        format!("\nFor example, merged into the manifest:\n{}", fix.merge)
+                    });
+                outcome.needs_user.push((item, format!("{}{example}", manual.trim_end())));
             } else if let Some(sql) = &finding.remediation.sql {
                 outcome.sql.push((item, sql.clone()));
             } else if let Some(command) = &finding.remediation.command {
@@ -255,9 +285,20 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
         let before_text = read_existing(&path)?;
         let base = request.config.parent().unwrap_or(Path::new(""));
         let shown = path.strip_prefix(base).unwrap_or(&path).display().to_string();
-        outcome.files.push(FixFile { path, shown, tree, before: before_text, after: doc.render(HEADER), fixes });
+        outcome.files.push(FixFile {
+            path,
+            shown,
+            tree,
+            before: before_text,
+            after: doc.render(HEADER),
+            fixes,
+            manifest: None,
+        });
     }
     outcome.warnings = later_fragments(&outcome.files);
+    if let Some(file) = edit.file(request)? {
+        outcome.files.push(file);
+    }
     outcome.restart.sort();
     outcome.restart.dedup();
     if let Some(sql) = &request.sql {
@@ -409,7 +450,7 @@ pub fn sql_file(outcome: &FixOutcome) -> String {
 /// A fragment named after the fix file in its directory would merge after it and could undo it.
 fn later_fragments(files: &[FixFile]) -> Vec<String> {
     let mut warnings = Vec::new();
-    for file in files {
+    for file in files.iter().filter(|f| f.manifest.is_none()) {
         let Some(dir) = file.path.parent() else { continue };
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         let mut later: Vec<String> = entries

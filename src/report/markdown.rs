@@ -94,7 +94,8 @@ pub fn render(report: &Report) -> String {
             let _ = writeln!(out, "{}\n", fenced("sql", sql));
         }
         if let Some(manifest) = &f.remediation.manifest {
-            let _ = writeln!(out, "Merge into the manifest:\n\n{}\n", fenced("yaml", &manifest.merge));
+            let label = if f.remediation.manual.is_some() { "For example, merge" } else { "Merge" };
+            let _ = writeln!(out, "{label} into the manifest:\n\n{}\n", fenced("yaml", &manifest.merge));
             let _ = writeln!(out, "Or patch the installation:\n\n{}\n", fenced("sh", &manifest.command));
         }
         if let Some(command) = &f.remediation.command {

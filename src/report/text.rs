@@ -298,7 +298,9 @@ fn write_fix(out: &mut String, f: &Finding) {
         }
     }
     if let Some(manifest) = &f.remediation.manifest {
-        let _ = writeln!(out, "      merge into the manifest:");
+        // beside a step only the user can do, the snippet is an example of it
+        let label = if f.remediation.manual.is_some() { "for example, merge" } else { "merge" };
+        let _ = writeln!(out, "      {label} into the manifest:");
         for line in manifest.merge.trim_end().lines() {
             let _ = writeln!(out, "        {line}");
         }

@@ -67,6 +67,7 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         || fix.sql.is_some()
         || fix.command.is_some()
         || fix.manifest.is_some()
+        || fix.manifest_manual.is_some()
     {
         // each finding's advice is judged again (src/eval/restart.rs): what the audited
         // version reloads, or a removal of an element no server code reads, needs none
@@ -94,11 +95,16 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
             let _ = writeln!(out, "\nOn the host:\n\n```sh\n{}\n```", command.text().trim_end());
         }
         if let Some(manifest) = &fix.manifest {
-            let _ = writeln!(
-                out,
-                "\nOn a ClickHouseInstallation, merged into the manifest instead (chaudit prints the `kubectl patch`):\n\n```yaml\n{}\n```",
-                manifest.text().trim_end()
-            );
+            let how = if fix.manifest_manual.is_some() {
+                "an example to merge into the manifest (the values are yours to choose; chaudit prints the `kubectl patch`)"
+            } else {
+                "merged into the manifest instead (`chaudit fix` writes it; chaudit prints the `kubectl patch`)"
+            };
+            let _ =
+                writeln!(out, "\nOn a ClickHouseInstallation, {how}:\n\n```yaml\n{}\n```", manifest.text().trim_end());
+        }
+        if let Some(manual) = &fix.manifest_manual {
+            let _ = writeln!(out, "\nOn a ClickHouseInstallation, for you to do instead: {}", manual.text().trim_end());
         }
     }
     let _ = writeln!(out, "\nRule file: `{}`", r.file);

@@ -133,15 +133,25 @@ pub struct Remediation {
     /// YAML to merge into a ClickHouseInstallation when the config is one: the change in the
     /// manifest's terms (a cluster's `secret`), which the operator turns into the files.
     pub manifest: Option<Template>,
+    /// What only the user can do, in a ClickHouseInstallation's terms (the manifest's keys):
+    /// replaces `manual` when the config is a manifest; with `manifest` beside it, that
+    /// snippet is printed as an example and `chaudit fix` does not write it.
+    pub manifest_manual: Option<Template>,
 }
 
 impl Remediation {
     /// Its templates: the manual step, the SQL, the command, the manifest's, then the config fragments.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
-        [self.manual.as_ref(), self.sql.as_ref(), self.command.as_ref(), self.manifest.as_ref()]
-            .into_iter()
-            .flatten()
-            .chain(self.config.iter().map(|(_, t)| t))
+        [
+            self.manual.as_ref(),
+            self.sql.as_ref(),
+            self.command.as_ref(),
+            self.manifest.as_ref(),
+            self.manifest_manual.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.config.iter().map(|(_, t)| t))
     }
 }
 

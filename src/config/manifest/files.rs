@@ -27,6 +27,21 @@ pub(super) fn placement(key: &str) -> Option<(Place, &str)> {
     matches!(extension.as_deref(), Some("xml" | "conf" | "yaml" | "yml")).then_some((place, name))
 }
 
+/// The path a `files` key is merged at on the host (`conf.d/NAME`, `config.d/NAME`,
+/// `users.d/NAME`): ClickHouse merges the fragments of conf.d/ and config.d/ in the order of
+/// their paths, and those of users.d/ in the order of their names.
+pub(super) fn merge_path(key: &str, cluster_level: bool) -> String {
+    let (prefix, rest) = key.split_once('/').unwrap_or(("", key));
+    let name = rest.rsplit('/').next().unwrap_or(rest);
+    let dir = match prefix {
+        "conf.d" | "{hosts}" => "conf.d",
+        "" if cluster_level => "conf.d",
+        "users.d" | "{users}" => "users.d",
+        _ => "config.d",
+    };
+    format!("{dir}/{name}")
+}
+
 /// A file given inline: parsed where it stands in the manifest when it is a block scalar
 /// (`|`), so its elements keep the manifest's lines; otherwise as a file of its own, named
 /// after the manifest and the key. A root other than `<clickhouse>`/`<yandex>` is skipped,

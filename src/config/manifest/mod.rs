@@ -32,7 +32,7 @@ pub const KINDS: [&str; 2] = ["ClickHouseInstallation", "ClickHouseInstallationT
 pub(super) const MAX_HOSTS: usize = 10_000;
 
 /// Documents read from one manifest at most (a stream of a few kinds, not a dump).
-pub(super) const MAX_DOCUMENTS: usize = 1000;
+pub(crate) const MAX_DOCUMENTS: usize = 1000;
 
 /// The server and users trees the operator generates for the installation's first host.
 pub struct Rendered {
@@ -43,6 +43,29 @@ pub struct Rendered {
     pub env: Vec<(String, String)>,
     /// The installation itself (a ClickHouseCluster of ClickHouse's operator has no fixes in its terms yet).
     pub installation: Option<super::manifest_patch::Installation>,
+}
+
+/// The Altinity operator's Keeper kind: recognised, not audited (its config is Keeper's own).
+pub const KEEPER_KIND: &str = "ClickHouseKeeperInstallation";
+
+/// The ClickHouseKeeperInstallations of a manifest, each a warning that it is not audited.
+pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError> {
+    let Ok(documents) = read_documents(&source.text, file, MAX_DOCUMENTS) else { return Vec::new() };
+    documents
+        .iter()
+        .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND))
+        .map(|d| {
+            let name = d.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
+            let at = d.get("kind").map_or(d.origin(), Yaml::origin);
+            let pointer = Pointer::in_file(source, at.offset, KEEPER_KIND.len());
+            ConfigError::KeeperNotAudited {
+                name: name.to_string(),
+                at: pointer.at,
+                src: pointer.src,
+                span: pointer.span,
+            }
+        })
+        .collect()
 }
 
 /// Whether a YAML file could be a Kubernetes manifest (cheap: before parsing it as one).
@@ -62,6 +85,17 @@ pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigErr
         .filter_map(|d| d.get("kind").and_then(Yaml::as_str))
         .collect();
     let first = documents.iter().find(|d| d.get("apiVersion").is_some())?;
+    if let Some(keeper) = documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND)) {
+        let name = keeper.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
+        return Some(ConfigError::syntax(
+            Pointer::in_file(source, keeper.origin().offset, 1),
+            format!(
+                "a ClickHouseKeeperInstallation (`{name}`) and no ClickHouseInstallation: chaudit audits a ClickHouse \
+                 server's configuration, not Keeper's, so nothing was audited; audit the ClickHouseInstallation \
+                 that uses this Keeper"
+            ),
+        ));
+    }
     Some(ConfigError::syntax(
         Pointer::in_file(source, first.origin().offset, 1),
         format!(
@@ -159,16 +193,22 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
     }
     let mut users_files = Vec::new();
     let host_files = clusters.first().and_then(|c| c.get("files"));
-    for given in [section("files"), host_files] {
+    // ClickHouse merges a directory's fragments in the order of their paths, not the manifest's
+    let mut given_files = Vec::new();
+    for (given, cluster_level) in [(section("files"), false), (host_files, true)] {
         let Some(Yaml::Mapping(pairs, _)) = given else { continue };
         for (key, value) in pairs {
             let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
             let Some((place, file_name)) = placement(name) else { continue };
-            let Some(fragment) = file_fragment(sources, source, file_name, content, *at)? else { continue };
-            match place {
-                Place::Users => users_files.push(fragment),
-                Place::Server => fragments.push(fragment),
-            }
+            given_files.push((merge_path(name, cluster_level), place, file_name, content, *at));
+        }
+    }
+    given_files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, place, file_name, content, at) in given_files {
+        let Some(fragment) = file_fragment(sources, source, file_name, content, at)? else { continue };
+        match place {
+            Place::Users => users_files.push(fragment),
+            Place::Server => fragments.push(fragment),
         }
     }
     super::merge::merge_fragments(&mut server, fragments, sources)?;

@@ -68,7 +68,7 @@ pub struct Applies {
 
 /// `remediation:`: the fix, in the forms it has.
 #[derive(Deserialize)]
-#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command` and `manifest`")]
+#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command`, `manifest` and `manifest_manual`")]
 pub struct RemediationFile {
     #[serde(default)]
     pub restart: Lenient<bool>,
@@ -77,6 +77,9 @@ pub struct RemediationFile {
     pub sql: Option<Spanned<String>>,
     pub command: Option<Spanned<String>>,
     pub manifest: Option<Spanned<String>>,
+    /// What only the user can do, in a ClickHouseInstallation's keys: replaces `manual` when
+    /// the config is a manifest.
+    pub manifest_manual: Option<Spanned<String>>,
 }
 
 /// `remediation.config:`: the `<clickhouse>` fragment merged into each tree.

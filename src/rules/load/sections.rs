@@ -104,6 +104,7 @@ impl Parser<'_> {
         let sql = self.template(file.sql.as_ref())?;
         let command = self.template(file.command.as_ref())?;
         let manifest = self.template(file.manifest.as_ref())?;
+        let manifest_manual = self.template(file.manifest_manual.as_ref())?;
         if config.is_empty() && manual.is_none() && sql.is_none() && command.is_none() {
             self.error(
                 remediation.origin,
@@ -114,7 +115,7 @@ impl Parser<'_> {
         // with both, each finding has the one its templates render non-empty (a section with
         // an <engine> gets the manual step, one without it the fragment); a finding that
         // renders a fragment is written by `chaudit fix`, its manual text left unused
-        Some(Remediation { restart: file.restart.0?, config, manual, sql, command, manifest })
+        Some(Remediation { restart: file.restart.0?, config, manual, sql, command, manifest, manifest_manual })
     }
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
