@@ -205,6 +205,35 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     };
     assert_eq!(rules(&offline), rules(&report));
 
+    // two replicas of the snapshot compared: the server setting and the profile's setting that
+    // differ, nothing else; the unread replica cannot be compared; the snapshot alone names them
+    let side = |n: &LiveServer| format!("{}#{}", snapshot.display(), n.node());
+    let (code, drift, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&b), "--format", "json"]);
+    assert_eq!(code, 1, "{drift}{err}");
+    let drift: Value = serde_json::from_str(&drift).unwrap();
+    let differing: Vec<String> = drift["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| {
+            s["differences"].as_array().unwrap().iter().map(move |d| format!("{}: {}", s["section"], d["key"]))
+        })
+        .collect();
+    // what the second replica's files change, and the data paths of two servers on one machine
+    let expected = ["max_table_size_to_drop", "max_threads", "archive", "\"path\"", "logger.log", "default.path"];
+    for changed in ["max_table_size_to_drop", "default/max_threads", "\"archive\"", "archive/main"] {
+        assert!(differing.iter().any(|d| d.contains(changed)), "{changed}: {differing:?}");
+    }
+    assert!(differing.iter().all(|d| expected.iter().any(|e| d.contains(e))), "{differing:?}");
+    let (code, same, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&a)]);
+    assert_eq!((code, same.as_str()), (0, ""), "{err}");
+    let (code, _, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&c)]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("was not read when collected"), "{err}");
+    let (code, _, err) = chaudit(dir.path(), &["diff", snapshot.to_str().unwrap(), &side(&a)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&a.node()) && err.contains(&b.node()), "{err}");
+
     // the same over direct connections, one --dsn per node
     let report = support::cluster_audit(&["--dsn", &a.dsn(), "--dsn", &b.dsn(), "--dsn", &c.dsn()]);
     assert!(report["target"].as_str().unwrap().contains("direct connections"));

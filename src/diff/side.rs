@@ -12,19 +12,28 @@ pub enum Side {
     Snapshot(PathBuf),
     /// A server's DSN (`http://...` or `https://...`).
     Server(String),
+    /// One replica of a cluster snapshot (`chaudit collect --cluster`): `FILE#HOST`.
+    Replica(PathBuf, String),
 }
 
 impl Side {
     /// A value starting with http:// or https:// is a server; an existing `.json` file a
-    /// snapshot; anything else a config (a file, or a directory holding config.xml).
+    /// snapshot, and `FILE.json#HOST` one replica of a cluster snapshot; anything else a
+    /// config (a file, or a directory holding config.xml).
     pub fn parse(text: &str) -> Side {
         let lower = text.to_ascii_lowercase();
         if lower.starts_with("http://") || lower.starts_with("https://") {
             return Side::Server(text.to_string());
         }
+        let snapshot = |path: &Path| path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
         let path = PathBuf::from(text);
-        if path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
+        if snapshot(&path) {
             return Side::Snapshot(path);
+        }
+        if let Some((file, host)) = text.rsplit_once('#')
+            && snapshot(Path::new(file))
+        {
+            return Side::Replica(PathBuf::from(file), host.to_string());
         }
         Side::Config(path)
     }
@@ -32,7 +41,7 @@ impl Side {
     pub fn kind(&self) -> Kind {
         match self {
             Side::Config(_) => Kind::Config,
-            Side::Snapshot(_) => Kind::Snapshot,
+            Side::Snapshot(_) | Side::Replica(..) => Kind::Snapshot,
             Side::Server(_) => Kind::Server,
         }
     }
@@ -160,10 +169,13 @@ pub fn load(
         }
         Side::Snapshot(path) => {
             let (facts, cluster) = audit::read_snapshot(path).map_err(failed)?;
-            if cluster.is_some() {
+            if let Some(Live::Cluster { collected, .. }) = cluster {
+                let names: Vec<&str> = collected.nodes.iter().map(|n| n.name.as_str()).collect();
                 return Err(DiffError::usage(format!(
-                    "{}: a cluster snapshot; diff compares one server's: collect each replica with its own --dsn",
-                    path.display()
+                    "{}: a cluster snapshot; diff compares one server: name a replica as {}#HOST (its replicas: {})",
+                    path.display(),
+                    path.display(),
+                    names.join(", ")
                 )));
             }
             let live = facts.document.get("live").cloned().ok_or_else(|| {
@@ -172,6 +184,24 @@ pub fn load(
             let audited = audit::run(&request(None, Some(path.clone())), || Ok(None)).map_err(failed)?;
             Ok(State {
                 label: path.display().to_string(),
+                kind: Kind::Snapshot,
+                config: None,
+                live: Some(live),
+                findings: findings_of(&audited.report),
+                judged: judged_by(&audited.report),
+                inputs: vec![path.clone()],
+            })
+        }
+        Side::Replica(path, host) => {
+            let node = replica(path, host).map_err(|e| match e {
+                ReplicaError::Usage(message) => DiffError::usage(message),
+                ReplicaError::Audit(e) => failed(e),
+                ReplicaError::Unread(message) => DiffError { failure: Failure::Runtime, message },
+            })?;
+            let live = node.live.clone().into_value();
+            let audited = audit::run(&request(None, None), || Ok(Some(Live::Node(Box::new(node))))).map_err(failed)?;
+            Ok(State {
+                label: format!("{}#{host}", path.display()),
                 kind: Kind::Snapshot,
                 config: None,
                 live: Some(live),
@@ -264,4 +294,48 @@ mod tests {
         assert_eq!(Side::parse("/nonexistent/a.json"), Side::Config("/nonexistent/a.json".into()));
         assert_eq!(Side::parse("deploy/clickhouse"), Side::Config("deploy/clickhouse".into()));
     }
+}
+
+/// Why a replica of a cluster snapshot could not be read.
+enum ReplicaError {
+    /// The file is no cluster snapshot, or has no such replica: the user's to mend.
+    Usage(String),
+    Audit(AuditError),
+    /// The replica was not read when the snapshot was collected.
+    Unread(String),
+}
+
+/// The recorded facts of replica `host` (its `host:port` as the snapshot names it, or the
+/// host alone when one replica has it) of the cluster snapshot at `path`, as one node's.
+fn replica(path: &Path, host: &str) -> Result<NodeDocuments, ReplicaError> {
+    let shown = path.display();
+    let Some(Live::Cluster { collected, .. }) = audit::read_snapshot(path).map_err(ReplicaError::Audit)?.1 else {
+        return Err(ReplicaError::Usage(format!("{shown}: not a cluster snapshot; name it without #{host}")));
+    };
+    let names: Vec<&str> = collected.nodes.iter().map(|n| n.name.as_str()).collect();
+    let by_host: Vec<_> = collected
+        .nodes
+        .iter()
+        .filter(|n| n.name == host || n.name.rsplit_once(':').is_some_and(|(h, _)| h == host))
+        .collect();
+    let node = match by_host.as_slice() {
+        [node] => *node,
+        [] => {
+            return Err(ReplicaError::Usage(format!(
+                "{shown}: no replica `{host}` (its replicas: {})",
+                names.join(", ")
+            )));
+        }
+        _ => {
+            return Err(ReplicaError::Usage(format!(
+                "{shown}: `{host}` names several replicas: give its port too ({})",
+                names.join(", ")
+            )));
+        }
+    };
+    let Some(live) = node.live.clone() else {
+        let why = node.error.as_deref().unwrap_or("not read");
+        return Err(ReplicaError::Unread(format!("{shown}: replica {} was not read when collected: {why}", node.name)));
+    };
+    Ok(NodeDocuments { live, log: node.log.clone(), settings_changes: None })
 }
