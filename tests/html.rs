@@ -3,11 +3,17 @@
 //! each report from its file with every host name resolving nowhere. The DOM after the
 //! page's script ran must hold every finding of the JSON report of the same run and the
 //! verdict; names with markup stay text; the console shows no error; the net log shows no
-//! request made for the page. A control page that does make a request and throws proves the
-//! two checks see them. Screenshots are kept in target/html-screenshots/.
+//! request made for the page; every series in a finding's evidence is drawn as a chart in
+//! that finding; the screenshot is not blank. A control page that does make a request and
+//! throws proves the two checks see them. Screenshots are kept in target/html-screenshots/.
+//! One real ClickHouse 26.9 server with a workload gives the report of a live server.
 
+mod support;
+
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -68,6 +74,8 @@ struct Page {
     console: Vec<String>,
     /// URLs requested for the page (not the browser's own background requests).
     requests: Vec<String>,
+    /// Its screenshot.
+    shot: PathBuf,
 }
 
 fn run_bounded(mut command: Command, what: &str) -> std::process::Output {
@@ -146,7 +154,12 @@ fn browse(page: &Path, shot: &Path) -> Page {
         "no screenshot: {}",
         String::from_utf8_lossy(&shot_out.stderr)
     );
-    Page { dom: String::from_utf8(out.stdout).unwrap(), console, requests: page_requests(&net) }
+    Page {
+        dom: String::from_utf8(out.stdout).unwrap(),
+        console,
+        requests: page_requests(&net),
+        shot: shot.to_path_buf(),
+    }
 }
 
 /// The URLs the net log shows requested on behalf of a page (an initiator other than the
@@ -187,6 +200,8 @@ fn escaped(s: &str) -> String {
 fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
     assert!(page.console.is_empty(), "{name}: console messages:\n{}", page.console.join("\n"));
     assert!(page.requests.is_empty(), "{name}: requests made: {:?}", page.requests);
+    let (ink, colours) = png_ink(&page.shot);
+    assert!(ink > 0.01 && colours > 8, "{name}: the screenshot looks blank: {ink} of it inked, {colours} colours");
     let dom = &page.dom;
     let status = report["summary"]["status"].as_str().unwrap();
     assert!(dom.contains(&format!("class=\"verdict status-{status}\"")), "{name}: the verdict {status}");
@@ -211,6 +226,21 @@ fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
         assert!(dom.contains(&format!("{n} of {n} shown")), "{name}: the filters' count");
         assert!(!dom.contains("class=\"copy\" hidden"), "{name}: the copy buttons are shown");
     }
+    // every series of a finding's evidence is a chart in that finding, a bar per point
+    for f in findings {
+        let fp = f["fingerprint"].as_str().unwrap();
+        let start = dom.find(&format!("data-fingerprint=\"{fp}\"")).unwrap();
+        let article = &dom[start..start + dom[start..].find("</article>").unwrap()];
+        let all =
+            std::iter::once(&f["evidence"]).chain(f["hosts"].as_array().into_iter().flatten().map(|h| &h["evidence"]));
+        for (key, points) in all.flat_map(series) {
+            let at = article.find(&format!("<figure class=\"chart\" data-series=\"{}\">", escaped(&key)));
+            let figure = &article[at.unwrap_or_else(|| panic!("{name}: no chart of {key} in {fp}"))..];
+            let figure = &figure[..figure.find("</figure>").unwrap()];
+            assert!(figure.contains("<svg "), "{name}: {key} is drawn");
+            assert_eq!(figure.matches("<rect class=\"bar\"").count(), points, "{name}: a bar per point of {key}");
+        }
+    }
     // a rule kept from judging only by a replica that could not be read is in that replica's
     // row, which says why; every other one with its own reason
     let unread = report["unread_replicas"].as_array().cloned().unwrap_or_default();
@@ -230,6 +260,98 @@ fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
     }
 }
 
+/// The series of an evidence object: the keys whose value maps times (one or more) or names
+/// (two or more) to numbers, and how many points each has.
+fn series(evidence: &Value) -> Vec<(String, usize)> {
+    let numeric = |v: &Value| v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok());
+    let timed =
+        |k: &str| k.len() == 19 && k.as_bytes()[4] == b'-' && k.as_bytes()[10] == b' ' && k.as_bytes()[13] == b':';
+    let mut out = Vec::new();
+    for (key, value) in evidence.as_object().into_iter().flatten() {
+        let Some(map) = value.as_object() else { continue };
+        let is_series = !map.is_empty()
+            && map.values().all(numeric)
+            && (map.keys().all(|k| timed(k)) || (2..=60).contains(&map.len()));
+        if is_series {
+            out.push((key.clone(), map.len()));
+        }
+    }
+    out
+}
+
+/// A PNG's share of pixels that are not white, and its colours (up to 1,000): a blank
+/// screenshot has neither. Reads 8-bit, non-interlaced PNGs, what Chromium writes.
+fn png_ink(path: &Path) -> (f64, usize) {
+    let data = std::fs::read(path).unwrap();
+    assert_eq!(&data[..8], b"\x89PNG\r\n\x1a\n", "{path:?} is a PNG");
+    let (mut width, mut height, mut channels) = (0usize, 0usize, 0usize);
+    let mut compressed = Vec::new();
+    let mut at = 8;
+    while at + 8 <= data.len() {
+        let len = u32::from_be_bytes(data[at..at + 4].try_into().unwrap()) as usize;
+        let body = &data[at + 8..at + 8 + len];
+        match &data[at + 4..at + 8] {
+            b"IHDR" => {
+                width = u32::from_be_bytes(body[0..4].try_into().unwrap()) as usize;
+                height = u32::from_be_bytes(body[4..8].try_into().unwrap()) as usize;
+                assert_eq!((body[8], body[12]), (8, 0), "8-bit, not interlaced");
+                channels = match body[9] {
+                    0 => 1,
+                    2 => 3,
+                    4 => 2,
+                    6 => 4,
+                    other => panic!("PNG colour type {other}"),
+                };
+            }
+            b"IDAT" => compressed.extend_from_slice(body),
+            b"IEND" => break,
+            _ => {}
+        }
+        at += 12 + len;
+    }
+    let mut raw = Vec::new();
+    flate2::read::ZlibDecoder::new(&compressed[..]).read_to_end(&mut raw).unwrap();
+    let stride = width * channels;
+    assert_eq!(raw.len(), height * (stride + 1), "{path:?}: the image data");
+    let (mut previous, mut line) = (vec![0u8; stride], vec![0u8; stride]);
+    let mut colours = std::collections::HashSet::new();
+    let mut inked = 0usize;
+    for row in raw.chunks(stride + 1) {
+        for x in 0..stride {
+            let a = if x >= channels { line[x - channels] } else { 0 };
+            let (b, c) = (previous[x], if x >= channels { previous[x - channels] } else { 0 });
+            let predicted = match row[0] {
+                0 => 0,
+                1 => a,
+                2 => b,
+                3 => ((u16::from(a) + u16::from(b)) / 2) as u8,
+                4 => {
+                    let p = i16::from(a) + i16::from(b) - i16::from(c);
+                    let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(b)).abs(), (p - i16::from(c)).abs());
+                    if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        b
+                    } else {
+                        c
+                    }
+                }
+                other => panic!("PNG filter {other}"),
+            };
+            line[x] = row[1 + x].wrapping_add(predicted);
+        }
+        for pixel in line.chunks(channels) {
+            let colour = &pixel[..channels.min(3)];
+            inked += usize::from(colour.iter().any(|v| *v < 245));
+            if colours.len() < 1000 {
+                colours.insert(colour.to_vec());
+            }
+        }
+        std::mem::swap(&mut previous, &mut line);
+    }
+    (inked as f64 / (width * height) as f64, colours.len())
+}
+
 #[test]
 fn the_checks_see_a_request_and_a_console_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -243,6 +365,9 @@ fn the_checks_see_a_request_and_a_console_error() {
     let seen = browse(&page, &shot("control"));
     assert_eq!(seen.requests, ["http://probe.invalid/x.png"]);
     assert!(seen.console.iter().any(|l| l.contains("Uncaught Error: control")), "{:?}", seen.console);
+    // and a blank screenshot is told from one with something on it
+    let (ink, _) = png_ink(&seen.shot);
+    assert!(ink < 0.01, "the control page is nearly blank: {ink}");
 }
 
 #[test]
@@ -412,4 +537,85 @@ fn a_run_stopped_before_any_rule_carries_its_errors() {
         check_page(name, &page, &report, code);
         assert!(page.dom.contains("<section id=\"errors\" class=\"alert\">"), "{name}: the errors, prominent");
     }
+}
+
+/// The one live server of this binary: ClickHouse 26.9 with a workload in its logs (reads of
+/// a table, 30 failed queries, 12 INSERTs into one partition with its merges stopped), the
+/// logs flushed.
+fn live_server() -> &'static support::LiveServer {
+    static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let server = support::LiveServer::start(|_| {});
+        server.query("CREATE TABLE default.events (day Date, n UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY n");
+        server.query("SYSTEM STOP MERGES default.events");
+        for i in 0..12 {
+            server.query(&format!("INSERT INTO default.events SELECT '2026-12-01', number + {i} FROM numbers(100)"));
+        }
+        for i in 0..10 {
+            server.query(&format!(
+                "SELECT count() FROM default.events WHERE n IN (SELECT number FROM numbers({})) AND n > (SELECT {i})",
+                50 + i
+            ));
+        }
+        for _ in 0..30 {
+            let refused = server.try_query("SELECT throwIf(number = 3, 'planted failure') FROM numbers(10)");
+            assert!(refused.is_err(), "the planted failure failed");
+        }
+        server.query("SYSTEM FLUSH LOGS");
+        server
+    })
+}
+
+#[test]
+fn a_live_server_report_draws_its_log_series() {
+    let server = live_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://default@127.0.0.1:{}", server.http_port);
+    // thresholds lowered so that the workload's evidence makes findings: the failed queries
+    // (per hour), the shapes' Context locks (the node's locks per second, in 2 s steps over the
+    // 2 minutes' window) and the INSERTs with no merge (new parts per hour)
+    let args = [
+        "--dsn",
+        &dsn,
+        "--since",
+        "2m",
+        "--param",
+        "query-error-spike.max_errors_per_hour=1",
+        "--param",
+        "context-lock-heavy-shapes.min_runs=1",
+        "--param",
+        "context-lock-heavy-shapes.min_locks_per_call=0",
+        "--param",
+        "context-lock-heavy-shapes.min_times_typical=0",
+        "--param",
+        "context-lock-heavy-shapes.min_share=0",
+        "--param",
+        "merges-stalled.min_new_parts=10",
+        "--param",
+        "merges-stalled.min_partition_parts=10",
+    ];
+    let (html, report, code) = reports(dir.path(), "live", &args);
+    assert!(code == 0 || code == 1, "the live audit judged every rule: exit {code}");
+    let page = browse(&html, &shot("live"));
+    check_page("live", &page, &report, code);
+    let findings = report["findings"].as_array().unwrap();
+    let of = |rule: &str| findings.iter().filter(|f| f["rule_id"] == rule).collect::<Vec<_>>();
+    let errors = of("query-error-spike");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["evidence"]["errors"].to_string().trim_matches('"'), "30");
+    let hours = series(&errors[0]["evidence"]);
+    assert_eq!(hours.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["errors_per_hour"]);
+    let stalled = of("merges-stalled");
+    assert!(stalled.iter().any(|f| f["object"] == "default.events"), "{stalled:?}");
+    // the node's Context locks over the window: a point per 2 s step the server was up in
+    let heavy = of("context-lock-heavy-shapes");
+    assert!(!heavy.is_empty(), "the shapes with their locks");
+    let locks = series(&heavy[0]["evidence"]);
+    let per_second = locks.iter().find(|(k, _)| k == "node_locks_per_second").expect("the node's locks per second");
+    assert!(per_second.1 >= 2, "{locks:?}");
+    let charts = page.dom.matches("<figure class=\"chart\"").count();
+    let expected: usize = findings.iter().map(|f| series(&f["evidence"]).len()).sum();
+    assert!(charts >= 4 && charts == expected, "{charts} charts, {expected} series");
+    // what the server names stays text: a chart's labels are escaped like the rest
+    assert!(!page.dom.contains("<script>alert"), "no markup from the server");
 }
