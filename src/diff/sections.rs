@@ -306,19 +306,23 @@ pub(super) fn quotas(s: &State, other: Option<&State>) -> Option<Items> {
 }
 
 /// `cluster/shard N` -> its replicas as `host:port` (a config's replica without a port is on
-/// the server's `tcp_port`, 9000 by default).
+/// the server's `tcp_port`; without one either, the server refuses to start, and the replica
+/// is its host alone).
 pub(super) fn clusters(s: &State, _: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
         let clusters = config.get("clusters")?;
-        let tcp_port = config.get("server").and_then(|s| s.get("tcp_port")).map_or_else(|| "9000".to_string(), text);
+        let tcp_port = config.get("server").and_then(|s| s.get("tcp_port")).map(text);
         for cluster in list(Some(clusters)) {
             let name = text(cluster.get("name")?);
             for (i, shard) in list(cluster.get("shards")).enumerate() {
                 let replicas: Vec<String> = list(Some(shard))
                     .map(|r| {
-                        let port = r.get("port").filter(|p| !p.is_null()).map_or_else(|| tcp_port.clone(), text);
-                        format!("{}:{port}", text(r.get("host").unwrap_or(&Value::Null)))
+                        let host = text(r.get("host").unwrap_or(&Value::Null));
+                        match r.get("port").filter(|p| !p.is_null()).map(text).or_else(|| tcp_port.clone()) {
+                            Some(port) => format!("{host}:{port}"),
+                            None => host,
+                        }
                     })
                     .collect();
                 items.insert(
