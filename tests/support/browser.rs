@@ -253,12 +253,24 @@ pub fn series(evidence: &Value) -> Vec<(String, usize)> {
         |k: &str| k.len() == 19 && k.as_bytes()[4] == b'-' && k.as_bytes()[10] == b' ' && k.as_bytes()[13] == b':';
     let mut out = Vec::new();
     for (key, value) in evidence.as_object().into_iter().flatten() {
-        let Some(map) = value.as_object() else { continue };
-        let is_series = !map.is_empty()
-            && map.values().all(numeric)
-            && (map.keys().all(|k| timed(k)) || (2..=60).contains(&map.len()));
+        // an object of numbers, or a list of [key, number] pairs
+        let pairs: Option<Vec<(&str, &Value)>> = match value {
+            Value::Object(map) => Some(map.iter().map(|(k, v)| (k.as_str(), v)).collect()),
+            Value::Array(list) => list
+                .iter()
+                .map(|p| match p.as_array().map(Vec::as_slice) {
+                    Some([Value::String(k), v]) => Some((k.as_str(), v)),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        };
+        let Some(pairs) = pairs else { continue };
+        let is_series = !pairs.is_empty()
+            && pairs.iter().all(|(_, v)| numeric(v))
+            && (pairs.iter().all(|(k, _)| timed(k)) || (2..=60).contains(&pairs.len()));
         if is_series {
-            out.push((key.clone(), map.len()));
+            out.push((key.clone(), pairs.len()));
         }
     }
     out

@@ -28,12 +28,23 @@ pub struct Point<'a> {
 }
 
 /// The points of an evidence value that is a series: an object whose every value is a number
-/// (or a number written as text, as the server quotes 64-bit integers), keyed by times
-/// (`YYYY-MM-DD hh:mm:ss`, one point or more) or by names (two to 60). Anything else is none.
+/// (or a number written as text, as the server quotes 64-bit integers), or a list of
+/// `[key, number]` pairs (in their order), keyed by times (`YYYY-MM-DD hh:mm:ss`, one point or
+/// more) or by names (two to 60). Anything else is none.
 pub fn points(v: &Value) -> Option<Vec<Point<'_>>> {
-    let map = v.as_object()?;
-    let mut out = Vec::with_capacity(map.len());
-    for (key, value) in map {
+    let pairs: Vec<(&str, &Value)> = match v {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|pair| match pair.as_array()?.as_slice() {
+                [Value::String(k), v] => Some((k.as_str(), v)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    let mut out = Vec::with_capacity(pairs.len());
+    for (key, value) in pairs {
         let value = match value {
             Value::Number(n) => n.as_f64()?,
             Value::String(s) => s.parse::<f64>().ok().filter(|f| f.is_finite())?,
@@ -210,8 +221,10 @@ mod tests {
         assert_eq!(p[0].at, Some(Date::parse("2026-12-01").unwrap().days() * 86_400 + 11 * 3600));
         assert_eq!(points(&json!({"2026-12-01 13:00:00": 3})).unwrap().len(), 1, "one hour is a series");
         assert_eq!(points(&json!({"a": 1, "b": 2.5})).unwrap().len(), 2);
+        let pairs = json!([["202612", "400"], ["202611", 12]]);
+        assert_eq!(points(&pairs).unwrap().iter().map(|p| p.key).collect::<Vec<_>>(), ["202612", "202611"], "in order");
         for not in
-            [json!({"a": 1}), json!({}), json!({"a": "x", "b": 1}), json!([1, 2]), json!("text"), json!({"a": [1]})]
+            [json!({"a": 1}), json!({}), json!({"a": "x", "b": 1}), json!([1, 2]), json!("text"), json!({"a": [1]}), json!([["a", 1], ["b"]]), json!([["a", 1], [2, 3]])]
         {
             assert!(points(&not).is_none(), "{not}");
         }
