@@ -223,7 +223,7 @@ pub fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
             let figure = &article[at.unwrap_or_else(|| panic!("{name}: no chart of {key} in {fp}"))..];
             let figure = &figure[..figure.find("</figure>").unwrap()];
             assert!(figure.contains("<svg "), "{name}: {key} is drawn");
-            assert_eq!(figure.matches("<rect class=\"bar\"").count(), points, "{name}: a bar per point of {key}");
+            assert_eq!(figure.matches("<rect class=\"bar s").count(), points, "{name}: a bar per point of {key}");
         }
     }
     // a rule kept from judging only by a replica that could not be read is in that replica's
@@ -245,32 +245,42 @@ pub fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
     }
 }
 
-/// The series of an evidence object: the keys whose value maps times (one or more) or names
-/// (two or more) to numbers, and how many points each has.
-pub fn series(evidence: &Value) -> Vec<(String, usize)> {
+/// The points of one evidence value that is a series: an object of numbers, or a list of
+/// `[key, number]` pairs, keyed by times (one or more) or names (two to 60).
+fn points(value: &Value) -> Option<usize> {
     let numeric = |v: &Value| v.is_number() || v.as_str().is_some_and(|s| s.parse::<f64>().is_ok());
     let timed =
         |k: &str| k.len() == 19 && k.as_bytes()[4] == b'-' && k.as_bytes()[10] == b' ' && k.as_bytes()[13] == b':';
+    let pairs: Vec<(&str, &Value)> = match value {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|p| match p.as_array().map(Vec::as_slice) {
+                Some([Value::String(k), v]) => Some((k.as_str(), v)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    let is_series = !pairs.is_empty()
+        && pairs.iter().all(|(_, v)| numeric(v))
+        && (pairs.iter().all(|(k, _)| timed(k)) || (2..=60).contains(&pairs.len()));
+    is_series.then_some(pairs.len())
+}
+
+/// The series of an evidence object, each key with the bars its chart must have: a bar per
+/// point, and for an object of two to four series drawn together, a key per series in the
+/// legend.
+pub fn series(evidence: &Value) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (key, value) in evidence.as_object().into_iter().flatten() {
-        // an object of numbers, or a list of [key, number] pairs
-        let pairs: Option<Vec<(&str, &Value)>> = match value {
-            Value::Object(map) => Some(map.iter().map(|(k, v)| (k.as_str(), v)).collect()),
-            Value::Array(list) => list
-                .iter()
-                .map(|p| match p.as_array().map(Vec::as_slice) {
-                    Some([Value::String(k), v]) => Some((k.as_str(), v)),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        };
-        let Some(pairs) = pairs else { continue };
-        let is_series = !pairs.is_empty()
-            && pairs.iter().all(|(_, v)| numeric(v))
-            && (pairs.iter().all(|(k, _)| timed(k)) || (2..=60).contains(&pairs.len()));
-        if is_series {
-            out.push((key.clone(), pairs.len()));
+        if let Some(n) = points(value) {
+            out.push((key.clone(), n));
+        } else if let Some(map) = value.as_object().filter(|m| (2..=4).contains(&m.len())) {
+            let each: Option<Vec<usize>> = map.values().map(points).collect();
+            if let Some(each) = each {
+                out.push((key.clone(), each.iter().sum::<usize>() + each.len()));
+            }
         }
     }
     out

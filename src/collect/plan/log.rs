@@ -112,6 +112,21 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
                  FROM system.metric_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND GROUP BY host"
             ),
         ),
+        // one row per node: the bytes read from the filesystem cache, and those fetched from
+        // object storage (the cache's source; in a second without cache reads, the remote
+        // reader's), per step of the window
+        (
+            "cache_rate",
+            "metric_log: bytes read from the filesystem cache and fetched from object storage, over the window in at most 60 steps",
+            format!(
+                "SELECT hostName() AS host, \
+                 sumMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_CachedReadBufferReadFromCacheBytes)) AS cache_bytes, \
+                 sumMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_CachedReadBufferReadFromSourceBytes \
+                 + if(ProfileEvent_CachedReadBufferReadFromCacheBytes + ProfileEvent_CachedReadBufferReadFromSourceBytes = 0, \
+                 ProfileEvent_RemoteFSUnprefetchedBytes + ProfileEvent_RemoteFSPrefetchedBytes, 0))) AS object_store_bytes \
+                 FROM system.metric_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND GROUP BY host"
+            ),
+        ),
     ]
 }
 
@@ -193,6 +208,7 @@ mod tests {
                 "query_log",
                 "part_log",
                 "query_log",
+                "metric_log",
                 "metric_log",
                 "query_log"
             ]

@@ -124,6 +124,18 @@ pub struct LockRate {
     pub intervals: Count,
 }
 
+/// metric_log's filesystem-cache reads over the window, per host.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct CacheRate {
+    pub host: String,
+    /// bytes read from the filesystem cache in each step of the window (at most 60 steps), by the step's start
+    pub cache_bytes: BTreeMap<String, Count>,
+    /// bytes fetched from object storage in each step (by the cache; in a second without cache reads, by the remote reader), by the step's start
+    pub object_store_bytes: BTreeMap<String, Count>,
+}
+
 /// query_log's Context lock over the window, all queries (the audit's own left out), one row
 /// per node (none when the window has no query).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]

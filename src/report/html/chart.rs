@@ -70,7 +70,7 @@ fn seconds(key: &str) -> Option<i64> {
 }
 
 /// What the evidence table says of a series: its extent and its peak.
-pub fn summary(points: &[Point]) -> String {
+fn summary(points: &[Point]) -> String {
     let peak = peak(points);
     match (points.first(), points.last()) {
         (Some(first), Some(last)) if points.len() > 1 && first.at.is_some() => format!(
@@ -90,23 +90,57 @@ fn peak<'p, 'a>(points: &'p [Point<'a>]) -> &'p Point<'a> {
     points.iter().fold(&points[0], |best, p| if p.value > best.value { p } else { best })
 }
 
-/// The chart of one series of the evidence, `name` its key there.
-pub fn svg(out: &mut String, name: &str, points: &[Point]) {
-    let top = nice_ceiling(peak(points).value);
+/// A series with its name in the chart's legend (empty: the chart's only series).
+pub type Named<'a> = (&'a str, Vec<Point<'a>>);
+
+/// The series of an evidence value: one (see `points`), or an object of two to four named
+/// series over the same kind of keys, drawn side by side (cache reads against object-store
+/// reads).
+pub fn series(v: &Value) -> Option<Vec<Named<'_>>> {
+    if let Some(points) = points(v) {
+        return Some(vec![("", points)]);
+    }
+    let map = v.as_object().filter(|m| (2..=4).contains(&m.len()))?;
+    let all: Vec<Named> = map.iter().map(|(k, v)| Some((k.as_str(), points(v)?))).collect::<Option<_>>()?;
+    let timed = |s: &Named| s.1[0].at.is_some();
+    all.iter().all(|s| timed(s) == timed(&all[0])).then_some(all)
+}
+
+/// What the evidence table says of a value's series.
+pub fn summaries(series: &[Named]) -> String {
+    let each = series.iter().map(|(name, points)| {
+        let s = summary(points).replace(" (chart below)", "");
+        if name.is_empty() { s } else { format!("{name}: {s}") }
+    });
+    format!("{} (chart below)", each.collect::<Vec<_>>().join("; "))
+}
+
+/// The chart of one value of the evidence, `name` its key there: a bar per point, the bars of
+/// several series side by side in each step, with a legend.
+pub fn svg(out: &mut String, name: &str, series: &[Named]) {
+    let all: Vec<&Point> = series.iter().flat_map(|(_, p)| p).collect();
+    let top = nice_ceiling(all.iter().fold(0.0, |m: f64, p| m.max(p.value)));
     let (plot_w, plot_h) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
-    // where each bar starts, in slots of the plot's width: a time series by its time (a gap
-    // stays a gap), named values one slot each
-    let (slots, slot_of): (f64, Vec<f64>) = match (points[0].at, points[points.len() - 1].at) {
-        (Some(first), Some(last)) => {
-            let step =
-                points.windows(2).filter_map(|w| Some(w[1].at? - w[0].at?)).filter(|d| *d > 0).min().unwrap_or(1);
-            let slots = ((last - first) / step + 1) as f64;
-            (slots.max(8.0), points.iter().map(|p| ((p.at.unwrap_or(first) - first) / step) as f64).collect())
+    // the steps of the axis: a time series by its time (a gap stays a gap), names in order
+    let mut keys: Vec<&Point> = Vec::new();
+    for p in &all {
+        if !keys.iter().any(|k| k.key == p.key) {
+            keys.push(p);
         }
-        _ => (points.len() as f64, (0..points.len()).map(|i| i as f64).collect()),
+    }
+    let timed = keys[0].at.is_some();
+    if timed {
+        keys.sort_by_key(|p| p.at);
+    }
+    let (first, last) = (keys[0].at.unwrap_or(0), keys[keys.len() - 1].at.unwrap_or(0));
+    let step = keys.windows(2).filter_map(|w| Some(w[1].at? - w[0].at?)).filter(|d| *d > 0).min().unwrap_or(1);
+    let slots = if timed { (((last - first) / step + 1) as f64).max(8.0) } else { keys.len() as f64 };
+    let slot_of = |p: &Point| match p.at {
+        Some(at) => ((at - first) / step) as f64,
+        None => keys.iter().position(|k| k.key == p.key).unwrap_or(0) as f64,
     };
     let slot = plot_w / slots;
-    let bar = (slot * 0.8).max(1.0);
+    let bar = (slot * 0.8 / series.len() as f64).max(1.0);
     let _ = write!(
         out,
         "<figure class=\"chart\" data-series=\"{name}\"><svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" \
@@ -126,51 +160,75 @@ pub fn svg(out: &mut String, name: &str, points: &[Point]) {
             esc(&compact(value))
         );
     }
-    for (p, at) in points.iter().zip(&slot_of) {
-        let h =
-            if top > 0.0 { (p.value.max(0.0) / top * plot_h).max(if p.value > 0.0 { 1.0 } else { 0.0 }) } else { 0.0 };
-        let _ = write!(
-            out,
-            "<rect class=\"bar\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{h:.1}\"><title>{}: {}</title></rect>",
-            LEFT + at * slot + (slot - bar) / 2.0,
-            TOP + plot_h - h,
-            esc(p.key),
-            esc(&number(p.value))
-        );
+    let group = bar * series.len() as f64;
+    for (i, (label, points)) in series.iter().enumerate() {
+        for p in points {
+            let h = if top > 0.0 {
+                (p.value.max(0.0) / top * plot_h).max(if p.value > 0.0 { 1.0 } else { 0.0 })
+            } else {
+                0.0
+            };
+            let who = if label.is_empty() { String::new() } else { format!("{label}, ") };
+            let _ = write!(
+                out,
+                "<rect class=\"bar s{i}\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bar:.1}\" height=\"{h:.1}\"><title>{}{}: {}</title></rect>",
+                LEFT + slot_of(p) * slot + (slot - group) / 2.0 + i as f64 * bar,
+                TOP + plot_h - h,
+                esc(&who),
+                esc(p.key),
+                esc(&number(p.value))
+            );
+        }
+    }
+    // the legend of several series, at the top right
+    if series.len() > 1 {
+        for (i, (label, _)) in series.iter().enumerate() {
+            let y = TOP + 4.0 + 14.0 * i as f64;
+            let _ = write!(
+                out,
+                "<rect class=\"bar s{i}\" x=\"{:.1}\" y=\"{y:.1}\" width=\"10\" height=\"10\"/><text class=\"axis\" x=\"{:.1}\" \
+                 y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+                WIDTH - RIGHT - 12.0,
+                WIDTH - RIGHT - 16.0,
+                y + 9.0,
+                esc(label)
+            );
+        }
     }
     // the first and last keys under the axis (every name when they fit)
-    let labels: Vec<(usize, &str)> = if points[0].at.is_none() && points.len() <= 8 {
-        (0..points.len()).map(|i| (i, "middle")).collect()
-    } else if points.len() > 1 {
-        vec![(0, "start"), (points.len() - 1, "end")]
+    let labels: Vec<(usize, &str)> = if !timed && keys.len() <= 8 {
+        (0..keys.len()).map(|i| (i, "middle")).collect()
+    } else if keys.len() > 1 {
+        vec![(0, "start"), (keys.len() - 1, "end")]
     } else {
         vec![(0, "start")]
     };
-    let short = shortener(points);
+    let short = shortener(&keys);
     for (i, anchor) in labels {
+        let start = LEFT + slot_of(keys[i]) * slot;
         let x = match anchor {
-            "middle" => LEFT + slot_of[i] * slot + slot / 2.0,
-            "end" => LEFT + slot_of[i] * slot + slot,
-            _ => LEFT + slot_of[i] * slot,
+            "middle" => start + slot / 2.0,
+            "end" => start + slot,
+            _ => start,
         };
         let _ = write!(
             out,
             "<text class=\"axis\" x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\">{}</text>",
             HEIGHT - 8.0,
-            esc(&short(points[i].key))
+            esc(&short(keys[i].key))
         );
     }
     let _ = write!(
         out,
         "</svg><figcaption>{}: {}</figcaption></figure>\n",
         esc(name),
-        esc(&summary(points).replace(" (chart below)", ""))
+        esc(summaries(series).trim_end_matches(" (chart below)"))
     );
 }
 
 /// How the keys are written under the axis: times within one day as `hh:mm`, times over
 /// several as `MM-DD hh:mm`, names cut at 16 characters.
-fn shortener(points: &[Point]) -> impl Fn(&str) -> String {
+fn shortener(points: &[&Point]) -> impl Fn(&str) -> String {
     let timed = points[0].at.is_some();
     let one_day = points.iter().all(|p| p.key.get(..10) == points[0].key.get(..10));
     move |key: &str| match (timed, one_day) {
@@ -223,9 +281,16 @@ mod tests {
         assert_eq!(points(&json!({"a": 1, "b": 2.5})).unwrap().len(), 2);
         let pairs = json!([["202612", "400"], ["202611", 12]]);
         assert_eq!(points(&pairs).unwrap().iter().map(|p| p.key).collect::<Vec<_>>(), ["202612", "202611"], "in order");
-        for not in
-            [json!({"a": 1}), json!({}), json!({"a": "x", "b": 1}), json!([1, 2]), json!("text"), json!({"a": [1]}), json!([["a", 1], ["b"]]), json!([["a", 1], [2, 3]])]
-        {
+        for not in [
+            json!({"a": 1}),
+            json!({}),
+            json!({"a": "x", "b": 1}),
+            json!([1, 2]),
+            json!("text"),
+            json!({"a": [1]}),
+            json!([["a", 1], ["b"]]),
+            json!([["a", 1], [2, 3]]),
+        ] {
             assert!(points(&not).is_none(), "{not}");
         }
         assert!(seconds("2026-12-01 24:00:00").is_none() && seconds("2026-13-01 00:00:00").is_none());
@@ -235,19 +300,47 @@ mod tests {
     fn a_gap_in_time_stays_a_gap_and_every_label_is_escaped() {
         let v = json!({"2026-12-01 10:00:00": 5, "2026-12-01 13:00:00": 20, "2026-12-01 12:00:00": 7});
         let mut out = String::new();
-        svg(&mut out, "per_hour<script>", &points(&v).unwrap());
+        svg(&mut out, "per_hour<script>", &series(&v).unwrap());
         assert_eq!(out.matches("<rect").count(), 3);
         assert!(out.contains("data-series=\"per_hour&lt;script&gt;\"") && !out.contains("<script"));
         assert!(out.contains("peak 20 at 2026-12-01 13:00:00"), "{out}");
         // 10:00 in the first slot, 12:00 in the third (11:00 empty), of at least 8
-        let xs: Vec<f64> =
-            out.split("<rect class=\"bar\" x=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect();
+        let xs: Vec<f64> = out
+            .split("<rect class=\"bar s0\" x=\"")
+            .skip(1)
+            .map(|s| s[..s.find('"').unwrap()].parse().unwrap())
+            .collect();
         let slot = (WIDTH - LEFT - RIGHT) / 8.0;
         assert!((xs[1] - xs[0] - 2.0 * slot).abs() < 0.2 && (xs[2] - xs[1] - slot).abs() < 0.2, "{xs:?}");
         let names = json!({"<b>x</b>": 1, "a\"b": 2});
         let mut out = String::new();
-        svg(&mut out, "n", &points(&names).unwrap());
+        svg(&mut out, "n", &series(&names).unwrap());
         assert!(!out.contains("<b>") && out.contains("&lt;b&gt;x&lt;/b&gt;") && out.contains("a&quot;b"), "{out}");
+    }
+
+    #[test]
+    fn two_series_share_the_axis_side_by_side_with_a_legend() {
+        let v = json!({
+            "from the cache": {"2026-12-01 10:00:00": 100, "2026-12-01 10:01:00": 0},
+            "from object storage": {"2026-12-01 10:00:00": 5, "2026-12-01 10:01:00": 400},
+        });
+        let drawn = series(&v).unwrap();
+        assert_eq!(
+            drawn.iter().map(|(n, p)| (*n, p.len())).collect::<Vec<_>>(),
+            [("from object storage", 2), ("from the cache", 2)]
+        );
+        let mut out = String::new();
+        svg(&mut out, "node_bytes", &drawn);
+        assert_eq!(out.matches("<rect class=\"bar s0\" x=").count(), 3, "two bars and the legend's key: {out}");
+        assert_eq!(out.matches("<rect class=\"bar s1\" x=").count(), 3);
+        assert!(
+            out.contains(">from the cache</text>")
+                && out.contains("<title>from the cache, 2026-12-01 10:00:00: 100</title>")
+        );
+        assert!(summaries(&drawn).starts_with("from object storage: 2 points"), "{}", summaries(&drawn));
+        // series of times and of names are not drawn together; one object is no pair of series
+        assert!(series(&json!({"a": {"2026-12-01 10:00:00": 1}, "b": {"x": 1, "y": 2}})).is_none());
+        assert!(series(&json!({"a": {"2026-12-01 10:00:00": 1}})).is_none());
     }
 
     #[test]

@@ -321,16 +321,16 @@ fn evidence(out: &mut String, evidence: &serde_json::Map<String, serde_json::Val
     out.push_str("<table class=\"evidence\"><tbody>\n");
     let mut series = Vec::new();
     for (k, v) in evidence {
-        match chart::points(v) {
-            Some(points) => {
+        match chart::series(v) {
+            Some(drawn) => {
                 let _ = writeln!(
                     out,
                     "<tr><th>{}</th><td>{}<details><summary>values</summary><code>{}</code></details></td></tr>",
                     esc(k),
-                    esc(&chart::summary(&points)),
+                    esc(&chart::summaries(&drawn)),
                     esc(&value(v))
                 );
-                series.push((k, points));
+                series.push((k, drawn));
             }
             None => {
                 let _ = writeln!(out, "<tr><th>{}</th><td><code>{}</code></td></tr>", esc(k), esc(&value(v)));
