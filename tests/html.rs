@@ -279,6 +279,21 @@ fn a_live_server_report_draws_its_log_series() {
     let charts = page.dom.matches("<figure class=\"chart\"").count();
     let expected: usize = findings.iter().map(|f| series(&f["evidence"]).len()).sum();
     assert!(charts >= 4 && charts == expected, "{charts} charts, {expected} series");
+    // the series as the server gave them: every log query answered, the cache's too (zero on
+    // a server without a cache disk, in the same steps as the locks)
+    let (code, _, stderr) =
+        support::chaudit(dir.path(), &["collect", "--dsn", &dsn, "--since", "2m", "-o", "snapshot.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let snapshot: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("snapshot.json")).unwrap()).unwrap();
+    let log = &snapshot["document"]["log"];
+    assert_eq!(log["unavailable"], serde_json::json!({}), "{log:#}");
+    let steps =
+        |v: &serde_json::Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    let cache = &log["cache_rate"][0];
+    assert!(!steps(&cache["cache_bytes"]).is_empty(), "{cache}");
+    assert_eq!(steps(&cache["cache_bytes"]), steps(&cache["object_store_bytes"]), "{cache}");
+    assert!(steps(&log["lock_rate"][0]["locks_per_second"]).len() >= 2, "{}", log["lock_rate"]);
     // what the server names stays text: a chart's labels are escaped like the rest
     assert!(!page.dom.contains("<script>alert"), "no markup from the server");
 }
