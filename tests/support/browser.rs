@@ -276,8 +276,21 @@ pub fn series(evidence: &Value) -> Vec<(String, usize)> {
     for (key, value) in evidence.as_object().into_iter().flatten() {
         if let Some(n) = points(value) {
             out.push((key.clone(), n));
-        } else if let Some(map) = value.as_object().filter(|m| (2..=4).contains(&m.len())) {
-            let each: Option<Vec<usize>> = map.values().map(points).collect();
+        } else {
+            // two to four series: an object of them, or a list of [name, series] pairs
+            let named: Option<Vec<&Value>> = match value {
+                Value::Object(map) => Some(map.values().collect()),
+                Value::Array(list) => list
+                    .iter()
+                    .map(|p| match p.as_array().map(Vec::as_slice) {
+                        Some([Value::String(_), v]) => Some(v),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let each: Option<Vec<usize>> =
+                named.filter(|n| (2..=4).contains(&n.len())).and_then(|n| n.into_iter().map(points).collect());
             if let Some(each) = each {
                 out.push((key.clone(), each.iter().sum::<usize>() + each.len()));
             }

@@ -93,15 +93,28 @@ fn peak<'p, 'a>(points: &'p [Point<'a>]) -> &'p Point<'a> {
 /// A series with its name in the chart's legend (empty: the chart's only series).
 pub type Named<'a> = (&'a str, Vec<Point<'a>>);
 
-/// The series of an evidence value: one (see `points`), or an object of two to four named
-/// series over the same kind of keys, drawn side by side (cache reads against object-store
-/// reads).
+/// The series of an evidence value: one (see `points`), or two to four named series over the
+/// same kind of keys, drawn side by side (cache reads against object-store reads): an object
+/// of them, or a list of `[name, series]` pairs (in their order).
 pub fn series(v: &Value) -> Option<Vec<Named<'_>>> {
     if let Some(points) = points(v) {
         return Some(vec![("", points)]);
     }
-    let map = v.as_object().filter(|m| (2..=4).contains(&m.len()))?;
-    let all: Vec<Named> = map.iter().map(|(k, v)| Some((k.as_str(), points(v)?))).collect::<Option<_>>()?;
+    let named: Vec<(&str, &Value)> = match v {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.as_str(), v)).collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|pair| match pair.as_array()?.as_slice() {
+                [Value::String(k), v] => Some((k.as_str(), v)),
+                _ => None,
+            })
+            .collect::<Option<_>>()?,
+        _ => return None,
+    };
+    if !(2..=4).contains(&named.len()) {
+        return None;
+    }
+    let all: Vec<Named> = named.into_iter().map(|(k, v)| Some((k, points(v)?))).collect::<Option<_>>()?;
     let timed = |s: &Named| s.1[0].at.is_some();
     all.iter().all(|s| timed(s) == timed(&all[0])).then_some(all)
 }
@@ -338,6 +351,12 @@ mod tests {
                 && out.contains("<title>from the cache, 2026-12-01 10:00:00: 100</title>")
         );
         assert!(summaries(&drawn).starts_with("from object storage: 2 points"), "{}", summaries(&drawn));
+        // as a list of [name, series] pairs, in its order
+        let pairs = json!([["from the cache", v["from the cache"]], ["from object storage", v["from object storage"]]]);
+        assert_eq!(
+            series(&pairs).unwrap().iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            ["from the cache", "from object storage"]
+        );
         // series of times and of names are not drawn together; one object is no pair of series
         assert!(series(&json!({"a": {"2026-12-01 10:00:00": 1}, "b": {"x": 1, "y": 2}})).is_none());
         assert!(series(&json!({"a": {"2026-12-01 10:00:00": 1}})).is_none());
