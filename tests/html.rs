@@ -203,7 +203,7 @@ fn a_run_stopped_before_any_rule_carries_its_errors() {
 }
 
 /// The one live server of this binary: ClickHouse 26.9 with a workload in its logs (reads of
-/// a table, 30 failed queries, 12 INSERTs into one partition with its merges stopped), the
+/// a table, 30 failed queries, 18 INSERTs into two partitions with its merges stopped), the
 /// logs flushed.
 fn live_server() -> &'static support::LiveServer {
     static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
@@ -211,8 +211,9 @@ fn live_server() -> &'static support::LiveServer {
         let server = support::LiveServer::start(|_| {});
         server.query("CREATE TABLE default.events (day Date, n UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY n");
         server.query("SYSTEM STOP MERGES default.events");
-        for i in 0..12 {
-            server.query(&format!("INSERT INTO default.events SELECT '2026-12-01', number + {i} FROM numbers(100)"));
+        for i in 0..18 {
+            let day = if i < 12 { "2026-12-01" } else { "2026-12-02" };
+            server.query(&format!("INSERT INTO default.events SELECT '{day}', number + {i} FROM numbers(100)"));
         }
         for i in 0..10 {
             server.query(&format!(
@@ -224,7 +225,18 @@ fn live_server() -> &'static support::LiveServer {
             let refused = server.try_query("SELECT throwIf(number = 3, 'planted failure') FROM numbers(10)");
             assert!(refused.is_err(), "the planted failure failed");
         }
-        server.query("SYSTEM FLUSH LOGS");
+        // metric_log writes a row a second: wait until its rows span three 2 s steps (the
+        // audit's steps over its 2 minutes' window), so the node's series has several points
+        let started = std::time::Instant::now();
+        loop {
+            server.query("SYSTEM FLUSH LOGS");
+            let steps = server.query("SELECT uniqExact(intDiv(toUInt32(event_time), 2)) FROM system.metric_log");
+            if steps.trim().parse::<u32>().unwrap() >= 3 {
+                break;
+            }
+            assert!(started.elapsed().as_secs() < 60, "metric_log has {} steps after a minute", steps.trim());
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
         server
     })
 }
@@ -236,7 +248,8 @@ fn a_live_server_report_draws_its_log_series() {
     let dsn = format!("http://default@127.0.0.1:{}", server.http_port);
     // thresholds lowered so that the workload's evidence makes findings: the failed queries
     // (per hour), the shapes' Context locks (the node's locks per second, in 2 s steps over the
-    // 2 minutes' window) and the INSERTs with no merge (new parts per hour)
+    // 2 minutes' window), the INSERTs with no merge (new parts per hour) and the partition with
+    // 12 parts (the table's parts per partition)
     let args = [
         "--dsn",
         &dsn,
@@ -256,6 +269,8 @@ fn a_live_server_report_draws_its_log_series() {
         "merges-stalled.min_new_parts=10",
         "--param",
         "merges-stalled.min_partition_parts=10",
+        "--param",
+        "too-many-parts-in-partition.max_parts_per_partition=10",
     ];
     let (html, report, code) = reports(dir.path(), "live", &args);
     assert!(code == 0 || code == 1, "the live audit judged every rule: exit {code}");
@@ -268,6 +283,10 @@ fn a_live_server_report_draws_its_log_series() {
     assert_eq!(errors[0]["evidence"]["errors"].to_string().trim_matches('"'), "30");
     let hours = series(&errors[0]["evidence"]);
     assert_eq!(hours.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["errors_per_hour"]);
+    // the table's parts per partition beside the partition over the limit: 12 and 6
+    let piled = of("too-many-parts-in-partition");
+    assert_eq!(piled.len(), 1, "{piled:?}");
+    assert_eq!(series(&piled[0]["evidence"]), [("parts_per_partition".to_string(), 2)]);
     let stalled = of("merges-stalled");
     assert!(stalled.iter().any(|f| f["object"] == "default.events"), "{stalled:?}");
     // the node's Context locks over the window: a point per 2 s step the server was up in
@@ -278,7 +297,7 @@ fn a_live_server_report_draws_its_log_series() {
     assert!(per_second.1 >= 2, "{locks:?}");
     let charts = page.dom.matches("<figure class=\"chart\"").count();
     let expected: usize = findings.iter().map(|f| series(&f["evidence"]).len()).sum();
-    assert!(charts >= 4 && charts == expected, "{charts} charts, {expected} series");
+    assert!(charts >= 5 && charts == expected, "{charts} charts, {expected} series");
     // the series as the server gave them: every log query answered, the cache's too (zero on
     // a server without a cache disk, in the same steps as the locks)
     let (code, _, stderr) =
