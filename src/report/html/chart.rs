@@ -231,9 +231,9 @@ pub fn svg(out: &mut String, name: &str, series: &[Named]) {
             esc(&short(keys[i].key))
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "</svg><figcaption>{}: {}</figcaption></figure>\n",
+        "</svg><figcaption>{}: {}</figcaption></figure>",
         esc(name),
         esc(summaries(series).trim_end_matches(" (chart below)"))
     );
