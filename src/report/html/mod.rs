@@ -321,13 +321,13 @@ fn evidence(out: &mut String, evidence: &serde_json::Map<String, serde_json::Val
     out.push_str("<table class=\"evidence\"><tbody>\n");
     let mut series = Vec::new();
     for (k, v) in evidence {
-        match chart::series(v) {
+        match super::series::series(v) {
             Some(drawn) => {
                 let _ = writeln!(
                     out,
-                    "<tr><th>{}</th><td>{}<details><summary>values</summary><code>{}</code></details></td></tr>",
+                    "<tr><th>{}</th><td>{} (chart below)<details><summary>values</summary><code>{}</code></details></td></tr>",
                     esc(k),
-                    esc(&chart::summaries(&drawn)),
+                    esc(&super::series::summaries(&drawn)),
                     esc(&value(v))
                 );
                 series.push((k, drawn));
