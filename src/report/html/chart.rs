@@ -33,7 +33,7 @@ pub fn svg(out: &mut String, name: &str, series: &[Named]) {
     }
     let (first, last) = (keys[0].at.unwrap_or(0), keys[keys.len() - 1].at.unwrap_or(0));
     let step = keys.windows(2).filter_map(|w| Some(w[1].at? - w[0].at?)).filter(|d| *d > 0).min().unwrap_or(1);
-    let slots = if timed { (((last - first) / step + 1) as f64).max(8.0) } else { keys.len() as f64 };
+    let slots = if timed { (((last - first) / step + 1) as f64).max(8.0) } else { (keys.len() as f64).max(8.0) };
     let slot_of = |p: &Point| match p.at {
         Some(at) => ((at - first) / step) as f64,
         None => keys.iter().position(|k| k.key == p.key).unwrap_or(0) as f64,
