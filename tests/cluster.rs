@@ -77,6 +77,10 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let nodes = start_cluster();
     let (a, b, c) = (&nodes[0], &nodes[1], &nodes[2]);
     for n in [a, c] {
+        // a few failed queries: with the threshold lowered, the HTML report charts them per replica
+        for _ in 0..5 {
+            assert!(n.try_query("SELECT throwIf(number = 3, 'planted failure') FROM numbers(10)").is_err());
+        }
         n.query("SYSTEM FLUSH LOGS"); // query_log exists once flushed
     }
 
@@ -122,6 +126,37 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     let shapes = support::report_entry(&report, "outcomes", "repeat-queries-miss-the-cache").unwrap();
     let on_b = shapes["hosts"].as_array().unwrap().iter().find(|h| h["host"] == b.node().as_str()).unwrap();
     assert_eq!(on_b["outcome"], "inconclusive", "{shapes}");
+
+    // the same cluster's HTML report in Chromium: every finding, the three replicas in the
+    // matrix, the failed queries per hour of each replica that has them charted, no console
+    // error, no request, a screenshot not blank
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--dsn",
+        &a.dsn(),
+        "--cluster",
+        "c3",
+        "--since",
+        "1h",
+        "--allow-inconclusive",
+        "--fail-on",
+        "never",
+        "--param",
+        "query-error-spike.max_errors_per_hour=1",
+    ];
+    let (html, json, code) = support::browser::reports(dir.path(), "cluster-live", &args);
+    assert_eq!(code, 0);
+    let page = support::browser::browse(&html, &support::browser::shot("cluster-live"));
+    support::browser::check_page("cluster-live", &page, &json, code);
+    for n in [a, b, c] {
+        assert!(page.dom.contains(&format!("<th><code>{}</code></th>", n.node())), "{} in the matrix", n.node());
+    }
+    let errors = support::findings_of(&json, "query-error-spike");
+    assert_eq!(errors.len(), 1, "one finding for the replicas it holds on: {errors:?}");
+    let hosts: Vec<&str> = errors[0]["hosts"].as_array().unwrap().iter().map(|h| h["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts.len(), 2, "{hosts:?}");
+    assert!(hosts.contains(&a.node().as_str()) && hosts.contains(&c.node().as_str()), "{hosts:?}");
+    assert!(page.dom.contains("<figure class=\"chart\" data-series=\"errors_per_hour\">"), "the failures charted");
 
     // --cluster over direct connections (the path of a readonly user): without the replicas'
     // HTTP ports it is an error (it read the seed three times); with them every replica is read

@@ -119,9 +119,14 @@ fn start_25_8(prepare: impl Fn(&Path)) -> support::LiveServer {
     support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, prepare)
 }
 
-/// The server's own files, with the users config and a setting in config.d.
+/// The server's own files, with the users config, a setting and a cluster in config.d.
 fn prepare(dir: &Path) {
     std::fs::write(dir.join("users.xml"), support::users_xml("s3cr3t-pw", "")).unwrap();
+    write(
+        &dir.join("config.d/cluster.xml"),
+        "<clickhouse><remote_servers><pair><shard><replica><host>127.0.0.1</host><port>9000</port></replica>\
+         <replica><host>localhost</host><port>9001</port></replica></shard></pair></remote_servers></clickhouse>\n",
+    );
     write(
         &dir.join("config.d/audit.xml"),
         &format!(
@@ -161,6 +166,11 @@ fn snapshots_before_and_after_a_change_name_it() {
     // a user created in SQL, with a grant
     server.query("CREATE USER drift_user IDENTIFIED WITH sha256_password BY 'drift-pw-123' HOST IP '10.0.0.0/8'");
     server.query("GRANT SELECT ON *.* TO drift_user");
+    // a role granted to it, and a quota on another role (the user stays under none)
+    server.query("CREATE ROLE drift_role");
+    server.query("GRANT drift_role TO drift_user");
+    server.query("CREATE ROLE quota_role");
+    server.query("CREATE QUOTA drift_quota FOR INTERVAL 1 hour MAX queries = 100 TO quota_role");
     // the change is seen by the server itself
     let seen = server.query("SELECT value FROM system.server_settings WHERE name = 'max_concurrent_queries'");
     assert_eq!(seen.trim(), "150");
@@ -173,6 +183,9 @@ fn snapshots_before_and_after_a_change_name_it() {
     assert!(stdout.contains("drift_user.auth: (absent) -> sha256_password"), "{stdout}");
     assert!(stdout.contains("drift_user.networks: (absent) -> `ip 10.0.0.0/8`"), "{stdout}");
     assert!(stdout.contains("drift_user: SELECT: (absent) -> granted"), "{stdout}");
+    assert!(stdout.contains("drift_user: role drift_role: (absent) -> granted"), "{stdout}");
+    assert!(stdout.contains("drift_quota: (absent) -> quota_role"), "{stdout}");
+    assert!(stdout.contains("drift_quota.limited: (absent) -> yes"), "{stdout}");
     assert!(!stdout.contains("s3cr3t-pw") && !stdout.contains("drift-pw-123"), "{stdout}");
 
     let (code, json) = diff_json(dir.path(), &["before.json", "after.json"]);
@@ -215,6 +228,7 @@ fn a_config_tree_against_the_server_started_from_it() {
     };
     assert!(compared("server settings") >= 1, "{json:#}");
     assert!(compared("users") >= 6, "both users, their auth, networks and profile: {json:#}");
+    assert_eq!(compared("clusters"), 1, "the cluster's shard, its replicas as system.clusters has them: {json:#}");
 
     // the tree changed, the server not restarted: the setting differs
     write(

@@ -3,232 +3,17 @@
 //! each report from its file with every host name resolving nowhere. The DOM after the
 //! page's script ran must hold every finding of the JSON report of the same run and the
 //! verdict; names with markup stay text; the console shows no error; the net log shows no
-//! request made for the page. A control page that does make a request and throws proves the
-//! two checks see them. Screenshots are kept in target/html-screenshots/.
+//! request made for the page; every series in a finding's evidence is drawn as a chart in
+//! that finding; the screenshot is not blank. A control page that does make a request and
+//! throws proves the two checks see them. Screenshots are kept in target/html-screenshots/.
+//! One real ClickHouse 26.9 server with a workload gives the report of a live server.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
 
-use serde_json::Value;
+use std::sync::OnceLock;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The browser's path; panics (never skips) when it is not there and cannot be installed.
-fn chromium() -> PathBuf {
-    static FOUND: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let script = root().join("tests/clickhouse/ensure-chromium.sh");
-            let out = Command::new("bash").arg(&script).output().expect("run ensure-chromium.sh");
-            assert!(
-                out.status.success(),
-                "Chromium is needed for this test and could not be installed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-            assert!(path.is_file(), "ensure-chromium.sh printed {path:?}, which is not a file");
-            path
-        })
-        .clone()
-}
-
-/// chaudit run in the repository's root: its exit code.
-fn chaudit(args: &[&str]) -> i32 {
-    let out = Command::new(env!("CARGO_BIN_EXE_chaudit"))
-        .args(args)
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run chaudit");
-    out.status.code().expect("chaudit exited by a signal")
-}
-
-/// The HTML and the JSON report of one run, and both exit codes (which must agree).
-fn reports(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, Value, i32) {
-    let html = dir.join(format!("{name}.html"));
-    let json = dir.join(format!("{name}.json"));
-    let with = |format: &str, out: &Path| {
-        let mut all: Vec<&str> = args.to_vec();
-        all.extend(["--format", format, "-o", out.to_str().unwrap()]);
-        chaudit(&all)
-    };
-    let code = with("html", &html);
-    assert_eq!(code, with("json", &json), "{name}: the HTML and the JSON runs exit alike");
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    (html, report, code)
-}
-
-/// What the browser made of a page.
-struct Page {
-    dom: String,
-    /// Console messages (errors, uncaught exceptions).
-    console: Vec<String>,
-    /// URLs requested for the page (not the browser's own background requests).
-    requests: Vec<String>,
-}
-
-fn run_bounded(mut command: Command, what: &str) -> std::process::Output {
-    let mut child = command.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start chromium");
-    let started = Instant::now();
-    // stdout and stderr are drained by threads so a full pipe never stalls the browser
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut b).ok();
-        b
-    });
-    let err = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut stderr, &mut b).ok();
-        b
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(45) {
-            child.kill().ok();
-            panic!("{what}: chromium did not finish in 45 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    std::process::Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
-}
-
-fn chromium_command(profile: &Path) -> Command {
-    let mut c = Command::new(chromium());
-    c.args([
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--no-default-browser-check",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-default-apps",
-        "--disable-extensions",
-        "--enable-logging=stderr",
-        "--v=0",
-        // every name resolves nowhere: a request the page made fails, and the net log has it
-        "--host-resolver-rules=MAP * ~NOTFOUND",
-    ]);
-    c.arg(format!("--user-data-dir={}", profile.display()));
-    c
-}
-
-/// Loads the page, dumps its DOM after its scripts ran, and takes a screenshot.
-fn browse(page: &Path, shot: &Path) -> Page {
-    let work = tempfile::tempdir().unwrap();
-    let net = work.path().join("net.json");
-    let url = format!("file://{}", page.canonicalize().unwrap().display());
-    let mut dump = chromium_command(&work.path().join("profile"));
-    // virtual time: the page's timers run before the DOM is dumped, without waiting for them
-    dump.arg(format!("--log-net-log={}", net.display())).arg("--virtual-time-budget=2000").arg("--dump-dom").arg(&url);
-    let out = run_bounded(dump, "dump-dom");
-    assert!(out.status.success(), "chromium --dump-dom failed: {}", String::from_utf8_lossy(&out.stderr));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let console: Vec<String> = stderr
-        .lines()
-        .filter(|l| l.contains(":CONSOLE") || l.contains("Uncaught") || l.contains("Content Security Policy"))
-        .map(str::to_string)
-        .collect();
-    let mut shoot = chromium_command(&work.path().join("profile-shot"));
-    std::fs::create_dir_all(shot.parent().unwrap()).unwrap();
-    shoot.arg(format!("--screenshot={}", shot.display())).arg("--window-size=1280,2000").arg(&url);
-    let shot_out = run_bounded(shoot, "screenshot");
-    assert!(
-        shot_out.status.success() && shot.is_file(),
-        "no screenshot: {}",
-        String::from_utf8_lossy(&shot_out.stderr)
-    );
-    Page { dom: String::from_utf8(out.stdout).unwrap(), console, requests: page_requests(&net) }
-}
-
-/// The URLs the net log shows requested on behalf of a page (an initiator other than the
-/// browser itself), file: and data: URLs aside.
-fn page_requests(net: &Path) -> Vec<String> {
-    let text = std::fs::read_to_string(net).expect("the net log");
-    let log: Value = serde_json::from_str(&text)
-        .or_else(|_| serde_json::from_str(&format!("{}]}}", text.trim_end().trim_end_matches(','))))
-        .expect("the net log is JSON");
-    let mut urls: Vec<String> = log["events"]
-        .as_array()
-        .expect("net log events")
-        .iter()
-        .filter_map(|e| {
-            let p = &e["params"];
-            let url = p["url"].as_str()?;
-            let by_page = p["initiator"].as_str().is_some_and(|i| i != "not an origin")
-                || p["network_isolation_key"].as_str().is_some_and(|k| k.contains("file://"));
-            (by_page && !url.starts_with("file:") && !url.starts_with("data:")).then(|| url.to_string())
-        })
-        .collect();
-    urls.sort();
-    urls.dedup();
-    urls
-}
-
-fn shot(name: &str) -> PathBuf {
-    root().join("target/html-screenshots").join(format!("{name}.png"))
-}
-
-/// HTML text as the serialized DOM writes it.
-fn escaped(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('\u{a0}', "&nbsp;")
-}
-
-/// What every report page must show: each finding of the JSON report (fingerprint, title,
-/// message), the verdict and exit code, no console message, no request, one script.
-fn check_page(name: &str, page: &Page, report: &Value, code: i32) {
-    assert!(page.console.is_empty(), "{name}: console messages:\n{}", page.console.join("\n"));
-    assert!(page.requests.is_empty(), "{name}: requests made: {:?}", page.requests);
-    let dom = &page.dom;
-    let status = report["summary"]["status"].as_str().unwrap();
-    assert!(dom.contains(&format!("class=\"verdict status-{status}\"")), "{name}: the verdict {status}");
-    assert!(dom.contains(&format!("exit code {code}")), "{name}: the exit code {code}");
-    assert_eq!(dom.matches("<script").count(), 1, "{name}: only the page's own script");
-    let findings = report["findings"].as_array().unwrap();
-    assert_eq!(dom.matches("<article class=\"finding").count(), findings.len(), "{name}: one article per finding");
-    for f in findings {
-        let fp = f["fingerprint"].as_str().unwrap();
-        assert!(dom.contains(&format!("data-fingerprint=\"{fp}\"")), "{name}: finding {fp} missing");
-        let rule = f["rule_id"].as_str().unwrap();
-        assert!(dom.contains(&format!("<tr id=\"rule-{rule}\">")), "{name}: what {rule} checks, in the rules table");
-        for key in ["title", "message"] {
-            let text = escaped(f[key].as_str().unwrap());
-            assert!(dom.contains(&text), "{name}: the {key} of {fp} is not shown as text: {text}");
-        }
-    }
-    if !findings.is_empty() {
-        // the script ran: the filters are shown and count the findings
-        assert!(dom.contains("<form id=\"filters\">"), "{name}: the filters are shown by the script");
-        let n = findings.len();
-        assert!(dom.contains(&format!("{n} of {n} shown")), "{name}: the filters' count");
-        assert!(!dom.contains("class=\"copy\" hidden"), "{name}: the copy buttons are shown");
-    }
-    // a rule kept from judging only by a replica that could not be read is in that replica's
-    // row, which says why; every other one with its own reason
-    let unread = report["unread_replicas"].as_array().cloned().unwrap_or_default();
-    for r in &unread {
-        assert!(dom.contains(&format!("could not be read: {}", escaped(r["reason"].as_str().unwrap()))), "{name}: {r}");
-    }
-    for u in report["unjudged"].as_array().into_iter().flatten() {
-        let folded = unread.iter().any(|r| {
-            u.get("host").is_none_or(|h| *h == r["host"]) && r["rules"].as_array().unwrap().contains(&u["rule_id"])
-        });
-        let rule = format!("<code>{}</code>", escaped(u["rule_id"].as_str().unwrap()));
-        assert!(dom.contains(&rule), "{name}: an unjudged rule: {u}");
-        assert!(folded || dom.contains(&escaped(u["reason"].as_str().unwrap())), "{name}: an unjudged rule's reason");
-    }
-    for e in report["errors"].as_array().into_iter().flatten() {
-        assert!(dom.contains(&escaped(e["message"].as_str().unwrap())), "{name}: an error's message");
-    }
-}
+use support::browser::{browse, check_page, escaped, png_ink, reports, series, shot};
+use support::repo_root as root;
 
 #[test]
 fn the_checks_see_a_request_and_a_console_error() {
@@ -243,6 +28,9 @@ fn the_checks_see_a_request_and_a_console_error() {
     let seen = browse(&page, &shot("control"));
     assert_eq!(seen.requests, ["http://probe.invalid/x.png"]);
     assert!(seen.console.iter().any(|l| l.contains("Uncaught Error: control")), "{:?}", seen.console);
+    // and a blank screenshot is told from one with something on it
+    let (ink, _) = png_ink(&seen.shot);
+    assert!(ink < 0.01, "the control page is nearly blank: {ink}");
 }
 
 #[test]
@@ -412,4 +200,119 @@ fn a_run_stopped_before_any_rule_carries_its_errors() {
         check_page(name, &page, &report, code);
         assert!(page.dom.contains("<section id=\"errors\" class=\"alert\">"), "{name}: the errors, prominent");
     }
+}
+
+/// The one live server of this binary: ClickHouse 26.9 with a workload in its logs (reads of
+/// a table, 30 failed queries, 18 INSERTs into two partitions with its merges stopped), the
+/// logs flushed.
+fn live_server() -> &'static support::LiveServer {
+    static SERVER: OnceLock<support::LiveServer> = OnceLock::new();
+    SERVER.get_or_init(|| {
+        let server = support::LiveServer::start(|_| {});
+        server.query("CREATE TABLE default.events (day Date, n UInt64) ENGINE = MergeTree PARTITION BY day ORDER BY n");
+        server.query("SYSTEM STOP MERGES default.events");
+        for i in 0..18 {
+            let day = if i < 12 { "2026-12-01" } else { "2026-12-02" };
+            server.query(&format!("INSERT INTO default.events SELECT '{day}', number + {i} FROM numbers(100)"));
+        }
+        for i in 0..10 {
+            server.query(&format!(
+                "SELECT count() FROM default.events WHERE n IN (SELECT number FROM numbers({})) AND n > (SELECT {i})",
+                50 + i
+            ));
+        }
+        for _ in 0..30 {
+            let refused = server.try_query("SELECT throwIf(number = 3, 'planted failure') FROM numbers(10)");
+            assert!(refused.is_err(), "the planted failure failed");
+        }
+        // metric_log writes a row a second: wait until its rows span three 2 s steps (the
+        // audit's steps over its 2 minutes' window), so the node's series has several points
+        let started = std::time::Instant::now();
+        loop {
+            server.query("SYSTEM FLUSH LOGS");
+            let steps = server.query("SELECT uniqExact(intDiv(toUInt32(event_time), 2)) FROM system.metric_log");
+            if steps.trim().parse::<u32>().unwrap() >= 3 {
+                break;
+            }
+            assert!(started.elapsed().as_secs() < 60, "metric_log has {} steps after a minute", steps.trim());
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        server
+    })
+}
+
+#[test]
+fn a_live_server_report_draws_its_log_series() {
+    let server = live_server();
+    let dir = tempfile::tempdir().unwrap();
+    let dsn = format!("http://default@127.0.0.1:{}", server.http_port);
+    // thresholds lowered so that the workload's evidence makes findings: the failed queries
+    // (per hour), the shapes' Context locks (the node's locks per second, in 2 s steps over the
+    // 2 minutes' window), the INSERTs with no merge (new parts per hour) and the partition with
+    // 12 parts (the table's parts per partition)
+    let args = [
+        "--dsn",
+        &dsn,
+        "--since",
+        "2m",
+        "--param",
+        "query-error-spike.max_errors_per_hour=1",
+        "--param",
+        "context-lock-heavy-shapes.min_runs=1",
+        "--param",
+        "context-lock-heavy-shapes.min_locks_per_call=0",
+        "--param",
+        "context-lock-heavy-shapes.min_times_typical=0",
+        "--param",
+        "context-lock-heavy-shapes.min_share=0",
+        "--param",
+        "merges-stalled.min_new_parts=10",
+        "--param",
+        "merges-stalled.min_partition_parts=10",
+        "--param",
+        "too-many-parts-in-partition.max_parts_per_partition=10",
+    ];
+    let (html, report, code) = reports(dir.path(), "live", &args);
+    assert!(code == 0 || code == 1, "the live audit judged every rule: exit {code}");
+    let page = browse(&html, &shot("live"));
+    check_page("live", &page, &report, code);
+    let findings = report["findings"].as_array().unwrap();
+    let of = |rule: &str| findings.iter().filter(|f| f["rule_id"] == rule).collect::<Vec<_>>();
+    let errors = of("query-error-spike");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0]["evidence"]["errors"].to_string().trim_matches('"'), "30");
+    let hours = series(&errors[0]["evidence"]);
+    assert_eq!(hours.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["errors_per_hour"]);
+    // the table's parts per partition beside the partition over the limit: 12 and 6
+    let piled = of("too-many-parts-in-partition");
+    assert_eq!(piled.len(), 1, "{piled:?}");
+    assert_eq!(series(&piled[0]["evidence"]), [("parts_per_partition".to_string(), 2)]);
+    let stalled = of("merges-stalled");
+    assert!(stalled.iter().any(|f| f["object"] == "default.events"), "{stalled:?}");
+    // the node's Context locks over the window: a point per 2 s step the server was up in
+    let heavy = of("context-lock-heavy-shapes");
+    assert!(!heavy.is_empty(), "the shapes with their locks");
+    let locks = series(&heavy[0]["evidence"]);
+    let per_second = locks.iter().find(|(k, _)| k == "node_locks_per_second").expect("the node's locks per second");
+    assert!(per_second.1 >= 2, "{locks:?}");
+    let charts = page.dom.matches("<figure class=\"chart\"").count();
+    let expected: usize = findings.iter().map(|f| series(&f["evidence"]).len()).sum();
+    assert!(charts >= 5 && charts == expected, "{charts} charts, {expected} series");
+    // the series as the server gave them: every log query answered, the cache's too (zero on
+    // a server without a cache disk, in the same steps as the locks)
+    let (code, _, stderr) =
+        support::chaudit(dir.path(), &["collect", "--dsn", &dsn, "--since", "2m", "-o", "snapshot.json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let snapshot: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("snapshot.json")).unwrap()).unwrap();
+    let log = &snapshot["document"]["log"];
+    assert_eq!(log["unavailable"], serde_json::json!({}), "{log:#}");
+    let steps =
+        |v: &serde_json::Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    let cache = &log["cache_rate"][0];
+    assert!(!steps(&cache["cache_bytes"]).is_empty(), "{cache}");
+    assert_eq!(steps(&cache["cache_bytes"]), steps(&cache["object_store_bytes"]), "{cache}");
+    assert!(steps(&log["lock_rate"][0]["locks_per_second"]).len() >= 2, "{}", log["lock_rate"]);
+    // what the server names stays text: a chart's labels are escaped like the rest
+    assert!(!page.dom.contains("<script>alert"), "no markup from the server");
 }

@@ -293,6 +293,13 @@ fn a_policy_that_bypasses_the_cache_is_found_with_its_object_store_bytes() {
     let misses = support::findings_of(&report, "repeat-queries-miss-the-cache");
     // the 13 queries that read columns; count(*) reads none
     assert_eq!(misses.len(), 13, "{misses:?}");
+    // the node's reads over the window (metric_log), charted in the HTML report: the bytes it
+    // fetched from object storage past the cache
+    let node = &misses[0]["evidence"]["node_bytes_read"];
+    let fetched = &node.as_array().expect("two series")[1];
+    assert_eq!(fetched[0], "from object storage", "{node}");
+    let fetched: f64 = fetched[1].as_object().expect("a series").values().map(number).sum();
+    assert!(fetched > 0.0, "{node}");
     for miss in misses {
         assert_eq!(miss["evidence"]["tables"], serde_json::json!(["ssb.lineorder_uncached"]));
         let example = miss["evidence"]["example"].as_str().unwrap();

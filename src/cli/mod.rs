@@ -257,8 +257,9 @@ enum Command {
     /// Each side is a server (a value starting with http:// or https://), a snapshot (an
     /// existing .json file from `chaudit collect`), or else a config (config.xml or the
     /// directory holding it). Compares the effective state, not text: server settings, the
-    /// settings of each profile and user, users, grants, disks and storage policies, the
-    /// version, and the findings of each side's audit (by fingerprint). Prints nothing when
+    /// settings of each profile and user, users, grants, roles, quotas, disks and storage
+    /// policies, clusters, the version, and the findings of each side's audit (by
+    /// fingerprint). Prints nothing when
     /// the sides are equal. Exit codes: 0 equal, 1 they differ, 2 a side cannot be loaded
     /// (usage or config error), 3 a server that cannot be read.
     Diff(Box<diff::DiffArgs>),

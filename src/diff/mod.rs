@@ -1,7 +1,8 @@
 //! `chaudit diff A B`: the drift between two states of a server, each a config tree, a
 //! snapshot (`chaudit collect`) or a running server. The effective state is compared, not
 //! text: the merged server settings, the settings of each profile and user, the users, their
-//! grants, disks and storage policies, the version, and the findings of each side's audit.
+//! grants, roles and quotas, disks and storage policies, clusters, the version, and the
+//! findings of each side's audit.
 
 pub mod render;
 mod sections;
@@ -104,15 +105,18 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
     let cross = a.kind.is_live() != b.kind.is_live();
     let mut sections = Vec::new();
     let mut not_compared = Vec::new();
-    let sections_of: [(&'static str, SectionOf); 9] = [
+    let sections_of: [(&'static str, SectionOf); 12] = [
         ("server settings", server_settings),
         ("merge_tree settings", merge_tree_settings),
         ("profiles", profiles),
         ("user settings", user_settings),
         ("users", users),
         ("grants", grants),
+        ("roles", roles),
+        ("quotas", quotas),
         ("disks", disks),
         ("storage policies", policies),
+        ("clusters", clusters),
         ("version", version),
     ];
     for (section, items) in sections_of {
@@ -192,8 +196,11 @@ fn unread(state: &State, section: &str) -> Option<String> {
         "user settings" => &["user_settings", "profile_elements"],
         "users" => &["users", "user_profiles"],
         "grants" => &["grants"],
+        "roles" => &["role_grants"],
+        "quotas" => &["quotas"],
         "disks" => &["disks"],
         "storage policies" => &["storage_policies"],
+        "clusters" => &["clusters"],
         _ => &[],
     };
     let unavailable = state.live.as_ref()?.get("unavailable")?.as_object()?;
@@ -357,6 +364,74 @@ mod tests {
         assert!(findings.new.is_empty());
         let note = drift.not_compared.iter().find(|n| n.section == "findings").unwrap();
         assert!(note.reason.contains("log-rule"), "{}", note.reason);
+    }
+
+    #[test]
+    fn quotas_roles_and_clusters_compare_between_servers_and_against_a_config() {
+        let config = state(
+            Kind::Config,
+            Some(serde_json::json!({
+                "server": {"tcp_port": "9001"},
+                "users": [
+                    {"name": "default", "quota": "default", "quota_at": "users.xml:9:13"},
+                    {"name": "analyst", "quota": "default", "quota_at": "users.d/a.xml:4:13"},
+                    {"name": "etl", "quota": ""},
+                ],
+                "clusters": [{"name": "c", "at": "config.xml:20:9", "shards": [[{"host": "a", "port": 9000}, {"host": "b", "port": null}]]}],
+            })),
+            None,
+        );
+        let server = |applies: &[&str], limited: u64, port: u64, admin: u64| {
+            state(
+                Kind::Server,
+                None,
+                Some(serde_json::json!({
+                    "version": "26.9.2.1",
+                    "quotas": [
+                        {"name": "default", "apply_to_all": 0, "apply_to_list": applies, "apply_to_except": [], "limited": limited},
+                        {"name": "unused", "apply_to_all": 0, "apply_to_list": [], "apply_to_except": [], "limited": 0},
+                    ],
+                    "role_grants": [{"user_name": "analyst", "role_name": null, "granted_role_name": "reader", "with_admin_option": admin}],
+                    "clusters": [
+                        {"cluster": "c", "shard_num": 1, "replica_num": 2, "host_name": "b", "port": port},
+                        {"cluster": "c", "shard_num": 1, "replica_num": 1, "host_name": "a", "port": 9000},
+                    ],
+                })),
+            )
+        };
+        let section = |d: &Diff, name: &str| -> Vec<String> {
+            let s = d.sections.iter().find(|s| s.section == name).unwrap_or_else(|| panic!("{name}: {d:?}"));
+            s.differences
+                .iter()
+                .map(|x| {
+                    let v = |v: &Option<Value1>| v.as_ref().map_or("-".to_string(), |v| v.value.clone());
+                    format!("{}: {} -> {}", x.key, v(&x.a), v(&x.b))
+                })
+                .collect()
+        };
+        // the config against the server started from it: equal (the quota that applies to
+        // nobody, and whether a quota is limited, are the server's alone)
+        let same = compare(&config, &server(&["analyst", "default"], 1, 9001, 0), false);
+        assert!(section(&same, "quotas").is_empty() && section(&same, "clusters").is_empty(), "{same:?}");
+        assert!(same.not_compared.iter().any(|n| n.section == "roles"), "a config cannot give its roles");
+        let moved = compare(&config, &server(&["default"], 1, 9440, 0), false);
+        assert_eq!(section(&moved, "quotas"), ["default: analyst, default -> default"]);
+        assert_eq!(section(&moved, "clusters"), ["c/shard 1: a:9000, b:9001 -> a:9000, b:9440"]);
+        assert_eq!(
+            moved.sections.iter().find(|s| s.section == "clusters").unwrap().differences[0]
+                .a
+                .as_ref()
+                .unwrap()
+                .at
+                .as_deref(),
+            Some("config.xml:20:9")
+        );
+        // two servers: the roles, and whether each quota bounds anything
+        let drift = compare(&server(&["default"], 1, 9000, 0), &server(&["default"], 0, 9000, 1), false);
+        assert_eq!(section(&drift, "quotas"), ["default.limited: yes -> no"]);
+        assert_eq!(section(&drift, "roles"), ["analyst: role reader: granted -> granted with admin option"]);
+        assert!(section(&drift, "clusters").is_empty());
+        assert_eq!(drift.sections.iter().find(|s| s.section == "quotas").unwrap().compared, 4);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! How each section reads a side: the items it compares (server settings, MergeTree
-//! settings, profiles, users and their settings, grants, disks, policies, the version),
-//! each value as shown, secrets masked.
+//! settings, profiles, users and their settings, grants, roles, quotas, disks, policies,
+//! clusters, the version), each value as shown, secrets masked.
 
 use super::*;
 
@@ -237,6 +237,115 @@ pub(super) fn grants(s: &State, _: Option<&State>) -> Option<Items> {
         let option = row.get("grant_option").is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
         let value = if option { "granted with grant option" } else { "granted" };
         items.insert(format!("{who}: {}", text(row.get("access_type")?)), item("grant", value, None));
+    }
+    Some(items)
+}
+
+/// `grantee: role R` -> granted, with or without the admin option (system.role_grants; a
+/// config cannot give them).
+pub(super) fn roles(s: &State, _: Option<&State>) -> Option<Items> {
+    let live = s.live.as_ref()?;
+    live.get("role_grants")?;
+    let mut items = Items::new();
+    for row in list(live.get("role_grants")) {
+        let who = match (row.get("user_name").filter(|v| !v.is_null()), row.get("role_name").filter(|v| !v.is_null())) {
+            (Some(user), _) => text(user),
+            (None, Some(role)) => format!("role {}", text(role)),
+            _ => continue,
+        };
+        let admin = row.get("with_admin_option").is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
+        let value = if admin { "granted with admin option" } else { "granted" };
+        items.insert(format!("{who}: role {}", text(row.get("granted_role_name")?)), item("role", value, None));
+    }
+    Some(items)
+}
+
+/// `quota` -> whom it applies to; between servers also `quota.limited` (whether an interval
+/// bounds anything). A config gives the quota each user names; against a server, a quota that
+/// applies to nobody is left out (a config names quotas through its users only).
+pub(super) fn quotas(s: &State, other: Option<&State>) -> Option<Items> {
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        config.get("users")?;
+        let mut given: BTreeMap<String, (Vec<String>, Option<&Value>)> = BTreeMap::new();
+        for user in list(config.get("users")) {
+            let quota = text(user.get("quota").unwrap_or(&Value::Null));
+            if !quota.is_empty() {
+                let entry = given.entry(quota).or_insert_with(|| (Vec::new(), user.get("quota_at")));
+                entry.0.push(text(user.get("name")?));
+            }
+        }
+        for (quota, (mut users, at)) in given {
+            users.sort();
+            items.insert(quota, item("applies to", &users.join(", "), at));
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("quotas")?;
+    let flag = |v: Option<&Value>| v.is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
+    for row in list(live.get("quotas")) {
+        let name = text(row.get("name")?);
+        let mut to: Vec<String> = list(row.get("apply_to_list")).map(text).collect();
+        to.sort();
+        let mut applies = if flag(row.get("apply_to_all")) { vec!["all".to_string()] } else { to };
+        let except: Vec<String> = list(row.get("apply_to_except")).map(text).collect();
+        if !except.is_empty() {
+            applies.push(format!("except {}", except.join(", ")));
+        }
+        if other.is_some() && applies.is_empty() {
+            continue;
+        }
+        items.insert(name.clone(), item("applies to", &applies.join(", "), None));
+        if other.is_none() {
+            let limited = if flag(row.get("limited")) { "yes" } else { "no" };
+            items.insert(format!("{name}.limited"), item("limited", limited, None));
+        }
+    }
+    Some(items)
+}
+
+/// `cluster/shard N` -> its replicas as `host:port` (a config's replica without a port is on
+/// the server's `tcp_port`; without one either, the server refuses to start, and the replica
+/// is its host alone).
+pub(super) fn clusters(s: &State, _: Option<&State>) -> Option<Items> {
+    let mut items = Items::new();
+    if let Some(config) = &s.config {
+        let clusters = config.get("clusters")?;
+        let tcp_port = config.get("server").and_then(|s| s.get("tcp_port")).map(text);
+        for cluster in list(Some(clusters)) {
+            let name = text(cluster.get("name")?);
+            for (i, shard) in list(cluster.get("shards")).enumerate() {
+                let replicas: Vec<String> = list(Some(shard))
+                    .map(|r| {
+                        let host = text(r.get("host").unwrap_or(&Value::Null));
+                        match r.get("port").filter(|p| !p.is_null()).map(text).or_else(|| tcp_port.clone()) {
+                            Some(port) => format!("{host}:{port}"),
+                            None => host,
+                        }
+                    })
+                    .collect();
+                items.insert(
+                    format!("{name}/shard {}", i + 1),
+                    item("replicas", &replicas.join(", "), cluster.get("at")),
+                );
+            }
+        }
+        return Some(items);
+    }
+    let live = s.live.as_ref()?;
+    live.get("clusters")?;
+    let mut shards: BTreeMap<(String, u64), Vec<(u64, String)>> = BTreeMap::new();
+    let number = |v: Option<&Value>| v.and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok())).unwrap_or(0);
+    for row in list(live.get("clusters")) {
+        let replica = format!("{}:{}", text(row.get("host_name")?), text(row.get("port")?));
+        let key = (text(row.get("cluster")?), number(row.get("shard_num")));
+        shards.entry(key).or_default().push((number(row.get("replica_num")), replica));
+    }
+    for ((cluster, shard), mut replicas) in shards {
+        replicas.sort();
+        let replicas: Vec<String> = replicas.into_iter().map(|(_, r)| r).collect();
+        items.insert(format!("{cluster}/shard {shard}"), item("replicas", &replicas.join(", "), None));
     }
     Some(items)
 }

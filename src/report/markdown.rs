@@ -212,9 +212,11 @@ fn longest_tick_run(s: &str) -> usize {
     s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
-/// An evidence value as inline code (a string as it is, anything else as JSON).
+/// An evidence value as inline code (a string as it is, a series in words, anything else as
+/// JSON).
 fn value_code(v: &serde_json::Value) -> String {
-    code(&v.as_str().map_or_else(|| v.to_string(), str::to_string))
+    let words = || super::series::in_words(v).unwrap_or_else(|| v.to_string());
+    code(&v.as_str().map_or_else(words, str::to_string))
 }
 
 /// A table cell: prose on one line, `|` escaped.

@@ -7,6 +7,7 @@ pub mod junit;
 pub mod markdown;
 pub mod openmetrics;
 pub mod sarif;
+pub mod series;
 pub mod text;
 pub mod upgrade;
 

@@ -197,8 +197,11 @@ impl FindingDiagnostic {
         };
         let at = f.location.as_ref().map_or(String::new(), |l| format!(" ({l})"));
         let mut help = String::new();
+        // a series in words (its extent and peak), as the HTML report draws it
         let shown = |v: &serde_json::Value| {
-            mask::excerpt(v.as_str().map_or_else(|| v.to_string(), str::to_string).trim_end()).into_owned()
+            super::series::in_words(v).unwrap_or_else(|| {
+                mask::excerpt(v.as_str().map_or_else(|| v.to_string(), str::to_string).trim_end()).into_owned()
+            })
         };
         if f.hosts.is_empty() {
             for (k, v) in &f.evidence {

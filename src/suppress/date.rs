@@ -24,6 +24,16 @@ impl Date {
         Date::from_days((seconds / 86_400) as i64)
     }
 
+    /// Days since 1970-01-01 (Howard Hinnant's algorithm, the inverse of `from_days`).
+    pub fn days(self) -> i64 {
+        let year = i64::from(self.year) - i64::from(self.month <= 2);
+        let era = year.div_euclid(400);
+        let yoe = year.rem_euclid(400);
+        let mp = (i64::from(self.month) + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + i64::from(self.day) - 1;
+        era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468
+    }
+
     /// The civil date of a day count since 1970-01-01 (Howard Hinnant's algorithm).
     fn from_days(days: i64) -> Date {
         let z = days + 719_468;
@@ -63,6 +73,9 @@ mod tests {
     fn days_become_dates() {
         assert_eq!(Date::from_days(0).to_string(), "1970-01-01");
         assert_eq!(Date::from_days(20_786).to_string(), "2026-11-29");
+        for days in [-800_000, -1, 0, 59, 60, 20_786, 2_000_000] {
+            assert_eq!(Date::from_days(days).days(), days);
+        }
         assert!(Date::parse("2027-01-31").unwrap() > Date::parse("2026-12-31").unwrap());
         assert!(Date::parse("2027-13-01").is_none());
         assert!(Date::parse("2027-02-29").is_none() && Date::parse("2028-02-29").is_some());

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod browser;
 pub mod preprocessed;
 
 pub fn repo_root() -> PathBuf {

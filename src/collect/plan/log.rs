@@ -6,6 +6,7 @@
 /// queries (query_id `chaudit-...`) are left out.
 pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, String)> {
     let window = log_window(since_seconds);
+    let step = series_step(since_seconds);
     vec![
         (
             "shapes",
@@ -59,25 +60,25 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
                  AND query_kind = 'Insert' AND ProfileEvents['AsyncInsertQuery'] = 0 GROUP BY target ORDER BY inserts DESC LIMIT 50"
             ),
         ),
-        // rows: {code, name, errors, peak_per_hour, example}: failed queries per error code
+        // rows: {code, name, errors, per_hour, peak_per_hour, example}: failed queries per error code
         (
             "query_errors",
-            "query_log: failed queries per error code, with the busiest hour (top 50)",
+            "query_log: failed queries per error code, per hour and in the busiest hour (top 50)",
             format!(
                 "SELECT exception_code AS code, errorCodeToName(exception_code) AS name, count() AS errors, \
-                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour, \
+                 sumMap(map(toStartOfHour(event_time), toUInt64(1))) AS per_hour, arrayMax(mapValues(per_hour)) AS peak_per_hour, \
                  substring(any(exception), 1, 300) AS example FROM system.query_log WHERE {window} \
                  AND type IN ('ExceptionBeforeStart', 'ExceptionWhileProcessing') GROUP BY exception_code \
                  ORDER BY errors DESC LIMIT 50"
             ),
         ),
-        // rows: {database, table, event_type, error, events, peak_per_hour, peak_partition_parts}
+        // rows: {database, table, event_type, error, events, per_hour, peak_per_hour, peak_partition_parts}
         (
             "part_events",
-            "part_log: new parts, merges, mutations, fetches and moves per table and error code, with the busiest hour and partition",
+            "part_log: new parts, merges, mutations, fetches and moves per table and error code, per hour, with the busiest hour and partition",
             format!(
                 "SELECT database, table, toString(event_type) AS event_type, error, count() AS events, \
-                 arrayMax(mapValues(sumMap(map(toStartOfHour(event_time), toUInt64(1))))) AS peak_per_hour, \
+                 sumMap(map(toStartOfHour(event_time), toUInt64(1))) AS per_hour, arrayMax(mapValues(per_hour)) AS peak_per_hour, \
                  arrayMax(mapValues(sumMap(map(partition_id, toUInt64(1))))) AS peak_partition_parts \
                  FROM system.part_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND \
                  AND toString(event_type) IN ('NewPart', 'MergeParts', 'MutatePart', 'DownloadPart', 'MovePart') \
@@ -100,12 +101,29 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
         (
             "lock_rate",
-            "metric_log: Context lock acquisitions and wait per interval (1 s by default), threads waiting",
+            "metric_log: Context lock acquisitions and wait per interval (1 s by default), threads waiting, and the peaks over the window in at most 60 steps",
             format!(
                 "SELECT hostName() AS host, max(ProfileEvent_ContextLock) AS peak_locks_per_second, \
+                 maxMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_ContextLock)) AS locks_per_second, \
+                 maxMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_ContextLockWaitMicroseconds)) AS lock_wait_us_per_second, \
                  round(avg(ProfileEvent_ContextLock), 1) AS avg_locks_per_second, \
                  max(ProfileEvent_ContextLockWaitMicroseconds) AS peak_lock_wait_us_per_second, \
                  max(CurrentMetric_ContextLockWait) AS peak_lock_waiters, count() AS intervals \
+                 FROM system.metric_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND GROUP BY host"
+            ),
+        ),
+        // one row per node: the bytes read from the filesystem cache, and those fetched from
+        // object storage (the cache's source; in a second without cache reads, the remote
+        // reader's), per step of the window
+        (
+            "cache_rate",
+            "metric_log: bytes read from the filesystem cache and fetched from object storage, over the window in at most 60 steps",
+            format!(
+                "SELECT hostName() AS host, \
+                 sumMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_CachedReadBufferReadFromCacheBytes)) AS cache_bytes, \
+                 sumMap(map(toStartOfInterval(event_time, INTERVAL {step} SECOND), ProfileEvent_CachedReadBufferReadFromSourceBytes \
+                 + if(ProfileEvent_CachedReadBufferReadFromCacheBytes + ProfileEvent_CachedReadBufferReadFromSourceBytes = 0, \
+                 ProfileEvent_RemoteFSUnprefetchedBytes + ProfileEvent_RemoteFSPrefetchedBytes, 0))) AS object_store_bytes \
                  FROM system.metric_log WHERE event_time >= now() - INTERVAL {since_seconds} SECOND GROUP BY host"
             ),
         ),
@@ -156,6 +174,11 @@ pub fn usage_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Str
 pub const SETTINGS_CHANGES: (&str, &str) =
     ("settings_changes: default changes per release", "SELECT * FROM system.settings_changes");
 
+/// The seconds of one step of a series over the window: at most 60 steps, none under a second.
+pub fn series_step(since_seconds: u64) -> u64 {
+    since_seconds.div_ceil(60).max(1)
+}
+
 fn log_window(since_seconds: u64) -> String {
     format!(
         "event_time >= now() - INTERVAL {since_seconds} SECOND AND is_initial_query AND query_id NOT LIKE 'chaudit-%'"
@@ -185,6 +208,7 @@ mod tests {
                 "query_log",
                 "part_log",
                 "query_log",
+                "metric_log",
                 "metric_log",
                 "query_log"
             ]

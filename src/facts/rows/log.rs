@@ -1,6 +1,8 @@
 //! Rows read from the server's logs over the audit window (query_log, metric_log, part_log):
 //! query shapes, the workload, Context locks, INSERT targets, errors, part events.
 
+use std::collections::BTreeMap;
+
 use super::*;
 
 /// A user's SELECTs that ran with parallel replicas on (query_log).
@@ -112,10 +114,26 @@ pub struct WorkloadUsage {
 pub struct LockRate {
     pub host: String,
     pub peak_locks_per_second: Count,
+    /// the peak acquisitions per second of each step of the window (at most 60 steps), by the step's start
+    pub locks_per_second: BTreeMap<String, Count>,
+    /// the peak wait per second of each step, by the step's start
+    pub lock_wait_us_per_second: BTreeMap<String, Count>,
     pub avg_locks_per_second: Number,
     pub peak_lock_wait_us_per_second: Count,
     pub peak_lock_waiters: Number,
     pub intervals: Count,
+}
+
+/// metric_log's filesystem-cache reads over the window, per host.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct CacheRate {
+    pub host: String,
+    /// bytes read from the filesystem cache in each step of the window (at most 60 steps), by the step's start
+    pub cache_bytes: BTreeMap<String, Count>,
+    /// bytes fetched from object storage in each step (by the cache; in a second without cache reads, by the remote reader), by the step's start
+    pub object_store_bytes: BTreeMap<String, Count>,
 }
 
 /// query_log's Context lock over the window, all queries (the audit's own left out), one row
@@ -155,6 +173,8 @@ pub struct QueryError {
     pub code: Number,
     pub name: String,
     pub errors: Count,
+    /// failures per hour, by the hour's start (hours without one left out)
+    pub per_hour: BTreeMap<String, Count>,
     /// failures in the busiest hour
     pub peak_per_hour: Count,
     pub example: String,
@@ -172,6 +192,8 @@ pub struct PartEvents {
     /// the error code (0: succeeded)
     pub error: Count,
     pub events: Count,
+    /// events per hour, by the hour's start (hours without one left out)
+    pub per_hour: BTreeMap<String, Count>,
     /// events in the busiest hour
     pub peak_per_hour: Count,
     /// events in the partition with the most of them

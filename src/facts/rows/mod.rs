@@ -20,8 +20,8 @@ pub use access::{
     Grant, ProfileElement, ProfileSetting, ProfileTarget, Quota, RoleGrant, RowPolicy, User, UserProfile,
 };
 pub use log::{
-    InsertTarget, LockRate, LockTotals, ParallelReplicasUse, PartEvents, QueryError, QueryShape, WorkloadSetting,
-    WorkloadUsage,
+    CacheRate, InsertTarget, LockRate, LockTotals, ParallelReplicasUse, PartEvents, QueryError, QueryShape,
+    WorkloadSetting, WorkloadUsage,
 };
 pub use replication::{
     ClusterReplica, DistributedDdlEntry, DistributionQueue, KeeperConnection, Macro, Replica, ReplicationQueueEntries,

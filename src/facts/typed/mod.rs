@@ -348,6 +348,10 @@ pub fn facts() -> Vec<TypedFact> {
             "query_log: one row per node, the Context lock of all queries in the window and the median query's",
         ),
         typed::<Vec<rows::LockRate>>("log.lock_rate", "metric_log: Context lock rate per interval, per host"),
+        typed::<Vec<rows::CacheRate>>(
+            "log.cache_rate",
+            "metric_log: bytes read from the filesystem cache and fetched from object storage over the window, per host",
+        ),
         typed::<Vec<rows::InsertTarget>>(
             "log.inserts",
             "query_log: synchronous INSERTs per target table, top 50 by count",
