@@ -19,10 +19,15 @@ pub(super) fn item(name: &str, value: &str, at: Option<&Value>) -> Value1 {
     }
 }
 
+/// A value as the diff shows it: a count read as a double (`9000.0`) as the count it is.
 pub(super) fn text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
+        Value::Number(n) => match n.as_f64().and_then(crate::facts::whole) {
+            Some(whole) if n.is_f64() => whole.to_string(),
+            _ => n.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -336,7 +341,7 @@ pub(super) fn clusters(s: &State, _: Option<&State>) -> Option<Items> {
     let live = s.live.as_ref()?;
     live.get("clusters")?;
     let mut shards: BTreeMap<(String, u64), Vec<(u64, String)>> = BTreeMap::new();
-    let number = |v: Option<&Value>| v.and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok())).unwrap_or(0);
+    let number = |v: Option<&Value>| v.map_or(0, crate::facts::uint);
     for row in list(live.get("clusters")) {
         let replica = format!("{}:{}", text(row.get("host_name")?), text(row.get("port")?));
         let key = (text(row.get("cluster")?), number(row.get("shard_num")));

@@ -9,10 +9,13 @@ use super::*;
 #[schemars(extend("x-fact" = "row"))]
 pub struct ClusterReplica {
     pub cluster: String,
-    pub shard_num: Count,
-    pub replica_num: Count,
+    #[serde(deserialize_with = "super::super::typed::uint")]
+    pub shard_num: u64,
+    #[serde(deserialize_with = "super::super::typed::uint")]
+    pub replica_num: u64,
     pub host_name: String,
-    pub port: Count,
+    #[serde(deserialize_with = "super::super::typed::uint")]
+    pub port: u64,
 }
 
 /// A row of system.macros.
