@@ -316,3 +316,36 @@ fn a_live_server_report_draws_its_log_series() {
     // what the server names stays text: a chart's labels are escaped like the rest
     assert!(!page.dom.contains("<script>alert"), "no markup from the server");
 }
+
+/// `chaudit diff --format html` of two config trees: every difference in the page, a value
+/// with markup stays text, nothing runs and nothing is requested; equal sides say so.
+#[test]
+fn a_diff_in_a_browser() {
+    let dir = tempfile::tempdir().unwrap();
+    for (side, limit, database) in [("a", 100, "plain"), ("b", 150, "&lt;script&gt;alert(1)&lt;/script&gt;")] {
+        let tree = dir.path().join(side);
+        std::fs::create_dir_all(&tree).unwrap();
+        std::fs::write(
+            tree.join("config.xml"),
+            format!(
+                "<clickhouse>\n    <max_concurrent_queries>{limit}</max_concurrent_queries>\n    \
+                 <default_database>{database}</default_database>\n</clickhouse>\n"
+            ),
+        )
+        .unwrap();
+    }
+    let (code, _, stderr) = support::chaudit(dir.path(), &["diff", "a", "b", "--format", "html", "-o", "drift.html"]);
+    assert_eq!(code, 1, "{stderr}");
+    let page = browse(&dir.path().join("drift.html"), &shot("diff"));
+    assert!(page.console.is_empty(), "{:?}", page.console);
+    assert!(page.requests.is_empty(), "{:?}", page.requests);
+    assert_eq!(page.dom.matches("<script").count(), 0, "no script, and the value's stays text");
+    assert!(page.dom.contains("max_concurrent_queries") && page.dom.contains(&escaped("<script>alert(1)</script>")));
+    assert!(page.dom.contains("2 difference(s); exit 1"), "{}", page.dom);
+    // a short page on a tall screenshot: little ink, but text and table lines in several shades
+    let (ink, colours) = png_ink(&page.shot);
+    assert!(ink > 0.002 && colours > 8, "the page is drawn: {ink}, {colours} colours");
+    let (code, stdout, stderr) = support::chaudit(dir.path(), &["diff", "a", "a", "--format", "html"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("The two sides are equal."), "{stdout}");
+}

@@ -53,7 +53,7 @@ fn offline_runs(main: &str) -> Vec<Vec<String>> {
     // drift: the tree against itself with every planted value changed (b/, see `leaks`),
     // and against an empty tree (empty/), both ways
     let changed = format!("b/{main}");
-    for format in ["text", "json", "markdown"] {
+    for format in ["text", "json", "markdown", "html"] {
         runs.push(vec!["diff", main, &changed, "--format", format, "--all"]);
         runs.push(vec!["diff", "empty", main, "--format", format, "--all"]);
     }

@@ -48,6 +48,8 @@ pub enum DiffFormat {
     Text,
     Json,
     Markdown,
+    /// One self-contained page: no script, no request.
+    Html,
 }
 
 pub fn run(args: &DiffArgs) -> ExitCode {
@@ -101,6 +103,7 @@ pub fn run(args: &DiffArgs) -> ExitCode {
         DiffFormat::Text => diff::render::text(&drift),
         DiffFormat::Json => diff::render::json(&drift),
         DiffFormat::Markdown => diff::render::markdown(&drift),
+        DiffFormat::Html => diff::render::html(&drift),
     };
     write_output(args.output.as_deref(), &text, drift.status.exit_code())
 }

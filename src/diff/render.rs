@@ -1,4 +1,4 @@
-//! The diff as text (nothing when the sides are equal) and JSON.
+//! The diff as text (nothing when the sides are equal), Markdown, HTML and JSON.
 
 use std::fmt::Write;
 
@@ -109,6 +109,79 @@ pub fn markdown(diff: &Diff) -> String {
         }
     }
     crate::mask::without_controls(&out).into_owned()
+}
+
+/// The diff as one self-contained HTML page: a table per section that differs, the
+/// findings, what was not compared; every name and value escaped, no script.
+pub fn html(diff: &Diff) -> String {
+    use crate::report::html::esc;
+    let mut out = String::new();
+    let _ = writeln!(out, "<header><h1>Drift</h1>\n<table class=\"sides\"><tbody>");
+    for (which, side) in [("A", &diff.a), ("B", &diff.b)] {
+        let _ =
+            writeln!(out, "<tr><th>{which}</th><td><code>{}</code> ({})</td></tr>", esc(&side.name), side.kind.name());
+    }
+    let differing: usize = diff.sections.iter().map(|s| s.differences.len()).sum();
+    let verdict = match diff.equal {
+        true => "The two sides are equal.".to_string(),
+        false => format!("{differing} difference(s); exit 1"),
+    };
+    let _ = writeln!(out, "</tbody></table>\n<p id=\"verdict\">{}</p>\n</header>", esc(&verdict));
+    for section in diff.sections.iter().filter(|s| !s.differences.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<section class=\"drift\"><h2>{} ({} differ of {})</h2>\n<table><thead><tr><th>name</th><th>A</th>\
+             <th>B</th></tr></thead><tbody>",
+            esc(section.section),
+            section.differences.len(),
+            section.compared
+        );
+        for d in &section.differences {
+            let masked = matches!((&d.a, &d.b), (Some(a), Some(b)) if a.value == b.value);
+            let note = if masked { " (the values differ; secrets are not shown)" } else { "" };
+            let _ = writeln!(
+                out,
+                "<tr><td><code>{}</code></td><td>{}</td><td>{}{}</td></tr>",
+                esc(&d.key),
+                esc(&side(d.a.as_ref())),
+                esc(&side(d.b.as_ref())),
+                esc(note)
+            );
+        }
+        let _ = writeln!(out, "</tbody></table>\n</section>");
+    }
+    if let Some(f) = diff.findings.as_ref().filter(|f| !f.new.is_empty() || !f.gone.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<section id=\"findings\"><h2>Findings ({} new in B, {} gone from A, {} unchanged)</h2>\n<table>\
+             <thead><tr><th></th><th>rule</th><th>severity</th><th>object</th><th>title</th></tr></thead><tbody>",
+            f.new.len(),
+            f.gone.len(),
+            f.unchanged
+        );
+        for (what, items) in [("new", &f.new), ("gone", &f.gone)] {
+            for item in items {
+                let _ = writeln!(
+                    out,
+                    "<tr><td>{what}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    esc(&item.rule_id),
+                    item.severity.name(),
+                    esc(item.object.as_deref().unwrap_or("")),
+                    esc(&item.title)
+                );
+            }
+        }
+        let _ = writeln!(out, "</tbody></table>\n</section>");
+    }
+    if !diff.not_compared.is_empty() {
+        let _ = writeln!(out, "<section id=\"not-compared\"><h2>Not compared</h2>\n<ul>");
+        for n in &diff.not_compared {
+            let _ = writeln!(out, "<li>{}: {}</li>", esc(n.section), esc(&n.reason));
+        }
+        let _ = writeln!(out, "</ul>\n</section>");
+    }
+    let title = format!("drift between {} and {}", diff.a.name, diff.b.name);
+    crate::mask::without_controls(&crate::report::html::static_page(&title, &out)).into_owned()
 }
 
 /// The diff as one JSON object.

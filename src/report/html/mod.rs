@@ -66,6 +66,21 @@ fn head(out: &mut String, report: &Report) {
     );
 }
 
+/// A page of the report's style with `body` and no script at all (the drift between two
+/// states): nothing is requested, nothing runs.
+pub fn static_page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; \
+         script-src 'none'; img-src data:; form-action 'none'; base-uri 'none'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"chaudit {}\">\n<link rel=\"icon\" href=\"data:,\">\n\
+         <title>chaudit: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        esc(title)
+    )
+}
+
 /// The CSP source of the inline script: `sha256-` and its digest in base64.
 fn script_hash() -> String {
     use sha2::Digest;
