@@ -16,8 +16,10 @@ use crate::facts::catalog as settings;
 use crate::facts::schema::{self, Type};
 use crate::facts::startup::StartCheck;
 
+mod kinds;
 mod start_checks;
 
+use kinds::mismatched;
 use start_checks::is_start_problem;
 
 /// Fields of a source document that describe the collection, not a fact of the server.
@@ -415,23 +417,6 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// `num()` of what is a number already, `truthy()` of a bool: the fact is typed (numbers
-    /// the server quoted are read as numbers), the conversion only hides that.
-    fn conversion_needed(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr, args: &[Type]) {
-        let ([arg], [arg_expr]) = (args, call.args.as_slice()) else { return };
-        let shown = spelled(arg_expr).map_or_else(String::new, |path| format!(" `{path}`,"));
-        match call.func_name.as_str() {
-            "num" if is_double(arg) => {
-                self.problem(e, format!("num() of{shown} a number already"), Some("drop num()".into()));
-            }
-            "num" | "truthy" if arg.is_bool() => {
-                let name = &call.func_name;
-                self.problem(e, format!("{name}() of{shown} a bool already"), Some(format!("drop {name}()")));
-            }
-            _ => {}
-        }
-    }
-
     fn call(&mut self, e: &IdedExpr, call: &cel::common::ast::CallExpr) -> Type {
         // a method's receiver is checked like any operand (its type decides nothing here)
         if let Some(target) = &call.target {
@@ -486,28 +471,7 @@ impl<'a> Checker<'a> {
                 _ => Type::Any,
             },
             operators::ADD | operators::SUBSTRACT | operators::MULTIPLY | operators::DIVIDE | operators::MODULO => {
-                let concatenates = call.func_name == operators::ADD;
-                if let [a, b] = args.as_slice()
-                    && (a.is_text() || b.is_text())
-                    && !(concatenates && a.is_text() && b.is_text())
-                    && !(concatenates
-                        && (a.is_text() && *b.strict() == Type::Any || b.is_text() && *a.strict() == Type::Any))
-                {
-                    self.problem(
-                        e,
-                        "arithmetic on text: an error when it runs".into(),
-                        Some("settings are text: num(value) reads one as a number".into()),
-                    );
-                }
-                if let [a, b] = args.as_slice()
-                    && (is_double(a) && is_integer(b) || is_integer(a) && is_double(b))
-                {
-                    self.problem(
-                        e,
-                        "mixes a double with an integer: an error when it runs".into(),
-                        Some("write the integer as a double (`2.0`) or convert it with double()".into()),
-                    );
-                }
+                self.arithmetic(e, call, &args);
                 args.first().cloned().unwrap_or(Type::Any)
             }
             operators::NEGATE => args.first().cloned().unwrap_or(Type::Any),
@@ -535,36 +499,6 @@ impl<'a> Checker<'a> {
             },
             _ => Type::Any,
         }
-    }
-}
-
-/// A double to the interpreter: a `number` fact is read as one.
-fn is_double(t: &Type) -> bool {
-    matches!(t.strict(), Type::Float | Type::Number)
-}
-
-fn is_integer(t: &Type) -> bool {
-    matches!(t.strict(), Type::Int | Type::UInt)
-}
-
-/// Two kinds of value that never compare equal, if these are.
-fn mismatched(a: &Type, b: &Type) -> Option<&'static str> {
-    let kind = |t: &Type| {
-        if t.is_text() {
-            Some("text")
-        } else if t.is_bool() {
-            Some("a bool")
-        } else if t.is_numeric() {
-            Some("a number")
-        } else {
-            None
-        }
-    };
-    match (kind(a)?, kind(b)?) {
-        (x, y) if x == y => None,
-        ("text", "a number") | ("a number", "text") => Some("text with a number"),
-        ("text", "a bool") | ("a bool", "text") => Some("text with a bool"),
-        _ => Some("a bool with a number"),
     }
 }
 
