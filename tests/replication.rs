@@ -284,7 +284,7 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
         "default.t is read-only (its replica metadata is missing in Keeper: SYSTEM RESTART REPLICA leaves it \
          read-only): inserts into it fail"
     );
-    assert_eq!(readonly["evidence"]["metadata_missing"], 1, "{readonly}");
+    assert_eq!(readonly["evidence"]["metadata_missing"], true, "{readonly}");
     // its absolute_delay counts from a queue update that never came: left to replica-readonly
     assert!(replica_number(&b, "absolute_delay") > 1_000_000);
     assert!(findings_of(&report, "replication-delay").is_empty(), "{}", summary(&report));
@@ -687,7 +687,7 @@ fn without_an_interserver_port_a_replicated_table_stays_read_only() {
     // not help here either: the config does)
     let readonly = the_finding(&report, "replica-readonly", "default.u");
     assert_eq!(readonly["message"], "default.u is read-only: inserts into it fail");
-    assert_eq!(readonly["evidence"]["metadata_missing"], 0, "{readonly}");
+    assert_eq!(readonly["evidence"]["metadata_missing"], false, "{readonly}");
     let fix = finding["remediation"]["fragments"][0]["xml"].as_str().unwrap();
     assert!(fix.contains("<interserver_http_port>9009</interserver_http_port>"), "{fix}");
 

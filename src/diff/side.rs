@@ -182,15 +182,7 @@ pub fn load(
                 DiffError::usage(format!("{}: the snapshot holds no server facts (`live`)", path.display()))
             })?;
             let audited = audit::run(&request(None, Some(path.clone())), || Ok(None)).map_err(failed)?;
-            Ok(State {
-                label: path.display().to_string(),
-                kind: Kind::Snapshot,
-                config: None,
-                live: Some(live),
-                findings: findings_of(&audited.report),
-                judged: judged_by(&audited.report),
-                inputs: vec![path.clone()],
-            })
+            Ok(live_state(path.display().to_string(), Kind::Snapshot, live, &audited.report, vec![path.clone()]))
         }
         Side::Replica(path, host) => {
             let node = replica(path, host).map_err(|e| match e {
@@ -200,31 +192,30 @@ pub fn load(
             })?;
             let live = node.live.clone().into_value();
             let audited = audit::run(&request(None, None), || Ok(Some(Live::Node(Box::new(node))))).map_err(failed)?;
-            Ok(State {
-                label: format!("{}#{host}", path.display()),
-                kind: Kind::Snapshot,
-                config: None,
-                live: Some(live),
-                findings: findings_of(&audited.report),
-                judged: judged_by(&audited.report),
-                inputs: vec![path.clone()],
-            })
+            let label = format!("{}#{host}", path.display());
+            Ok(live_state(label, Kind::Snapshot, live, &audited.report, vec![path.clone()]))
         }
         Side::Server(dsn) => {
             let node = collect(dsn)?;
             let live = node.live.clone().into_value();
             let label = crate::facts::live_text(&live, "endpoint").to_string();
             let audited = audit::run(&request(None, None), || Ok(Some(Live::Node(Box::new(node))))).map_err(failed)?;
-            Ok(State {
-                label: if label.is_empty() { crate::mask::mask_url_credentials(dsn).into_owned() } else { label },
-                kind: Kind::Server,
-                config: None,
-                live: Some(live),
-                findings: findings_of(&audited.report),
-                judged: judged_by(&audited.report),
-                inputs: Vec::new(),
-            })
+            let label = if label.is_empty() { crate::mask::mask_url_credentials(dsn).into_owned() } else { label };
+            Ok(live_state(label, Kind::Server, live, &audited.report, Vec::new()))
         }
+    }
+}
+
+/// A side that gave a server's facts (a server, a snapshot, a replica of one), with its audit.
+fn live_state(label: String, kind: Kind, live: Value, report: &crate::report::Report, inputs: Vec<PathBuf>) -> State {
+    State {
+        label,
+        kind,
+        config: None,
+        live: Some(live),
+        findings: findings_of(report),
+        judged: judged_by(report),
+        inputs,
     }
 }
 

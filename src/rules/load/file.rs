@@ -101,57 +101,42 @@ pub struct TestCase {
     pub outcome: Option<Spanned<String>>,
 }
 
-/// Named expressions in their order (`let:`, `evidence:`), each name with its position.
-#[derive(Default)]
-pub struct Named(pub Vec<(Spanned<String>, Spanned<String>)>);
+/// A mapping in its order, each name with its position: `let:` and `evidence:` (names to
+/// expressions), `params:` (names to their [`ParamSpec`]).
+pub struct Ordered<V>(pub Vec<(Spanned<String>, Spanned<V>)>);
 
-impl<'de> Deserialize<'de> for Named {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Named, D::Error> {
-        struct NamedVisitor;
+/// Named expressions in their order (`let:`, `evidence:`).
+pub type Named = Ordered<String>;
 
-        impl<'de> Visitor<'de> for NamedVisitor {
-            type Value = Named;
+/// `params:` in their order: each `NAME: DEFAULT` or `NAME: {type, default, doc}`.
+pub type Params = Ordered<ParamSpec>;
+
+impl<V> Default for Ordered<V> {
+    fn default() -> Ordered<V> {
+        Ordered(Vec::new())
+    }
+}
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Ordered<V>, D::Error> {
+        struct OrderedVisitor<V>(std::marker::PhantomData<V>);
+
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for OrderedVisitor<V> {
+            type Value = Ordered<V>;
 
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a mapping of names to expressions")
+                f.write_str("a mapping of names")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Named, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<V>, A::Error> {
                 let mut pairs = Vec::new();
                 while let Some(name) = map.next_key()? {
                     pairs.push((name, map.next_value()?));
                 }
-                Ok(Named(pairs))
+                Ok(Ordered(pairs))
             }
         }
-        deserializer.deserialize_map(NamedVisitor)
-    }
-}
-
-/// `params:` in their order: each `NAME: DEFAULT` or `NAME: {type, default, doc}`.
-#[derive(Default)]
-pub struct Params(pub Vec<(Spanned<String>, Spanned<ParamSpec>)>);
-
-impl<'de> Deserialize<'de> for Params {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Params, D::Error> {
-        struct ParamsVisitor;
-
-        impl<'de> Visitor<'de> for ParamsVisitor {
-            type Value = Params;
-
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a mapping of names to `{type, default, doc}` or a default")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
-                let mut params = Vec::new();
-                while let Some(name) = map.next_key()? {
-                    params.push((name, map.next_value()?));
-                }
-                Ok(Params(params))
-            }
-        }
-        deserializer.deserialize_map(ParamsVisitor)
+        deserializer.deserialize_map(OrderedVisitor(std::marker::PhantomData))
     }
 }
 
