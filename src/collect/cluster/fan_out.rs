@@ -247,6 +247,7 @@ const UNION_AGAIN: usize = 3;
 /// it is left out. Without settings among the parts (facts the first union did not ask),
 /// each part alone for every replica in `nodes`.
 async fn again<'a>(seed: &Session, cluster: &str, parts: &[plan::Part<'a>], nodes: &[u64], facts: usize) -> Split<'a> {
+    let facts = facts.min(parts.len());
     let mut read = Split::new();
     let mut pending: Vec<u64> = nodes.to_vec();
     let with_settings = parts[..facts].iter().any(|p| p.name == "settings");
