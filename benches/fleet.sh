@@ -23,6 +23,10 @@ in_flight=${FLEET_IN_FLIGHT:-16}
 load=${FLEET_LOAD:-0}
 runs=${FLEET_RUNS:-node cluster partial direct}
 cargo build --release --quiet
+files=$(ulimit -n)
+if [ "$files" != unlimited ] && ((files < replicas * 10)); then
+  echo "warning: open-file limit $files: one server answering for $replicas replicas needs about $((replicas * 10))" >&2
+fi
 work=$(mktemp -d /tmp/chaudit-bench-fleet.XXXXXX)
 pids=()
 cleanup() {
@@ -51,15 +55,18 @@ cluster() {
   done
   echo "</$name>"
 }
-# every replica's queries at once through one server: its connection and query limits
-limits_xml="<max_connections>8192</max_connections><max_concurrent_queries>4096</max_concurrent_queries>"
+# every replica's queries at once through one server: its connection and query limits, and a
+# connection per replica for one fan-out query (max_distributed_connections, 1,024 by default:
+# with more replicas the first union stalls)
+limits_xml="<max_connections>8192</max_connections><max_concurrent_queries>8192</max_concurrent_queries>"
+profile_xml="<profiles><default><max_distributed_connections>$((replicas + 16))</max_distributed_connections></default></profiles>"
 {
   echo "<clickhouse>"
   for ((i = 0; i < replicas; i++)); do echo "<listen_host>$(address "$i")</listen_host>"; done
   echo "<remote_servers>"
   cluster fleet "$replicas"
   cluster fleet_partial $((replicas - partial))
-  echo "</remote_servers>$limits_xml</clickhouse>"
+  echo "</remote_servers>$limits_xml$profile_xml</clickhouse>"
 } > "$work/fleet.xml"
 pids+=("$(CH_DIR="$work/node" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFIG="$work/fleet.xml" CH_OWNER_PID=$$ \
   CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
