@@ -194,7 +194,7 @@ async fn add_plans(seed: &Session, cluster: &str, read: &mut [ReplicaRead]) {
     }
 }
 
-/// Each replica's answers, split per replica (a replica that did not answer has empty answers).
+/// Answers by replica number, each in the order of the parts read.
 type Split<'a> = BTreeMap<u64, Vec<Answer<'a>>>;
 
 /// Every part from every replica in one fan-out query, or from the replicas `only` (the
