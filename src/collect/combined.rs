@@ -122,6 +122,12 @@ impl Combined {
         let mut lines = self.by_node.remove(&node).unwrap_or_default().into_iter();
         parts.iter().map(|p| (p.name, Ok(Rows::Lines(lines.next().unwrap_or_default())))).collect()
     }
+
+    /// Every replica's answers that came, by its number, in the order of `parts`.
+    pub fn take_all<'a>(&mut self, parts: &[plan::Part<'a>]) -> BTreeMap<u64, Vec<Answer<'a>>> {
+        let nodes: Vec<u64> = self.by_node.keys().copied().collect();
+        nodes.into_iter().map(|node| (node, self.take(node, parts))).collect()
+    }
 }
 
 #[cfg(test)]

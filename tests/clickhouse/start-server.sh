@@ -5,6 +5,7 @@
 #   CH_DIR (its own data dir per version)  CH_HTTP_PORT  CH_TCP_PORT (0 = off)
 #   CH_EXTRA_CONFIG (XML merged into its config.xml; files in $CH_DIR/server/config.d are read too)
 #   CH_OWNER_PID (the server exits when this process is gone)
+#   CH_LISTEN_HOST (default 127.0.0.1: the address it answers and is probed on)
 # Stop: kill "$(cat "$CH_DIR/server.pid")"
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,6 +18,7 @@ mkdir -p "$CH_DIR"
 extra=()
 [ -n "${CH_EXTRA_CONFIG:-}" ] && extra=(--extra-config "$CH_EXTRA_CONFIG")
 [ -n "${CH_OWNER_PID:-}" ] && extra+=(--owner-pid "$CH_OWNER_PID")
+[ -n "${CH_LISTEN_HOST:-}" ] && extra+=(--listen-host "$CH_LISTEN_HOST")
 nohup "$python" "$here/chdb_server.py" --dir "$CH_DIR/server" \
   --http-port "$CH_HTTP_PORT" --tcp-port "$CH_TCP_PORT" --pid-file "$CH_DIR/server.pid" \
   --start-timeout "$CH_START_TIMEOUT" "${extra[@]}" \

@@ -61,16 +61,13 @@ pub async fn fan_out(
     let seed_asked = plan::for_fan_out(facts_for(seed.version.parse().ok()).0);
     let mut parts = plan::parts(&seed_asked, &logs);
     parts.push(plan::Part { name: "version", tag: "version".into(), sql: plan::VERSION_PROBE });
-    let everyone: Vec<u64> = (1..=members.len() as u64).collect();
-    let mut first = union(seed, cluster, &parts, &everyone).await.unwrap_or_default();
-    let first_versions: BTreeMap<u64, String> = first
-        .iter()
-        .filter(|(_, answers)| answered(answers))
-        .map(|(node, answers)| (*node, version_in(answers)))
-        .collect();
+    let mut first = union(seed, cluster, &parts, None).await.unwrap_or_default();
+    first.retain(|_, answers| answered(answers));
+    let first_versions: BTreeMap<u64, String> =
+        first.iter().map(|(node, answers)| (*node, version_in(answers))).collect();
     // a replica missing from it is down, or refused the union (too old for a fact, or
-    // without query_log): the versions probe tells which
-    let versions = if first_versions.len() == members.len() {
+    // without query_log), or its answer did not come in time: the versions probe tells which
+    let mut versions = if first_versions.len() == members.len() {
         first_versions.clone()
     } else {
         let probe = plan::fan_out(plan::VERSION_PROBE, cluster);
@@ -82,35 +79,26 @@ pub async fn fan_out(
     let oldest: Option<Version> = versions.values().filter_map(|v| v.parse().ok()).min();
     let (asked, not_asked) = facts_for(oldest);
     let asked = plan::for_fan_out(asked);
-    let nodes: Vec<u64> = versions.keys().copied().collect();
-    let mut live_answers: BTreeMap<u64, Vec<Answer>> = nodes.iter().map(|n| (*n, not_asked.clone())).collect();
-    let mut log_answers: BTreeMap<u64, Vec<Answer>> = BTreeMap::new();
-    let first_will_do = asked.len() == seed_asked.len() && nodes.iter().all(|n| first_versions.contains_key(n));
-    if first_will_do {
-        first.retain(|node, _| versions.contains_key(node));
-        for answers in first.values_mut() {
-            answers.pop(); // the version
-        }
-        distribute(first, asked.len(), &mut live_answers, &mut log_answers);
-    } else {
-        // every fact and log query in one round trip; else the facts' union (a replica
-        // without query_log refuses the log queries) and each log query alone; else each
-        // query alone
-        let parts = plan::parts(&asked, &logs);
-        let all = if logs.is_empty() { None } else { complete(union(seed, cluster, &parts, &nodes).await) };
-        match all {
-            Some(split) => distribute(split, asked.len(), &mut live_answers, &mut log_answers),
-            None => {
-                match complete(union(seed, cluster, &parts[..asked.len()], &nodes).await) {
-                    Some(split) => distribute(split, asked.len(), &mut live_answers, &mut log_answers),
-                    None => {
-                        let each = asked.iter().map(|f| (f.name, f.purpose, f.sql.to_string())).collect();
-                        spread(per_query(seed, cluster, each).await, versions.keys(), &mut live_answers);
-                    }
-                }
-                spread(per_query(seed, cluster, logs.clone()).await, versions.keys(), &mut log_answers);
-            }
-        }
+    // the replicas in the first union keep its answers to the facts every replica is asked;
+    // only what it lacks is read again: the replicas missing from it, and the facts it did
+    // not ask (the seed older than every replica)
+    let (mut live_answers, mut log_answers) = kept(first, &versions, &asked, seed_asked.len());
+    let extra: Vec<&plan::FactQuery> =
+        asked.iter().copied().filter(|f| !seed_asked.iter().any(|s| s.name == f.name)).collect();
+    let kept_nodes: Vec<u64> = live_answers.keys().copied().collect();
+    if !extra.is_empty() && !kept_nodes.is_empty() {
+        let again = again(seed, cluster, &plan::parts(&extra, &[]), &kept_nodes, extra.len()).await;
+        distribute(again, extra.len(), &mut live_answers, &mut log_answers);
+    }
+    let missing: Vec<u64> = versions.keys().copied().filter(|n| !first_versions.contains_key(n)).collect();
+    if !missing.is_empty() {
+        let again = again(seed, cluster, &plan::parts(&asked, &logs), &missing, asked.len()).await;
+        // a replica that answered none of it is not there after all
+        versions.retain(|node, _| !missing.contains(node) || again.contains_key(node));
+        distribute(again, asked.len(), &mut live_answers, &mut log_answers);
+    }
+    for answers in live_answers.values_mut() {
+        answers.extend(not_asked.iter().cloned());
     }
     keeper_facts(seed, cluster, &mut live_answers).await;
     progress(1, 1);
@@ -206,38 +194,146 @@ async fn add_plans(seed: &Session, cluster: &str, read: &mut [ReplicaRead]) {
     }
 }
 
-/// Every part from every replica of `nodes` in one fan-out query, split per replica (a
-/// replica that did not answer has empty answers); `None` when the query failed.
+/// Answers by replica number, each in the order of the parts read.
+type Split<'a> = BTreeMap<u64, Vec<Answer<'a>>>;
+
+/// Every part from every replica in one fan-out query, or from the replicas `only` (the
+/// others' rows are neither sent nor kept), split per replica; why not, when the query failed.
 async fn union<'a>(
     seed: &Session,
     cluster: &str,
     parts: &[plan::Part<'a>],
-    nodes: &[u64],
-) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
-    let sql = plan::fan_out_combined(cluster, parts);
+    only: Option<&[u64]>,
+) -> Result<Split<'a>, String> {
+    let sql = plan::fan_out_combined_of(cluster, parts, only);
     let purpose = "every fact of every replica (clusterAllReplicas)";
-    let mut combined = Combined::read(seed, purpose, &sql, &SKIP_DEAD, parts, true).await.ok()?;
-    Some(nodes.iter().map(|node| (*node, combined.take(*node, parts))).collect())
+    let mut combined = Combined::read(seed, purpose, &sql, &SKIP_DEAD, parts, true).await.map_err(|e| e.reason())?;
+    Ok(match only {
+        Some(nodes) => nodes.iter().map(|node| (*node, combined.take(*node, parts))).collect(),
+        None => combined.take_all(parts),
+    })
+}
+
+/// Of the first union, what the replicas that answered it keep: their answers to the facts
+/// in `asked` (the first `facts` of each are the facts it asked, then the log queries, then
+/// the version), as (fact answers, log answers) per replica.
+fn kept<'a>(
+    first: Split<'a>,
+    versions: &BTreeMap<u64, String>,
+    asked: &[&plan::FactQuery],
+    facts: usize,
+) -> (Split<'a>, Split<'a>) {
+    let (mut live, mut log) = (Split::new(), Split::new());
+    for (node, mut answers) in first {
+        if !versions.contains_key(&node) {
+            continue;
+        }
+        answers.pop(); // the version
+        log.insert(node, answers.split_off(facts.min(answers.len())));
+        answers.retain(|(name, _)| asked.iter().any(|f| f.name == *name));
+        live.insert(node, answers);
+    }
+    (live, log)
+}
+
+/// How many times the union is sent again for the replicas still missing from it, while
+/// each time brings some of them back.
+const UNION_AGAIN: usize = 3;
+
+/// `parts` (the first `facts` of them facts, the rest log queries) of the replicas `nodes`
+/// only, read again: their union, again while it brings replicas back; for the replicas
+/// still missing, the union of the facts (a replica without query_log refuses the log
+/// queries) and each log query alone; then each part alone. A replica that answered none of
+/// it is left out. Without settings among the parts (facts the first union did not ask),
+/// each part alone for every replica in `nodes`.
+async fn again<'a>(seed: &Session, cluster: &str, parts: &[plan::Part<'a>], nodes: &[u64], facts: usize) -> Split<'a> {
+    let facts = facts.min(parts.len());
+    let mut read = Split::new();
+    let mut pending: Vec<u64> = nodes.to_vec();
+    let with_settings = parts[..facts].iter().any(|p| p.name == "settings");
+    for _ in 0..UNION_AGAIN {
+        if !with_settings {
+            break;
+        }
+        let Ok(mut split) = union(seed, cluster, parts, Some(&pending)).await else { break };
+        let before = pending.len();
+        pending.retain(|node| !take_answered(&mut split, *node, &mut read));
+        if pending.is_empty() || pending.len() == before {
+            break;
+        }
+    }
+    // the facts' union, then their log queries alone
+    let mut without_logs: Vec<u64> = Vec::new();
+    if with_settings
+        && !pending.is_empty()
+        && facts < parts.len()
+        && let Ok(mut split) = union(seed, cluster, &parts[..facts], Some(&pending)).await
+    {
+        pending.retain(|node| match take_answered(&mut split, *node, &mut read) {
+            true => {
+                without_logs.push(*node);
+                false
+            }
+            false => true,
+        });
+    }
+    // each part alone: the log queries for the replicas that answered the facts' union, every
+    // part for the rest
+    let asked: Vec<(usize, Vec<u64>)> = (0..parts.len())
+        .map(|i| match i < facts {
+            true => (i, pending.clone()),
+            false => (i, pending.iter().chain(&without_logs).copied().collect()),
+        })
+        .filter(|(_, nodes)| !nodes.is_empty())
+        .collect();
+    let mut each: Vec<(usize, Vec<u64>, Result<Split<'a>, String>)> = stream::iter(asked)
+        .map(|(i, nodes)| async move {
+            let result = union(seed, cluster, std::slice::from_ref(&parts[i]), Some(&nodes)).await;
+            (i, nodes, result)
+        })
+        .buffered(seed.in_flight)
+        .collect()
+        .await;
+    for (i, nodes, result) in &mut each {
+        for node in nodes.iter() {
+            let answer = match result {
+                Ok(split) => {
+                    split.remove(node).and_then(|mut a| a.pop()).map_or(Ok(Rows::Lines(Vec::new())), |(_, a)| a)
+                }
+                Err(why) => Err(why.clone()),
+            };
+            read.entry(*node).or_default().push((parts[*i].name, answer));
+        }
+    }
+    // every part alone for a replica: it answered when it gave its settings, or when the
+    // settings could not be read of any replica (the reason is then each replica's)
+    read.retain(|node, answers| {
+        !with_settings
+            || !pending.contains(node)
+            || answered(answers)
+            || answers.iter().any(|(n, a)| *n == "settings" && a.is_err())
+    });
+    read
+}
+
+/// Moves `node`'s answers from `split` into `read` when it answered; whether it did.
+fn take_answered<'a>(split: &mut Split<'a>, node: u64, read: &mut Split<'a>) -> bool {
+    match split.remove(&node) {
+        Some(answers) if answered(&answers) => {
+            read.insert(node, answers);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// A union's answers, per replica, into its fact answers (the first `facts`) and its log
 /// answers (the rest).
-fn distribute<'a>(
-    split: BTreeMap<u64, Vec<Answer<'a>>>,
-    facts: usize,
-    live_answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
-    log_answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
-) {
+fn distribute<'a>(split: Split<'a>, facts: usize, live_answers: &mut Split<'a>, log_answers: &mut Split<'a>) {
     for (node, mut answers) in split {
-        log_answers.entry(node).or_default().extend(answers.split_off(facts));
+        log_answers.entry(node).or_default().extend(answers.split_off(facts.min(answers.len())));
         live_answers.entry(node).or_default().extend(answers);
     }
-}
-
-/// The split when every replica in it answered (a replica that refused the union is skipped
-/// like a dead one, so every replica that answered the probe must be in it).
-fn complete<'a>(split: Option<BTreeMap<u64, Vec<Answer<'a>>>>) -> Option<BTreeMap<u64, Vec<Answer<'a>>>> {
-    split.filter(|split| split.values().all(|answers| answered(answers)))
 }
 
 /// Whether a replica answered a union: its settings are in it (every server has some).
@@ -255,82 +351,84 @@ fn version_in(answers: &[Answer]) -> String {
     }
 }
 
-/// Fan-out queries one by one (overlapping as the session allows): (name, rows or error).
-async fn per_query<'a>(
-    seed: &Session,
-    cluster: &str,
-    queries: Vec<(&'a str, &'a str, String)>,
-) -> Vec<(&'a str, Result<Vec<Value>, String>)> {
-    stream::iter(queries)
-        .map(|(name, purpose, sql)| async move {
-            let result =
-                seed.rows_with(purpose, &plan::fan_out(&sql, cluster), &SKIP_DEAD).await.map_err(|e| e.reason());
-            (name, result)
-        })
-        .buffered(seed.in_flight)
-        .collect()
-        .await
-}
-
 /// The Keeper facts of the replicas with a Keeper session, one fan-out query each after the
 /// union (see [`crate::collect::keeper`]).
-async fn keeper_facts(seed: &Session, cluster: &str, answers: &mut BTreeMap<u64, Vec<Answer<'_>>>) {
+async fn keeper_facts(seed: &Session, cluster: &str, answers: &mut Split<'_>) {
     use crate::collect::keeper::{QUERIES, keeper_session};
     let sessions: BTreeMap<u64, Result<bool, String>> =
         answers.iter().map(|(node, answers)| (*node, keeper_session(answers))).collect();
     let any_session = sessions.values().any(|s| matches!(s, Ok(true)));
     for query in &QUERIES {
-        let result = match any_session {
+        let mut result = match any_session {
             true => Some(
                 seed.rows_with(query.purpose, &query.fan_out_sql(cluster), &SKIP_DEAD)
                     .await
+                    .map(by_node)
                     .map_err(|e| query.reason(&e)),
             ),
             false => None,
         };
         for (node, session) in &sessions {
-            let rows = result
-                .as_ref()
-                .map(|r| r.as_ref().map(|rows| Rows::Parsed(rows_of(rows, *node))).map_err(Clone::clone));
+            let rows = result.as_mut().map(|r| match r {
+                Ok(split) => Ok(Rows::Parsed(split.remove(node).unwrap_or_default())),
+                Err(why) => Err(why.clone()),
+            });
             answers.entry(*node).or_default().push((query.name, query.answer(session.clone(), rows.as_ref())));
         }
     }
 }
 
-/// Each query's rows split per replica into the replicas' answers.
-fn spread<'a>(
-    results: Vec<(&'a str, Result<Vec<Value>, String>)>,
-    nodes: impl Iterator<Item = &'a u64> + Clone,
-    answers: &mut BTreeMap<u64, Vec<Answer<'a>>>,
-) {
-    for (name, result) in results {
-        for node in nodes.clone() {
-            let answer = match &result {
-                Ok(rows) => Ok(Rows::Parsed(rows_of(rows, *node))),
-                Err(why) => Err(why.clone()),
-            };
-            answers.entry(*node).or_default().push((name, answer));
+/// Fanned-out rows per replica, in one pass, each without the node column.
+fn by_node(rows: Vec<Value>) -> BTreeMap<u64, Vec<Value>> {
+    let mut split: BTreeMap<u64, Vec<Value>> = BTreeMap::new();
+    for mut row in rows {
+        let node = uint(&row[plan::NODE_COLUMN]);
+        if let Some(object) = row.as_object_mut() {
+            object.remove(plan::NODE_COLUMN);
         }
+        split.entry(node).or_default().push(row);
     }
-}
-
-/// The rows of one replica, without the node column.
-fn rows_of(rows: &[Value], node: u64) -> Vec<Value> {
-    rows.iter()
-        .filter(|r| uint(&r[plan::NODE_COLUMN]) == node)
-        .map(|r| {
-            let mut r = r.clone();
-            if let Some(object) = r.as_object_mut() {
-                object.remove(plan::NODE_COLUMN);
-            }
-            r
-        })
-        .collect()
+    split
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_replica_of_the_first_union_keeps_its_answers_to_the_facts_asked_of_every_replica() {
+        let rows = |line: &str| Ok(Rows::Lines(vec![line.into()]));
+        let answers = || -> Vec<Answer<'static>> {
+            vec![
+                ("settings", rows(r#"{"name":"max_threads","value":"8"}"#)),
+                ("projections", rows("{}")),
+                ("shapes", rows(r#"{"hash":1}"#)),
+                ("version", rows(r#"{"version":"26.9.1.1"}"#)),
+            ]
+        };
+        let first: Split = [(1, answers()), (2, answers())].into_iter().collect();
+        // replica 2 is not in the versions probe's answer; projections are not asked (an older
+        // replica answered the probe)
+        let versions: BTreeMap<u64, String> = [(1, "26.9.1.1".to_string()), (3, "25.8.1.1".to_string())].into();
+        let settings = plan::FACTS.iter().find(|f| f.name == "settings").unwrap();
+        let (live, log) = kept(first, &versions, &[settings], 2);
+        assert_eq!(live.keys().collect::<Vec<_>>(), [&1]);
+        assert_eq!(live[&1].iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["settings"]);
+        assert_eq!(log[&1].iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["shapes"]);
+        assert!(answered(&live[&1]) && !answered(&log[&1]));
+    }
+
+    #[test]
+    fn fanned_out_rows_are_split_per_replica_in_one_pass() {
+        let rows = vec![
+            json!({"chaudit_node": 2, "path": "/a"}),
+            json!({"chaudit_node": "1", "path": "/b"}),
+            json!({"chaudit_node": 2, "path": "/c"}),
+        ];
+        let split = by_node(rows);
+        assert_eq!(split[&1], [json!({"path": "/b"})]);
+        assert_eq!(split[&2], [json!({"path": "/a"}), json!({"path": "/c"})]);
+    }
 
     #[test]
     fn the_seeds_events_keep_its_failures_from_before_the_fan_out() {

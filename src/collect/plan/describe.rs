@@ -77,8 +77,9 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
         fan_out_combined(cluster, &parts)
     ));
     out.push_str(&format!(
-        "-- only when a replica is missing from it: the replicas' versions, then the union again with the facts the oldest \
-         has (if a replica refuses it: the facts' union, then each query alone, through clusterAllReplicas)\n{};\n",
+        "-- only when a replica is missing from it: the replicas' versions, then, of the missing replicas only \
+         (WHERE _shard_num IN ...), the union again with the facts the oldest has (if a replica refuses it: the facts' \
+         union, then each query alone, through clusterAllReplicas)\n{};\n",
         fan_out(VERSION_PROBE, cluster)
     ));
     for query in &crate::collect::keeper::QUERIES {

@@ -31,6 +31,19 @@ pub fn fan_out_combined(cluster: &str, parts: &[Part]) -> String {
     )
 }
 
+/// [`fan_out_combined`] of the replicas `only` (numbered as `_shard_num` numbers them), or of
+/// every replica: the seed neither asks nor sends the others.
+pub fn fan_out_combined_of(cluster: &str, parts: &[Part], only: Option<&[u64]>) -> String {
+    let sql = fan_out_combined(cluster, parts);
+    match only {
+        Some(nodes) => {
+            let nodes: Vec<String> = nodes.iter().map(u64::to_string).collect();
+            format!("{sql} WHERE _shard_num IN ({})", nodes.join(", "))
+        }
+        None => sql,
+    }
+}
+
 /// The replicas of `cluster` in the order clusterAllReplicas numbers them.
 pub fn members_sql(cluster: &str) -> String {
     format!(
@@ -105,5 +118,9 @@ mod tests {
         assert!(shapes.ends_with("LIMIT 50 BY chaudit_node"), "{shapes}");
         let (_, _, totals) = log_queries(3600).into_iter().find(|(name, _, _)| *name == "lock_totals").unwrap();
         assert!(fan_out(&totals, "c").ends_with("GROUP BY chaudit_node, host"), "{totals}");
+        // the union read again of some replicas only
+        let parts = [Part { name: "settings", tag: "settings".into(), sql: "SELECT name FROM system.settings" }];
+        assert_eq!(fan_out_combined_of("c", &parts, None), fan_out_combined("c", &parts));
+        assert!(fan_out_combined_of("c", &parts, Some(&[2, 7])).ends_with(") WHERE _shard_num IN (2, 7)"));
     }
 }
