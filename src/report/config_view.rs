@@ -10,8 +10,12 @@ use crate::config::{ConfigTree, Element, LoadedConfig, Location, Node, SourceMap
 use crate::mask;
 
 /// The most elements of one tree shown in their place; past them, only the elements a
-/// finding points at are shown (with their path), and the others are counted.
-pub const SHOWN_ELEMENTS: usize = 2000;
+/// finding points at are shown (with their path, at most [`SHOWN_POINTED`] more), and the
+/// others are counted.
+pub const SHOWN_ELEMENTS: usize = 1000;
+
+/// The most elements of one tree shown past [`SHOWN_ELEMENTS`] because a finding points at them.
+pub const SHOWN_POINTED: usize = 1000;
 
 /// One merged tree (the server config, or the users config).
 #[derive(Debug, Clone)]
@@ -57,7 +61,7 @@ impl ConfigView {
     /// `broken` (`server` or `users`): a tree ClickHouse refuses is not shown. `pointed` are
     /// the findings' locations: those elements are shown wherever they are.
     pub fn of(loaded: &LoadedConfig, broken: Option<&str>, pointed: &[Location]) -> Vec<ConfigView> {
-        let pointed: HashSet<(&str, u32)> = pointed.iter().map(|l| (l.file.as_str(), l.line)).collect();
+        let pointed: HashSet<(&str, u32, u32)> = pointed.iter().map(|l| (l.file.as_str(), l.line, l.column)).collect();
         let mut views = Vec::new();
         if broken != Some("server") {
             views.push(view("server", &loaded.server, &loaded.sources, &pointed));
@@ -71,20 +75,22 @@ impl ConfigView {
     }
 }
 
-fn view(kind: &'static str, tree: &ConfigTree, sources: &SourceMap, pointed: &HashSet<(&str, u32)>) -> ConfigView {
+fn view(kind: &'static str, tree: &ConfigTree, sources: &SourceMap, pointed: &HashSet<(&str, u32, u32)>) -> ConfigView {
     let files = tree.files.iter().map(|id| sources.file(*id).display.clone()).collect();
-    let mut walk = Walk { sources, pointed, elements: Vec::new(), total: 0, skipped: 0, path: Vec::new() };
+    let mut walk = Walk { sources, pointed, elements: Vec::new(), total: 0, skipped: 0, extra: 0, path: Vec::new() };
     walk.element(&tree.root, 0);
     ConfigView { kind, files, elements: walk.elements, total: walk.total, left_out_after: walk.skipped }
 }
 
 struct Walk<'a> {
     sources: &'a SourceMap,
-    pointed: &'a HashSet<(&'a str, u32)>,
+    pointed: &'a HashSet<(&'a str, u32, u32)>,
     elements: Vec<ViewElement>,
     total: usize,
     /// Left out since the last element shown.
     skipped: usize,
+    /// Shown past [`SHOWN_ELEMENTS`].
+    extra: usize,
     /// The names of the ancestors of the element being walked.
     path: Vec<&'a str>,
 }
@@ -99,8 +105,10 @@ impl<'a> Walk<'a> {
         let value_origin = e.value_origin();
         let value_at = (value_origin != e.origin).then(|| self.sources.locate(value_origin));
         let in_place = self.total <= SHOWN_ELEMENTS;
-        let is_pointed = |l: &Location| self.pointed.contains(&(l.file.as_str(), l.line));
-        if in_place || is_pointed(&at) || value_at.as_ref().is_some_and(is_pointed) {
+        let is_pointed = |l: &Location| self.pointed.contains(&(l.file.as_str(), l.line, l.column));
+        let pointed = || is_pointed(&at) || value_at.as_ref().is_some_and(is_pointed);
+        if in_place || (self.extra < SHOWN_POINTED && pointed()) {
+            self.extra += usize::from(!in_place);
             let path = (!in_place).then(|| self.path.join("/"));
             let shown = shown(e, at, value_at, depth, self.sources, std::mem::take(&mut self.skipped), path);
             self.elements.push(shown);

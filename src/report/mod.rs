@@ -14,7 +14,7 @@ pub mod upgrade;
 mod config_view;
 mod replicas;
 
-pub use config_view::{ConfigView, SHOWN_ELEMENTS, ViewElement};
+pub use config_view::{ConfigView, SHOWN_ELEMENTS, SHOWN_POINTED, ViewElement};
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;

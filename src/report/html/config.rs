@@ -10,21 +10,19 @@ use super::esc;
 use crate::eval::Finding;
 use crate::report::{ConfigView, Report, ViewElement};
 
-/// The element id of each place a finding can point at.
+/// The element id of each place a finding can point at: an element's start or its value.
 pub struct Anchors {
     exact: HashMap<(String, u32, u32), String>,
-    by_line: HashMap<(String, u32), String>,
 }
 
 impl Anchors {
     pub fn of(report: &Report) -> Anchors {
-        let mut anchors = Anchors { exact: HashMap::new(), by_line: HashMap::new() };
+        let mut anchors = Anchors { exact: HashMap::new() };
         for (t, view) in report.config.iter().enumerate() {
             for (i, e) in view.elements.iter().enumerate() {
                 for l in std::iter::once(&e.at).chain(&e.value_at) {
                     let id = element_id(t, i);
-                    anchors.exact.entry((l.file.clone(), l.line, l.column)).or_insert_with(|| id.clone());
-                    anchors.by_line.entry((l.file.clone(), l.line)).or_insert(id);
+                    anchors.exact.entry((l.file.clone(), l.line, l.column)).or_insert(id);
                 }
             }
         }
@@ -34,10 +32,7 @@ impl Anchors {
     /// The id of the element a finding points at, if it is shown.
     pub fn of_finding<'s>(&'s self, f: &Finding) -> Option<&'s str> {
         let l = f.location.as_ref()?;
-        self.exact
-            .get(&(l.file.clone(), l.line, l.column))
-            .or_else(|| self.by_line.get(&(l.file.clone(), l.line)))
-            .map(String::as_str)
+        self.exact.get(&(l.file.clone(), l.line, l.column)).map(String::as_str)
     }
 }
 
@@ -85,10 +80,11 @@ fn tree(out: &mut String, t: usize, view: &ConfigView, pointing: &HashMap<&str, 
     if left_out > 0 {
         let _ = writeln!(
             out,
-            "<p class=\"note\">The first {} elements are shown in their place; of the {left_out} after them, those \
-             a finding points at are shown with their path. <code>chaudit config show --provenance</code> prints \
-             the whole tree.</p>",
-            crate::report::SHOWN_ELEMENTS
+            "<p class=\"note\">{left_out} element(s) are not shown: the first {} are shown in their place, and \
+             after them, with their path, up to {} that a finding points at. <code>chaudit config show \
+             --provenance</code> prints the whole tree.</p>",
+            crate::report::SHOWN_ELEMENTS,
+            crate::report::SHOWN_POINTED
         );
     }
     out.push_str(
