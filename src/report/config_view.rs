@@ -189,3 +189,89 @@ fn masked_value(text: &str) -> String {
 fn visible(name: &str) -> String {
     mask::without_controls(name).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DefaultInclude, LoadOptions, MemoryFs, load_with};
+    use crate::mask::MASK;
+
+    fn load(files: &[(&str, &str)]) -> LoadedConfig {
+        let mut memory = MemoryFs::default();
+        for (path, text) in files {
+            memory.insert(path, *text);
+        }
+        let options = LoadOptions { default_include_from: DefaultInclude::None, ..LoadOptions::default() };
+        load_with(&memory, std::path::Path::new("/etc/ch/config.xml"), &options).unwrap()
+    }
+
+    #[test]
+    fn secrets_are_masked_as_config_show_masks_them_and_hidden_elements_left_out() {
+        let loaded = load(&[
+            (
+                "/etc/ch/config.xml",
+                "<clickhouse>\n<s3 secret_access_key=\"k1\" note=\"x\"><endpoint>https://u:p4ss@h.invalid/b/</endpoint>\
+                 <secret_access_key>k2</secret_access_key></s3>\n<hidden hide_in_preprocessed=\"true\"><a>k3</a></hidden>\n\
+                 <users_config>users.xml</users_config>\n</clickhouse>\n",
+            ),
+            ("/etc/ch/config.d/a.xml", "<clickhouse>\n<users_config>users.xml</users_config>\n</clickhouse>\n"),
+            ("/etc/ch/users.xml", "<clickhouse><users><u><password>k4</password></u></users></clickhouse>\n"),
+        ]);
+        let views = ConfigView::of(&loaded, None, &[]);
+        assert_eq!(views.iter().map(|v| v.kind).collect::<Vec<_>>(), ["server", "users"]);
+        let shown = format!("{views:?}");
+        for secret in ["k1", "k2", "k3", "k4", "p4ss"] {
+            assert!(!shown.contains(&format!("\"{secret}")) && !shown.contains(&format!(":{secret}@")), "{secret}");
+        }
+        let server = &views[0];
+        assert_eq!(server.files, ["config.xml", "config.d/a.xml"]);
+        assert!(server.elements.iter().all(|e| e.name != "hidden" && e.name != "a"), "hidden: {shown}");
+        let s3 = server.elements.iter().find(|e| e.name == "s3").unwrap();
+        assert_eq!(s3.attributes, [("secret_access_key".into(), MASK.into()), ("note".into(), "x".into())]);
+        // each element at the file:line `config show --provenance` names, in its order
+        let options = crate::config::render::RenderOptions { provenance: true, masking: None };
+        let rendered = crate::config::render::render(&loaded.server, &loaded.sources, &options);
+        let comments: Vec<&str> = rendered
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("<!-- ")?.strip_suffix(" -->"))
+            .filter(|c| !c.contains("generated") && !c.contains("masked"))
+            .collect();
+        let ours: Vec<String> = server
+            .elements
+            .iter()
+            .map(|e| match e.overrides.as_slice() {
+                [] => format!("{}:{}", e.at.file, e.at.line),
+                o => format!("{}:{} (overrides {})", e.at.file, e.at.line, o.join(", ")),
+            })
+            .collect();
+        assert_eq!(ours, comments);
+        assert!(ours.iter().any(|o| o.contains("overrides")), "{ours:?}");
+        let value = |name: &str| server.elements.iter().find(|e| e.name == name).unwrap().value.clone();
+        assert_eq!(value("secret_access_key").as_deref(), Some(MASK));
+        assert!(value("endpoint").unwrap().starts_with("https://"));
+        assert_eq!(views[1].elements.iter().find(|e| e.name == "password").unwrap().value.as_deref(), Some(MASK));
+        assert_eq!(ConfigView::of(&loaded, Some("users"), &[]).len(), 1);
+    }
+
+    #[test]
+    fn a_large_tree_is_bounded_and_keeps_the_elements_findings_point_at() {
+        let mut xml = String::from("<clickhouse>\n<macros>\n");
+        let n = SHOWN_ELEMENTS + 500;
+        for i in 0..n {
+            xml.push_str(&format!("<m{i}>v</m{i}>\n"));
+        }
+        xml.push_str("</macros>\n</clickhouse>\n");
+        let loaded = load(&[("/etc/ch/config.xml", &xml)]);
+        // the last macro, on line n + 2, column 1
+        let last = Location { file: "config.xml".into(), line: n as u32 + 2, column: 1 };
+        let views = ConfigView::of(&loaded, None, std::slice::from_ref(&last));
+        let server = &views[0];
+        assert_eq!(server.total, n + 2);
+        assert_eq!(server.elements.len(), SHOWN_ELEMENTS + 1);
+        let kept = server.elements.last().unwrap();
+        assert_eq!(kept.name, format!("m{}", n - 1));
+        assert_eq!(kept.path.as_deref(), Some("clickhouse/macros"));
+        assert_eq!(kept.left_out_before, n + 2 - SHOWN_ELEMENTS - 1);
+        assert_eq!(server.left_out_after, 0);
+    }
+}
