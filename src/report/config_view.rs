@@ -139,8 +139,7 @@ fn shown(
         .attributes
         .iter()
         .map(|a| {
-            let value =
-                if mask::is_secret_name(&a.name) { mask::MASK.to_string() } else { masked_value(&a.value) };
+            let value = if mask::is_secret_name(&a.name) { mask::MASK.to_string() } else { masked_value(&a.value) };
             (visible(&a.name), value)
         })
         .collect();

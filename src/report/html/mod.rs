@@ -307,7 +307,10 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
         let at = format!("<code>{}:{}</code>", esc(&l.file), l.line);
         match element {
             Some(id) => {
-                let _ = write!(out, "<dt>location</dt><dd><a class=\"to-config\" href=\"#{id}\">{at}</a> (in the merged config)</dd>");
+                let _ = write!(
+                    out,
+                    "<dt>location</dt><dd><a class=\"to-config\" href=\"#{id}\">{at}</a> (in the merged config)</dd>"
+                );
             }
             None => {
                 let _ = write!(out, "<dt>location</dt><dd>{at}</dd>");
