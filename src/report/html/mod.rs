@@ -312,6 +312,9 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
                     "<dt>location</dt><dd><a class=\"to-config\" href=\"#{id}\">{at}</a> (in the merged config)</dd>"
                 );
             }
+            None if !report.config.is_empty() => {
+                let _ = write!(out, "<dt>location</dt><dd>{at} (not among the elements the merged config shows)</dd>");
+            }
             None => {
                 let _ = write!(out, "<dt>location</dt><dd>{at}</dd>");
             }
