@@ -266,6 +266,16 @@ fn the_merged_config_links_each_finding_to_its_element() {
     let seen = browse(&copy, &shot("config-followed"));
     assert!(seen.console.is_empty(), "{:?}", seen.console);
     assert!(seen.dom.contains("data-open=\"false,true\""), "the users tree unfolded, the server tree not");
+    // the trees unfolded, the section at the top of the page: its screenshot is kept
+    let body = file.find("<body>").unwrap() + "<body>".len();
+    let unfolded = format!("{}{}", &file[..body], &file[file.find("<section id=\"config\">").unwrap()..])
+        .replace("<details class=\"config-tree\"", "<details open class=\"config-tree\"");
+    let copy = dir.path().join("unfolded.html");
+    std::fs::write(&copy, unfolded).unwrap();
+    let seen = browse(&copy, &shot("config-unfolded"));
+    assert!(seen.console.is_empty() && seen.requests.is_empty(), "{:?} {:?}", seen.console, seen.requests);
+    let (ink, colours) = png_ink(&seen.shot);
+    assert!(ink > 0.01 && colours > 8, "the unfolded config looks blank: {ink} of it inked, {colours} colours");
 }
 
 #[test]
