@@ -187,6 +187,127 @@ fn names_with_markup_stay_text() {
 }
 
 #[test]
+fn the_merged_config_links_each_finding_to_its_element() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = "examples/production/config.xml";
+    let (html, report, code) = reports(dir.path(), "config", &["--config", main]);
+    let page = browse(&html, &shot("config"));
+    check_page("config", &page, &report, code);
+    let dom = &page.dom;
+    let start = dom.find("<section id=\"config\">").expect("the merged config section");
+    let section = &dom[start..start + dom[start..].find("</section>").unwrap()];
+    assert!(section.contains("<details class=\"config-tree\" id=\"config-server\">"), "the server tree, folded");
+    assert!(section.contains("<details class=\"config-tree\" id=\"config-users\">"), "the users tree, folded");
+    // each element `config show --provenance` prints, at the file:line it names
+    for users in [false, true] {
+        let mut args = vec!["config", "show", "--provenance", "--config", main];
+        args.extend(users.then_some("--users"));
+        let (status, shown, _) = support::chaudit(&root(), &args);
+        assert_eq!(status, 0);
+        let mut elements = 0;
+        for comment in shown.lines().filter_map(|l| l.trim().strip_prefix("<!-- ")?.strip_suffix(" -->")) {
+            let (at, overrides) = match comment.split_once(" (overrides ") {
+                Some((at, o)) => (at, Some(o.trim_end_matches(')'))),
+                None => (comment, None),
+            };
+            if !at.contains(':') || at.contains(' ') {
+                continue;
+            }
+            elements += 1;
+            let mut cell = format!("<td><code>{at}</code>");
+            if let Some(o) = overrides {
+                cell.push_str(&format!(" <span class=\"note\">(overrides {o})</span>"));
+            }
+            assert!(section.contains(&cell), "{at} as config show says: {cell}");
+        }
+        assert!(elements > 20, "config show's provenance read: {elements}");
+    }
+    // a finding at an element links to it; the element links back
+    let mut linked = 0;
+    for f in report["findings"].as_array().unwrap() {
+        let Some(line) = f["location"]["line"].as_u64() else { continue };
+        let fp = f["fingerprint"].as_str().unwrap();
+        let at = dom.find(&format!("data-fingerprint=\"{fp}\"")).unwrap();
+        let article = &dom[at..at + dom[at..].find("</article>").unwrap()];
+        let link = article.split("class=\"to-config\" href=\"#").nth(1).unwrap_or_else(|| panic!("{fp}: no link"));
+        let id = &link[..link.find('"').unwrap()];
+        let row = section.find(&format!("<tr id=\"{id}\"")).unwrap_or_else(|| panic!("{fp}: no element {id}"));
+        let row = &section[row..row + section[row..].find("</tr>").unwrap()];
+        let file = f["location"]["file"].as_str().unwrap();
+        assert!(row.contains(&format!("{file}:{line}")), "{fp}: the element set at {file}:{line}: {row}");
+        let rank = f["rank"].as_u64().unwrap();
+        assert!(row.contains(&format!("href=\"#f-{rank}\"")), "{fp}: the element names the finding: {row}");
+        linked += 1;
+    }
+    assert!(linked >= 10, "the example's findings at an element: {linked}");
+    // the example's passwords: the plain one never shown, the element masked as config show masks it
+    let file = std::fs::read_to_string(&html).unwrap();
+    assert!(!file.contains("changeme") && !dom.contains("changeme"), "a password in the page");
+    assert!(section.contains("&lt;password&gt;******&lt;/password&gt;"), "the password masked");
+    // a link to an element unfolds its tree (this copy drops the page's policy to follow one)
+    let users_row = section[section.find("id=\"config-users\"").unwrap()..].split("<tr id=\"").nth(1).unwrap();
+    let users_row = &users_row[..users_row.find('"').unwrap()];
+    let csp = file.find("<meta http-equiv=\"Content-Security-Policy\"").unwrap();
+    let end = csp + file[csp..].find('>').unwrap() + 1;
+    let followed = format!(
+        "{}{}",
+        &file[..csp],
+        file[end..].replace(
+            "</body>",
+            &format!(
+                "<script>location.hash='#{users_row}';setTimeout(function(){{document.body.setAttribute('data-open',\
+                 [document.getElementById('config-server').open,document.getElementById('config-users').open].join());\
+                 }},300);</script></body>"
+            )
+        )
+    );
+    let copy = dir.path().join("followed.html");
+    std::fs::write(&copy, followed).unwrap();
+    let seen = browse(&copy, &shot("config-followed"));
+    assert!(seen.console.is_empty(), "{:?}", seen.console);
+    assert!(seen.dom.contains("data-open=\"false,true\""), "the users tree unfolded, the server tree not");
+    // the trees unfolded, the section at the top of the page: its screenshot is kept
+    let body = file.find("<body>").unwrap() + "<body>".len();
+    let unfolded = format!("{}{}", &file[..body], &file[file.find("<section id=\"config\">").unwrap()..])
+        .replace("<details class=\"config-tree\"", "<details open class=\"config-tree\"");
+    let copy = dir.path().join("unfolded.html");
+    std::fs::write(&copy, unfolded).unwrap();
+    let seen = browse(&copy, &shot("config-unfolded"));
+    assert!(seen.console.is_empty() && seen.requests.is_empty(), "{:?} {:?}", seen.console, seen.requests);
+    let (ink, colours) = png_ink(&seen.shot);
+    assert!(ink > 0.01 && colours > 8, "the unfolded config looks blank: {ink} of it inked, {colours} colours");
+}
+
+#[test]
+fn config_values_with_markup_and_secrets_stay_text_and_masked() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("config.d")).unwrap();
+    std::fs::write(
+        tree.join("config.xml"),
+        "<clickhouse>\n  <display_name><![CDATA[<script>alert(4)</script>]]></display_name>\n  \
+         <listen_host>0.0.0.0</listen_host>\n  <storage_configuration><disks><s3 note=\"&lt;b&gt;&amp;'\">\n    \
+         <type>s3</type>\n    <endpoint>https://keyid:urlpass1234@bucket.invalid/data/</endpoint>\n    \
+         <access_key_id>AKIAEXAMPLE</access_key_id>\n    <secret_access_key>topsecret9876</secret_access_key>\n  \
+         </s3></disks></storage_configuration>\n  <users><default><password>plainpass4321</password>\
+         <networks><ip>::/0</ip></networks></default></users>\n</clickhouse>\n",
+    )
+    .unwrap();
+    let main = tree.join("config.xml");
+    let (html, report, code) = reports(dir.path(), "config-values", &["--config", main.to_str().unwrap()]);
+    let page = browse(&html, &shot("config-values"));
+    check_page("config-values", &page, &report, code);
+    let file = std::fs::read_to_string(&html).unwrap();
+    assert!(file.contains("<section id=\"config\">"));
+    assert!(!file.contains("<script>alert"), "a value is text");
+    assert!(page.dom.contains(&escaped("<script>alert(4)</script>")), "the value shown as text");
+    assert!(!page.dom.contains("<b>"), "an attribute value is text");
+    for secret in ["urlpass1234", "topsecret9876", "plainpass4321"] {
+        assert!(!file.contains(secret), "{secret} in the page");
+    }
+}
+
+#[test]
 fn a_run_stopped_before_any_rule_carries_its_errors() {
     let dir = tempfile::tempdir().unwrap();
     for (name, args, code) in [

@@ -70,6 +70,8 @@ pub struct Request {
     /// input of the run before anything is written.
     pub output: Option<PathBuf>,
     pub policy: Policy,
+    /// Whether the report carries the merged config trees read (for the HTML report).
+    pub config_view: bool,
 }
 
 impl Request {
@@ -344,7 +346,15 @@ pub fn run(
         .filter(|f| !f.remediation.fragments.is_empty())
         .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
         .collect();
-    let report = Report::of(Run {
+    let config_view = match (&loaded, request.config_view) {
+        (Some(loaded), true) => {
+            let pointed: Vec<config::Location> =
+                evaluation.findings.iter().filter_map(|f| f.location.clone()).collect();
+            crate::report::ConfigView::of(loaded, broken.as_ref().map(|(tree, _)| *tree), &pointed)
+        }
+        _ => Vec::new(),
+    };
+    let mut report = Report::of(Run {
         target: facts.target.clone(),
         evaluation,
         policy: request.policy,
@@ -359,6 +369,7 @@ pub fn run(
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
     });
+    report.config = config_view;
     // the process is about to end: freeing a big config's facts, or the rules' syntax trees,
     // node by node only delays it
     std::mem::forget(facts);

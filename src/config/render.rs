@@ -179,7 +179,7 @@ impl Renderer<'_> {
 }
 
 /// `hide_in_preprocessed="true"` keeps a secret out of ClickHouse's preprocessed file.
-fn is_hidden(e: &Element) -> bool {
+pub fn is_hidden(e: &Element) -> bool {
     e.attribute("hide_in_preprocessed")
         .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }

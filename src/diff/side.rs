@@ -138,6 +138,7 @@ pub fn load(
         write_baseline: None,
         output: None,
         policy: Policy { fail_on: None, allow_inconclusive: true },
+        config_view: false,
     };
     let failed = |e: AuditError| DiffError { failure: e.class(), message: e.to_string() };
     match side {

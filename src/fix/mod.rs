@@ -485,6 +485,7 @@ fn audit_tree(request: &FixRequest) -> Result<Audited, AuditError> {
         write_baseline: None,
         output: None,
         policy: Policy { fail_on: Some(Severity::Medium), allow_inconclusive: true },
+        config_view: false,
     };
     audit::run(&audit, || Ok(None))
 }

@@ -11,7 +11,10 @@ pub mod series;
 pub mod text;
 pub mod upgrade;
 
+mod config_view;
 mod replicas;
+
+pub use config_view::{ConfigView, SHOWN_ELEMENTS, SHOWN_POINTED, ViewElement};
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -65,6 +68,10 @@ pub struct Report {
     /// to it, SARIF URIs relative to the working directory.
     #[serde(skip)]
     pub artifact_base: String,
+    /// The merged config trees the audit read, each element with where it was set (the HTML
+    /// report shows them); empty unless the audit was asked for them.
+    #[serde(skip)]
+    pub config: Vec<ConfigView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -208,6 +215,7 @@ impl Report {
             allowed_inconclusive: judgement.allowed,
             rules,
             artifact_base,
+            config: Vec::new(),
             policy,
             findings: evaluation.findings,
             outcomes: evaluation.outcomes,

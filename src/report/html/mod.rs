@@ -1,6 +1,7 @@
 //! `--format html`: one self-contained page to read or attach: the verdict, what could not be
 //! judged, the ranked findings with their evidence (a series drawn as an SVG chart: chart.rs)
-//! and fix (a copy button each), a replica x rule matrix for a cluster, and filters. Its style
+//! and fix (a copy button each), the merged config with provenance (config.rs; a finding links
+//! to its element), a replica x rule matrix for a cluster, and filters. Its style
 //! and script are inlined and a Content-Security-Policy forbids every request: the page works
 //! offline, and nothing a server or a config names can load or run anything. Every text is
 //! escaped.
@@ -9,6 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 mod chart;
+mod config;
 
 use super::{Report, RuleInfo, outcome_name};
 use crate::eval::{Finding, HostEvidence, OutcomeKind};
@@ -32,15 +34,17 @@ pub fn render(report: &Report) -> String {
         out.push_str("</ul></section>\n");
     }
     let hosts = replicas(report);
+    let anchors = config::Anchors::of(report);
     if !report.findings.is_empty() {
         by_category(&mut out, report, &rules);
         filters(&mut out, report, &rules, &hosts);
         out.push_str("<section id=\"findings\"><h2>Findings</h2>\n");
         for f in &report.findings {
-            finding(&mut out, report, f, rules.get(f.rule_id.as_str()).copied());
+            finding(&mut out, report, f, rules.get(f.rule_id.as_str()).copied(), anchors.of_finding(f));
         }
         out.push_str("<p id=\"none-shown\" hidden>No finding matches the filters.</p>\n</section>\n");
     }
+    config::section(&mut out, report, &anchors);
     if !hosts.is_empty() {
         matrix(&mut out, report, &hosts);
     }
@@ -263,7 +267,7 @@ fn filters(out: &mut String, report: &Report, rules: &BTreeMap<&str, &RuleInfo>,
     );
 }
 
-fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInfo>) {
+fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInfo>, element: Option<&str>) {
     let sev = f.severity.name();
     let hosts: Vec<&str> = f.hosts.iter().map(|h| h.host.as_str()).collect();
     let hosts_json = serde_json::to_string(&hosts).unwrap_or_default();
@@ -315,7 +319,21 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
         let _ = write!(out, "<dt>object</dt><dd><code>{}</code></dd>", esc(object));
     }
     if let Some(l) = &f.location {
-        let _ = write!(out, "<dt>location</dt><dd><code>{}:{}</code></dd>", esc(&l.file), l.line);
+        let at = format!("<code>{}:{}</code>", esc(&l.file), l.line);
+        match element {
+            Some(id) => {
+                let _ = write!(
+                    out,
+                    "<dt>location</dt><dd><a class=\"to-config\" href=\"#{id}\">{at}</a> (in the merged config)</dd>"
+                );
+            }
+            None if !report.config.is_empty() => {
+                let _ = write!(out, "<dt>location</dt><dd>{at} (not among the elements the merged config shows)</dd>");
+            }
+            None => {
+                let _ = write!(out, "<dt>location</dt><dd>{at}</dd>");
+            }
+        }
     }
     let _ = writeln!(out, "<dt>fingerprint</dt><dd><code>{}</code> · score {}</dd></dl>", esc(&f.fingerprint), f.score);
     if f.hosts.is_empty() {

@@ -71,6 +71,19 @@
       said(button, "Selected: press Ctrl+C");
     }
   }
+  // a link to an element of the merged config unfolds the tree that holds it
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id ? document.getElementById(id) : null;
+    if (!target) { return; }
+    var folded = false;
+    for (var node = target.parentElement; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS" && !node.open) { node.open = true; folded = true; }
+    }
+    if (folded) { target.scrollIntoView(); }
+  }
+  window.addEventListener("hashchange", reveal);
+  reveal();
   document.querySelectorAll("button.copy").forEach(function (button) {
     button.hidden = false;
     button.addEventListener("click", function () {
