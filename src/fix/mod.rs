@@ -245,16 +245,8 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
             if let Some(how) = edit.operator_owned(finding) {
                 outcome.needs_user.push((item, how));
             } else if let (Some(fix), None) = (&finding.remediation.manifest, &finding.remediation.manual) {
-                match edit.merge(fix) {
-                    Ok(()) => {
-                        fixed_fingerprints.insert(finding.fingerprint.clone());
-                        if finding.remediation.restart {
-                            outcome.restart.push(finding.rule_id.clone());
-                        }
-                        outcome.applied.push(item);
-                    }
-                    Err(why) => outcome.needs_user.push((item, why)),
-                }
+                let written = edit.merge(fix);
+                record(&mut outcome, &mut fixed_fingerprints, finding, item, written);
             } else if let Some(manual) = &finding.remediation.manual {
                 let example =
                     finding.remediation.manifest.as_ref().map_or_else(String::new, |fix| {
@@ -270,16 +262,8 @@ pub fn run(request: &FixRequest) -> Result<FixOutcome, FixError> {
             }
             continue;
         };
-        match plan(fragments, &targets, &mut documents, &request.config) {
-            Ok(()) => {
-                fixed_fingerprints.insert(finding.fingerprint.clone());
-                if finding.remediation.restart {
-                    outcome.restart.push(finding.rule_id.clone());
-                }
-                outcome.applied.push(item);
-            }
-            Err(why) => outcome.needs_user.push((item, why)),
-        }
+        let written = plan(fragments, &targets, &mut documents, &request.config);
+        record(&mut outcome, &mut fixed_fingerprints, finding, item, written);
     }
     for (path, (tree, doc, fixes)) in documents {
         let before_text = read_existing(&path)?;
@@ -348,6 +332,26 @@ impl Targets {
 }
 
 /// Folds one finding's fragments into the documents, all or none; or says why it cannot.
+/// A fix written (into the fix files or the manifest), or why the user must make it.
+fn record(
+    outcome: &mut FixOutcome,
+    fixed: &mut BTreeSet<String>,
+    finding: &crate::eval::Finding,
+    item: Item,
+    written: Result<(), String>,
+) {
+    match written {
+        Ok(()) => {
+            fixed.insert(finding.fingerprint.clone());
+            if finding.remediation.restart {
+                outcome.restart.push(finding.rule_id.clone());
+            }
+            outcome.applied.push(item);
+        }
+        Err(why) => outcome.needs_user.push((item, why)),
+    }
+}
+
 fn plan(
     fragments: &[crate::eval::Fragment],
     targets: &Targets,

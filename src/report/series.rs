@@ -24,17 +24,7 @@ pub struct Point<'a> {
 /// `[key, number]` pairs (in their order), keyed by times (`YYYY-MM-DD hh:mm:ss`, one point or
 /// more) or by names (two to 60). Anything else is none.
 pub fn points(v: &Value) -> Option<Vec<Point<'_>>> {
-    let pairs: Vec<(&str, &Value)> = match v {
-        Value::Object(map) => map.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-        Value::Array(list) => list
-            .iter()
-            .map(|pair| match pair.as_array()?.as_slice() {
-                [Value::String(k), v] => Some((k.as_str(), v)),
-                _ => None,
-            })
-            .collect::<Option<_>>()?,
-        _ => return None,
-    };
+    let pairs = keyed(v)?;
     let mut out = Vec::with_capacity(pairs.len());
     for (key, value) in pairs {
         let value = match value {
@@ -92,17 +82,7 @@ pub fn series(v: &Value) -> Option<Vec<Named<'_>>> {
     if let Some(points) = points(v) {
         return Some(vec![("", points)]);
     }
-    let named: Vec<(&str, &Value)> = match v {
-        Value::Object(map) => map.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-        Value::Array(list) => list
-            .iter()
-            .map(|pair| match pair.as_array()?.as_slice() {
-                [Value::String(k), v] => Some((k.as_str(), v)),
-                _ => None,
-            })
-            .collect::<Option<_>>()?,
-        _ => return None,
-    };
+    let named = keyed(v)?;
     if !(2..=4).contains(&named.len()) {
         return None;
     }
@@ -128,6 +108,21 @@ pub fn number(v: f64) -> String {
 /// An evidence value in words when it is a series (see `series`).
 pub fn in_words(v: &Value) -> Option<String> {
     series(v).map(|s| summaries(&s))
+}
+
+/// An object's entries, or a list of `[key, value]` pairs, in their order; `None` for anything else.
+fn keyed(v: &Value) -> Option<Vec<(&str, &Value)>> {
+    match v {
+        Value::Object(map) => Some(map.iter().map(|(k, v)| (k.as_str(), v)).collect()),
+        Value::Array(list) => list
+            .iter()
+            .map(|pair| match pair.as_array()?.as_slice() {
+                [Value::String(k), v] => Some((k.as_str(), v)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
