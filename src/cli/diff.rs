@@ -36,6 +36,10 @@ pub struct DiffArgs {
     /// Also trust the CA certificates in this PEM file, for https:// sides.
     #[arg(long, value_name = "FILE", env = "CLICKHOUSE_CA_CERT")]
     pub ca_cert: Option<PathBuf>,
+    /// The ClickHouse version the config sides run on (e.g. 25.8): a setting one config
+    /// leaves unset is compared as that release's default. A manifest's image says its own.
+    #[arg(long, value_name = "VERSION")]
+    pub clickhouse_version: Option<String>,
     /// The include file for `incl` when a config side has no <include_from>, or `none`.
     #[arg(long, value_name = "FILE|none")]
     pub default_include_from: Option<String>,
@@ -53,6 +57,13 @@ pub enum DiffFormat {
 }
 
 pub fn run(args: &DiffArgs) -> ExitCode {
+    let version = match args.clickhouse_version.as_deref().map(str::parse::<chaudit::version::Version>).transpose() {
+        Ok(v) => v,
+        Err(message) => {
+            eprintln!("chaudit: diff: --clickhouse-version: {message}");
+            return ExitCode::from(super::exit::USAGE_OR_CONFIG);
+        }
+    };
     let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
         Ok(load) => load,
         Err(code) => return code,
@@ -65,6 +76,7 @@ pub fn run(args: &DiffArgs) -> ExitCode {
             ..Default::default()
         },
         all: args.all,
+        version,
     };
     let read = |text: &str, which: &str| {
         let side = Side::parse(text);

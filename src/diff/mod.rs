@@ -4,6 +4,7 @@
 //! grants, roles and quotas, disks and storage policies, clusters, the version, and the
 //! findings of each side's audit.
 
+mod elements;
 pub mod render;
 mod sections;
 mod side;
@@ -105,9 +106,10 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
     let cross = a.kind.is_live() != b.kind.is_live();
     let mut sections = Vec::new();
     let mut not_compared = Vec::new();
-    let sections_of: [(&'static str, SectionOf); 12] = [
+    let sections_of: [(&'static str, SectionOf); 13] = [
         ("server settings", server_settings),
         ("merge_tree settings", merge_tree_settings),
+        ("config elements", |s, _| s.elements.clone()),
         ("profiles", profiles),
         ("user settings", user_settings),
         ("users", users),
@@ -125,8 +127,15 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
             (Some(x), Some(y)) => {
                 let mut compared = differences(section, &x, &y, all);
                 not_compared.extend(release_only(&mut compared, a, b));
+                not_compared.extend(release_defaults(&mut compared, a, b));
                 sections.push(compared);
             }
+            // two servers have no config elements; against a config it is said once
+            (None, None) if section == "config elements" => {}
+            _ if section == "config elements" => not_compared.push(NotCompared {
+                section,
+                reason: "a server's facts hold its settings, not the other elements of its config".into(),
+            }),
             (x, _) => {
                 let missing = if x.is_none() { a } else { b };
                 let why = unread(missing, section)
@@ -264,6 +273,45 @@ fn release_only(section: &mut SectionDiff, a: &State, b: &State) -> Option<NotCo
     })
 }
 
+/// A server or MergeTree setting one config side leaves unset, compared as its release's
+/// default (`--clickhouse-version`, a manifest's image): `(absent) -> 16` is no drift when 16
+/// is the default. Without a release the setting stays absent, said once.
+fn release_defaults(section: &mut SectionDiff, a: &State, b: &State) -> Option<NotCompared> {
+    let default_of = |side: &State, name: &str| {
+        let catalog = crate::facts::catalog::for_version(side.release?)?;
+        match section.section {
+            "server settings" => catalog.server_default(name),
+            _ => catalog.merge_tree.get(name)?.default,
+        }
+    };
+    if !matches!(section.section, "server settings" | "merge_tree settings") {
+        return None;
+    }
+    let mut unknown_default = false;
+    section.differences.retain_mut(|d| {
+        for (value, side) in [(&mut d.a, a), (&mut d.b, b)] {
+            if value.is_some() || side.kind != Kind::Config {
+                continue;
+            }
+            match default_of(side, &d.key) {
+                Some(setting) => {
+                    let mut default = item(&d.key, setting, None);
+                    default.default = true;
+                    *value = Some(default);
+                }
+                None => unknown_default |= side.release.is_none(),
+            }
+        }
+        !same(d.a.as_ref().map(|v| v.compared.as_str()), d.b.as_ref().map(|v| v.compared.as_str()))
+    });
+    unknown_default.then(|| NotCompared {
+        section: section.section,
+        reason: "a setting a config leaves unset is shown (absent), not as its default: give \
+                 --clickhouse-version VERSION to compare it with that release's default"
+            .into(),
+    })
+}
+
 /// Whether two values are the same setting value: `1` and `true`, `100` and `100.0`, `10Gi`
 /// and `10737418240`, as ClickHouse reads a setting.
 fn same(a: Option<&str>, b: Option<&str>) -> bool {
@@ -297,6 +345,8 @@ mod tests {
             label: kind.name().into(),
             kind,
             config: config.and_then(|c| c.as_object().cloned()),
+            elements: None,
+            release: None,
             live,
             findings: BTreeMap::new(),
             judged: BTreeSet::new(),
@@ -432,6 +482,38 @@ mod tests {
         assert_eq!(section(&drift, "roles"), ["analyst: role reader: granted -> granted with admin option"]);
         assert!(section(&drift, "clusters").is_empty());
         assert_eq!(drift.sections.iter().find(|s| s.section == "quotas").unwrap().compared, 4);
+    }
+
+    #[test]
+    fn a_setting_a_config_leaves_unset_compares_as_its_release_default() {
+        let set = serde_json::json!({"server": {"max_connections": "4096", "max_server_memory_usage_to_ram_ratio": "0.8",
+            "background_pool_size": "16"}});
+        let configs = |release: Option<&str>| {
+            let mut unset = state(Kind::Config, Some(serde_json::json!({"server": {}})), None);
+            unset.release = release.map(|r| r.parse().unwrap());
+            compare(&unset, &state(Kind::Config, Some(set.clone()), None), false)
+        };
+        let shown = |drift: &Diff| {
+            let settings = drift.sections.iter().find(|s| s.section == "server settings").unwrap();
+            settings
+                .differences
+                .iter()
+                .map(|d| (d.key.clone(), d.a.as_ref().map(|v| v.value.clone())))
+                .collect::<Vec<_>>()
+        };
+        // 4096 is 25.8's default; the embedded engine's pool sizes are not the server's
+        let known = configs(Some("25.8"));
+        assert_eq!(
+            shown(&known),
+            [
+                ("background_pool_size".into(), None),
+                ("max_server_memory_usage_to_ram_ratio".into(), Some("0.9".into()))
+            ]
+        );
+        assert!(known.not_compared.iter().all(|n| n.section != "server settings"));
+        let unknown = configs(None);
+        assert_eq!(shown(&unknown).len(), 3);
+        assert!(unknown.not_compared.iter().any(|n| n.reason.contains("--clickhouse-version")));
     }
 
     #[test]

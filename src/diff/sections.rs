@@ -40,8 +40,12 @@ pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items>
     if let Some(config) = &s.config {
         let values = config.get("server")?.as_object()?;
         let at = config.get("server_at").and_then(Value::as_object);
-        let mut items: Items =
-            values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), at.and_then(|a| a.get(k))))).collect();
+        // an empty root element is a section, not a setting: config elements compares it
+        let mut items: Items = values
+            .iter()
+            .filter(|(_, v)| other.is_some() || !text(v).trim().is_empty())
+            .map(|(k, v)| (k.clone(), item(k, &text(v), at.and_then(|a| a.get(k)))))
+            .collect();
         // against a server: the settings the server has, a setting the config leaves alone at
         // the server's default
         if let Some(live) = other.and_then(|o| o.live.as_ref()) {

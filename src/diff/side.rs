@@ -91,6 +91,11 @@ pub struct State {
     pub label: String,
     pub kind: Kind,
     pub(super) config: Option<serde_json::Map<String, Value>>,
+    /// A config's elements the settings sections do not hold (see `elements`).
+    pub(super) elements: Option<super::Items>,
+    /// The release a config side runs, when known (`--clickhouse-version`, a manifest's
+    /// image): a setting it leaves unset is compared as that release's default.
+    pub(super) release: Option<crate::version::Version>,
     pub(super) live: Option<Value>,
     pub(super) findings: BTreeMap<String, FindingItem>,
     /// The rules its audit judged (fired or passed): a finding is compared only where both
@@ -117,6 +122,9 @@ pub struct Options {
     pub rules: RulesRequest,
     /// Compare the values that differ by nature too (hosts, macros, display_name).
     pub all: bool,
+    /// The release the config sides run (`--clickhouse-version`); a manifest's image says
+    /// its own otherwise.
+    pub version: Option<crate::version::Version>,
 }
 
 /// Reads one side. `collect` reads a server (the caller owns the connection and its
@@ -129,7 +137,7 @@ pub fn load(
     let request = |config: Option<PathBuf>, snapshot: Option<PathBuf>| Request {
         config,
         load: options.load.clone(),
-        version: None,
+        version: options.version,
         snapshot,
         host: None,
         rules: options.rules.clone(),
@@ -158,10 +166,13 @@ pub fn load(
             let loaded = audited.loaded.as_ref().expect("a config side loads its config");
             let facts = crate::facts::config::facts(loaded, main.display().to_string(), None);
             let config = facts.typed.get(&crate::facts::Source::Config).map(|d| d.to_json());
+            let image = loaded.manifest.as_ref().and_then(|m| m.image_version()).map(|(_, v)| v);
             Ok(State {
                 label: path.display().to_string(),
                 kind: Kind::Config,
                 config,
+                elements: Some(super::elements::config_elements(loaded)),
+                release: options.version.or(image),
                 live: None,
                 findings: findings_of(&audited.report),
                 judged: judged_by(&audited.report),
@@ -213,6 +224,8 @@ fn live_state(label: String, kind: Kind, live: Value, report: &crate::report::Re
         label,
         kind,
         config: None,
+        elements: None,
+        release: None,
         live: Some(live),
         findings: findings_of(report),
         judged: judged_by(report),

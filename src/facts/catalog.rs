@@ -92,6 +92,14 @@ impl Catalog {
         self.session.contains_key(name)
     }
 
+    /// A server setting's default, as the official server has it. The catalogs' engines are
+    /// builds embedded in a Python library that start their background pools small
+    /// (`background_pool_size` 2, the server's 16): those defaults are not given.
+    pub fn server_default(&self, name: &str) -> Option<&'static str> {
+        let embedded_only = name.starts_with("background_") && name.ends_with("pool_size");
+        if embedded_only { None } else { self.server.get(name)?.default }
+    }
+
     pub fn is_server(&self, name: &str) -> bool {
         self.server.contains_key(name)
     }
