@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Fleet benchmark: one real ClickHouse 26.9 server (started here, stopped by pid) answering on
-# FLEET_REPLICAS loopback addresses (127.0.1.1, 127.0.1.2, ...: one <listen_host> each), named
+# Fleet benchmark: real ClickHouse 26.9 servers (started here, stopped by pid) answering on
+# FLEET_REPLICAS loopback addresses (127.0.1.1, 127.0.1.2, ...: one <listen_host> each, up to
+# FLEET_PER_SERVER addresses a server, the first server the seed), named
 # as the replicas of one remote_servers cluster, `fleet` (2 replicas per shard). A second
 # server without query_log answers for the last FLEET_PARTIAL replicas of a second cluster,
 # `fleet_partial` (the same replicas otherwise, on 127.0.100.1, ...): they refuse the first
@@ -10,6 +11,8 @@
 # gives chaudit's own CPU and peak memory, --stats the round trips, the report the replicas
 # called unreachable, and the per-replica cost is (cluster - one node) / (replicas - 1).
 #   FLEET_REPLICAS   replicas (default 500)
+#   FLEET_PER_SERVER replicas one server answers for (default 500): with more replicas, more
+#                    servers (the first the seed), each within the machine's open-file limit
 #   FLEET_PARTIAL    replicas of fleet_partial on the server without query_log (default a tenth)
 #   FLEET_IN_FLIGHT  direct connections at once (default 16)
 #   FLEET_LOAD=1     a CPU burner on core 0 (a shell loop pinned with taskset) runs from before
@@ -18,14 +21,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=${FLEET_REPLICAS:-500}
+per_server=${FLEET_PER_SERVER:-500}
+servers=$(((replicas + per_server - 1) / per_server))
 partial=${FLEET_PARTIAL:-$((replicas / 10))}
 in_flight=${FLEET_IN_FLIGHT:-16}
 load=${FLEET_LOAD:-0}
 runs=${FLEET_RUNS:-node cluster partial direct}
 cargo build --release --quiet
 files=$(ulimit -n)
-if [ "$files" != unlimited ] && ((files < replicas * 10)); then
-  echo "warning: open-file limit $files: one server answering for $replicas replicas needs about $((replicas * 10))" >&2
+if [ "$files" != unlimited ] && ((files < per_server * 10 + replicas * 2)); then
+  echo "warning: open-file limit $files: the seed answering for $per_server replicas and connecting to $replicas needs about $((per_server * 10 + replicas * 2)); lower FLEET_PER_SERVER" >&2
 fi
 work=$(mktemp -d /tmp/chaudit-bench-fleet.XXXXXX)
 pids=()
@@ -60,9 +65,16 @@ cluster() {
 # with more replicas the first union stalls)
 limits_xml="<max_connections>8192</max_connections><max_concurrent_queries>8192</max_concurrent_queries>"
 profile_xml="<profiles><default><max_distributed_connections>$((replicas + 16))</max_distributed_connections></default></profiles>"
+# the addresses of server k's replicas (the seed's first; another's first is its probe address)
+listen_hosts() {
+  local k=$1 i
+  for ((i = k * per_server + (k > 0); i < (k + 1) * per_server && i < replicas; i++)); do
+    echo "<listen_host>$(address "$i")</listen_host>"
+  done
+}
 {
   echo "<clickhouse>"
-  for ((i = 0; i < replicas; i++)); do echo "<listen_host>$(address "$i")</listen_host>"; done
+  listen_hosts 0
   echo "<remote_servers>"
   cluster fleet "$replicas"
   cluster fleet_partial $((replicas - partial))
@@ -70,6 +82,11 @@ profile_xml="<profiles><default><max_distributed_connections>$((replicas + 16))<
 } > "$work/fleet.xml"
 pids+=("$(CH_DIR="$work/node" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFIG="$work/fleet.xml" CH_OWNER_PID=$$ \
   CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
+for ((k = 1; k < servers; k++)); do
+  { echo "<clickhouse>"; listen_hosts "$k"; echo "$limits_xml</clickhouse>"; } > "$work/fleet-$k.xml"
+  pids+=("$(CH_DIR="$work/node-$k" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFIG="$work/fleet-$k.xml" \
+    CH_OWNER_PID=$$ CH_LISTEN_HOST="$(address $((k * per_server)))" CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
+done
 if ((partial > 0)); then
   {
     echo "<clickhouse><query_log remove=\"1\"/>"
@@ -81,7 +98,7 @@ if ((partial > 0)); then
 fi
 curl -sS "http://127.0.0.1:$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
 listed=$(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT count() FROM system.clusters WHERE cluster = 'fleet'")
-echo "fleet: one ClickHouse $(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT version()") on $replicas loopback addresses, $listed replicas in cluster 'fleet'; in 'fleet_partial' $partial of them answered by a server without query_log"
+echo "fleet: $servers ClickHouse $(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT version()") server(s) on $replicas loopback addresses, $listed replicas in cluster 'fleet'; in 'fleet_partial' $partial of them answered by a server without query_log"
 if [ "$load" = 1 ]; then
   taskset -c 0 sh -c 'while :; do :; done' &
   pids+=("$!")
@@ -114,6 +131,9 @@ unjudged = sum(1 for o in report.get("outcomes", []) if o.get("outcome") in ("in
 print(f"RUN {name}: wall {float(wall):.1f} s, chaudit CPU {float(user) + float(sys_cpu):.2f} s, peak {int(rss) / 1024:.0f} MB, "
       f"{trips} round trips, {len(unreachable)} replicas unreachable, report {os.path.getsize(out) / 1e6:.1f} MB, "
       f"{len(report.get('findings', []))} findings, {unjudged} rules unjudged, status {report['summary'].get('status')}")
+for o in report.get("outcomes", []):
+    if o.get("outcome") in ("inconclusive", "errored"):
+        print(f"  unjudged {o.get('rule_id', o.get('rule'))}: {str(o.get('reason', ''))[:300]}")
 print(f"DATA {name} {float(user) + float(sys_cpu)} {int(rss) / 1024}")
 EOF
 }

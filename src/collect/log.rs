@@ -23,7 +23,14 @@ pub(crate) struct LogDocument {
     plans: Option<Vec<Plan>>,
     /// Why a query, or the plans, could not be read.
     unavailable: BTreeMap<String, String>,
+    /// A log a server that has just started has not written yet: no history to judge.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    absent: BTreeMap<String, String>,
 }
+
+/// A server up for less than this has had no time to create its log tables: each is
+/// created at its first flush of entries (7.5 s after them, by default).
+const FRESH_SECONDS: u64 = 60;
 
 impl LogDocument {
     /// The document of the log queries' answers over the last `window_seconds`.
@@ -44,6 +51,39 @@ impl LogDocument {
         log
     }
 
+    /// On a server up for less than a minute (`uptime_seconds`, from `live.release`) that
+    /// has not flushed any of the logs chaudit reads, a log table that does not exist yet has
+    /// written no entry: its queries are absent (their rules do not apply), not unread. Once
+    /// one log is flushed, a missing one is a log the config turns off: unread. The plans go
+    /// with the query shapes.
+    pub fn settle_fresh(&mut self, live: &impl Facts) {
+        let uptime = typed::read::<Vec<crate::facts::rows::Release>>(live, "live", "release")
+            .ok()
+            .and_then(|rows| rows.first().and_then(|r| crate::facts::whole(r.uptime_seconds.0)));
+        let Some(uptime) = uptime.filter(|&seconds| seconds < FRESH_SECONDS) else { return };
+        let flushed = ["query_log", "part_log", "metric_log"].map(|table| super::lists_log_table(live, table));
+        if flushed.iter().any(|listed| *listed != Some(false)) {
+            return;
+        }
+        let missing: Vec<String> = self
+            .unavailable
+            .iter()
+            .filter(|(_, why)| super::Unread::of_reason(why) == Some(super::Unread::Missing))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in missing {
+            self.unavailable.remove(&name);
+            let why = format!(
+                "the server has been up {uptime} s and has not created this log table yet (it does at its \
+                 first flush of entries): no history to judge; audit again in a minute"
+            );
+            if name == "shapes" {
+                self.absent.insert("plans".to_string(), why.clone());
+            }
+            self.absent.insert(name, why);
+        }
+    }
+
     /// Records why the plans are not read.
     pub fn plans_unread(&mut self, why: String) {
         self.unavailable.insert("plans".to_string(), why);
@@ -52,6 +92,7 @@ impl LogDocument {
     /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
     /// (unavailable, with the reason, when the EXPLAIN query fails).
     pub async fn add_plans(&mut self, session: &Session, live: &Document) {
+        self.settle_fresh(live);
         let plans = match self.candidates(live) {
             Some(Ok(candidates)) => explain::plans(session, &candidates).await,
             Some(Err(why)) => Err(why),
@@ -87,5 +128,42 @@ impl LogDocument {
 impl Facts for LogDocument {
     fn fact(&self, name: &str) -> Option<&Value> {
         self.answers.get(name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn settled(uptime: u64) -> Value {
+        let missing =
+            format!("{}: query_log: Unknown table expression identifier", super::super::Unread::Missing.label());
+        let denied = format!("{}: metric_log", super::super::Unread::PermissionDenied.label());
+        let mut log = LogDocument::new(3600, vec![("shapes", Err(missing)), ("lock_series", Err(denied))]);
+        log.settle_fresh(&json!({"release": [{"age_days": 3.0, "uptime_seconds": uptime as f64}], "log_tables": []}));
+        log.into_value()
+    }
+
+    #[test]
+    fn a_log_table_a_fresh_server_has_not_created_is_absent_not_unread() {
+        let fresh = settled(4);
+        let absent = fresh["absent"].as_object().unwrap();
+        assert_eq!(absent.keys().collect::<Vec<_>>(), ["plans", "shapes"]);
+        assert!(absent["shapes"].as_str().unwrap().contains("up 4 s"));
+        // a table the user may not read is unread, however fresh the server
+        assert_eq!(fresh["unavailable"].as_object().unwrap().keys().collect::<Vec<_>>(), ["lock_series"]);
+        // a server that has flushed another log has query_log turned off
+        let mut log = LogDocument::new(
+            3600,
+            vec![("shapes", Err(format!("{}: query_log", super::super::Unread::Missing.label())))],
+        );
+        log.settle_fresh(
+            &json!({"release": [{"uptime_seconds": 4.0}], "log_tables": [{"name": "metric_log", "engine_full": ""}]}),
+        );
+        assert!(log.into_value().get("absent").is_none());
+        let running = settled(3_600);
+        assert!(running.get("absent").is_none());
+        assert_eq!(running["unavailable"].as_object().unwrap().len(), 2);
     }
 }

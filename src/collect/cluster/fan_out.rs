@@ -174,6 +174,7 @@ async fn add_plans(seed: &Session, cluster: &str, read: &mut [ReplicaRead]) {
     let mut asked: BTreeMap<u64, Vec<explain::Candidate>> = BTreeMap::new();
     for (i, (_, read)) in read.iter_mut().enumerate() {
         let Some((live, Some(log))) = read else { continue };
+        log.settle_fresh(live);
         match log.candidates(live) {
             Some(Ok(candidates)) => {
                 asked.insert(i as u64 + 1, candidates);

@@ -232,12 +232,13 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     // one row: {age_days}: days since the first day of the release month the version names
-    // (YY.M), by the server's clock
+    // (YY.M), by the server's clock; {uptime_seconds}: since the server started
     FactQuery {
         name: "release",
-        purpose: "the age of the running release (its version names its month)",
+        purpose: "the age of the running release (its version names its month) and the server's uptime",
         sql: "SELECT dateDiff('day', makeDate(2000 + toUInt16OrZero(splitByChar('.', version())[1]), \
-              toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days FROM system.one",
+              toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days, \
+              uptime() AS uptime_seconds FROM system.one",
         since: None,
     },
     // rows: {name, storage, auth_type (as text: one method, or a list of them), host_ip[],

@@ -46,4 +46,6 @@ pub struct Warning {
 pub struct Release {
     /// days since the first day of the month its version (YY.M) names
     pub age_days: Number,
+    /// seconds since the server started
+    pub uptime_seconds: Number,
 }

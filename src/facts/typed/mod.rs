@@ -327,6 +327,10 @@ pub fn facts() -> Vec<TypedFact> {
         typed::<Vec<rows::Release>>("live.release", "one row: the running release's age"),
         typed::<u64>("log.window_seconds", "the window"),
         typed::<BTreeMap<String, String>>("log.unavailable", "log evidence that could not be read, and why"),
+        typed::<BTreeMap<String, String>>(
+            "log.absent",
+            "log evidence a server that has just started has not written yet (its table not created), and why",
+        ),
         typed::<Vec<rows::QueryShape>>(
             "log.shapes",
             "query_log per normalized query shape, top 50 by total time (the audit's own queries left out)",
