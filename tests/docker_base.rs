@@ -141,3 +141,39 @@ fn findings_name_the_base_files_and_fixes_go_into_the_tree() {
         report["findings"].as_array().unwrap().iter().filter_map(|f| f["location"]["file"].as_str()).collect();
     assert!(files.iter().any(|f| f.starts_with("(clickhouse-server image)/config.xml")), "{files:?}");
 }
+
+/// chaudit on the public tree over the bundled image: exactly the recorded findings, each
+/// rule with the reason its findings are true there (tests/docker-trees/REAL-WORLD.json).
+#[test]
+fn every_finding_on_a_public_docker_tree_is_recorded_true() {
+    let path = support::repo_root().join("tests/docker-trees/REAL-WORLD.json");
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let reasons = record["reasons"].as_object().unwrap();
+    for (name, case) in record["cases"].as_object().unwrap() {
+        let tree = format!("tests/docker-trees/{name}");
+        let base = case["base"].as_str().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+            .current_dir(support::repo_root())
+            .args(["--config", &tree, "--base", base, "--format", "json"])
+            .env_clear()
+            .output()
+            .expect("run chaudit");
+        assert_eq!(out.status.code(), case["exit_status"].as_i64().map(|c| c as i32), "{name}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found: std::collections::BTreeSet<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let at = &f["location"];
+                format!("{} {}:{}", f["rule_id"].as_str().unwrap(), at["file"].as_str().unwrap(), at["line"])
+            })
+            .collect();
+        let recorded: std::collections::BTreeSet<String> =
+            case["findings"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+        assert_eq!(found, recorded, "{name}: a new finding must be judged and recorded");
+        for rule in found.iter().map(|f| f.split(' ').next().unwrap()) {
+            assert!(reasons.contains_key(rule), "{name}: {rule} has no recorded reason");
+        }
+    }
+}
