@@ -84,7 +84,8 @@ fn a_tree_over_the_image_is_the_tree_the_engine_reads_installed() {
                 .expect("run chaudit");
             assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
             let ours = preprocessed::parse_xml(String::from_utf8(out.stdout).unwrap(), "chaudit");
-            let theirs = preprocessed::parse_xml(std::fs::read_to_string(expected.path().join(engine)).unwrap(), "engine");
+            let theirs =
+                preprocessed::parse_xml(std::fs::read_to_string(expected.path().join(engine)).unwrap(), "engine");
             let difference = preprocessed::difference(&preprocessed::shape(&ours), &preprocessed::shape(&theirs), "");
             assert_eq!(difference, None, "--base {base} {mode:?}");
         }
@@ -132,10 +133,13 @@ fn findings_name_the_base_files_and_fixes_go_into_the_tree() {
     // the server fix (query_log lives only in the base's config.xml) and the users fix went
     // into the tree's fragment directories
     let written = support::files_under(&tree, &|_| true);
-    assert!(written.iter().any(|f| f.starts_with(tree.join("config.d")) && f.to_string_lossy().contains("chaudit-fix")));
+    assert!(
+        written.iter().any(|f| f.starts_with(tree.join("config.d")) && f.to_string_lossy().contains("chaudit-fix"))
+    );
     assert!(written.iter().any(|f| f.starts_with(tree.join("users.d")) && f.to_string_lossy().contains("chaudit-fix")));
 
-    let (_, report, _) = support::chaudit(scratch.path(), &["--config", "deploy", "--base", "image", "--format", "json"]);
+    let (_, report, _) =
+        support::chaudit(scratch.path(), &["--config", "deploy", "--base", "image", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&report).unwrap();
     let files: Vec<&str> =
         report["findings"].as_array().unwrap().iter().filter_map(|f| f["location"]["file"].as_str()).collect();

@@ -50,7 +50,9 @@ impl Base {
         }
         let dir = PathBuf::from(value);
         if value.is_empty() {
-            return Err("--base takes `image` or a directory holding a copy of the image's /etc/clickhouse-server".into());
+            return Err(
+                "--base takes `image` or a directory holding a copy of the image's /etc/clickhouse-server".into()
+            );
         }
         if !dir.is_dir() {
             return Err(format!(
