@@ -116,6 +116,11 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let Some(base) = &options.base else { return load_tree(fs, main, options) };
     let tree = main.parent().unwrap_or(Path::new(""));
+    // a mistyped tree must not leave the base's files audited alone
+    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
+    if fs.read_dir(listed).is_err() {
+        return Err(ConfigError::NotFound { path: tree.to_path_buf() });
+    }
     let overlay = base::Overlay::new(fs, tree, base);
     let mut loaded = load_tree(&overlay, main, &base::mounted_options(options, tree))?;
     loaded.mount = Some(overlay.mount().clone());
@@ -439,6 +444,21 @@ mod tests {
         let main = r#"<clickhouse><include_from>inc.xml</include_from><x>t<include incl="t3" merge="true"/><b incl="t9" optional="true"/></x></clickhouse>"#;
         let shown = load_main(main, include).unwrap();
         assert!(!shown.contains("<b") && shown.contains("<c>1</c>"), "{shown}");
+    }
+
+    #[test]
+    fn a_tree_over_a_base_must_exist() {
+        let mut fs = MemoryFs::default();
+        fs.insert("/base/config.xml", "<clickhouse><a>1</a></clickhouse>");
+        fs.insert("/tree/config.d/b.xml", "<clickhouse><b>2</b></clickhouse>");
+        let options = LoadOptions { base: Some(Base::Dir("/base".into())), ..LoadOptions::for_fixture(Path::new("/")) };
+        let loaded = load_with(&fs, Path::new("/tree/config.xml"), &options).unwrap();
+        assert_eq!(loaded.server.root.child("b").map(|b| b.value()), Some("2".into()));
+        assert_eq!(loaded.sources.file(loaded.server.files[0]).path, Path::new("/base/config.xml"));
+        assert!(matches!(
+            load_with(&fs, Path::new("/typo/config.xml"), &options),
+            Err(ConfigError::NotFound { path }) if path == Path::new("/typo")
+        ));
     }
 
     #[test]
