@@ -83,11 +83,11 @@ struct Cli {
     #[arg(long = "root", value_name = "SERVER_DIR=DIR", global = true, value_parser = chaudit::config::Root::parse)]
     roots: Vec<chaudit::config::Root>,
     /// Read the config as the official Docker image runs it: the config's directory (often
-    /// config.d/ and users.d/ alone) is mounted file by file over the image's
-    /// /etc/clickhouse-server, here `image` (stock files bundled into chaudit) or DIR, a copy of
-    /// the image's directory (docker run --rm --entrypoint tar clickhouse/clickhouse-server:VERSION
-    /// -C /etc/clickhouse-server -c . | tar -x -C DIR). Fixes are written into the config's
-    /// directory, never the base.
+    /// config.d/ and users.d/ alone) mounted file by file over the image's
+    /// /etc/clickhouse-server. `image`: stock files bundled into chaudit (not proven to be a
+    /// given release's); DIR: a copy of the image's directory (docker run --rm --entrypoint tar
+    /// clickhouse/clickhouse-server:VERSION -C /etc/clickhouse-server -c . | tar -x -C DIR).
+    /// Fixes go into the config's directory, never the base.
     #[arg(long, value_name = "image|DIR", global = true, value_parser = chaudit::config::Base::parse)]
     base: Option<chaudit::config::Base>,
     #[command(flatten)]
@@ -98,7 +98,7 @@ struct Cli {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/, conf.d/ and the users config are read too.
+    /// The main server config (config.xml or config.yaml, or the directory holding it; with --base, a directory of config.d/ and users.d/ alone); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN", value_parser = main_config)]
     pub config: Option<PathBuf>,
     /// The include file for `incl` when the config has no <include_from>, or `none`. Default:

@@ -234,8 +234,36 @@ impl ConfigFs for Overlay<'_> {
     }
 
     fn read_from(&self, path: &Path) -> PathBuf {
-        self.in_base(path).unwrap_or_else(|| path.to_path_buf())
+        match self.in_base(path) {
+            // written from the tree's directory (`deploy/../base/config.xml`), so that it is
+            // shown relative to it like every other file (`../base/config.xml`) and a report
+            // naming files from the working directory finds it
+            Some(base) if self.image.is_none() => through(&self.mount.tree, &normalize(&base)).unwrap_or(base),
+            Some(base) => base,
+            None => path.to_path_buf(),
+        }
     }
+}
+
+/// `target` written as a path from `dir` (`dir/../target`), both as given (relative to the
+/// same working directory, or both absolute); `None` when that cannot be said without the file
+/// system.
+fn through(dir: &Path, target: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    if dir.is_absolute() != target.is_absolute() {
+        return None;
+    }
+    let (dir_parts, target_parts): (Vec<_>, Vec<_>) = (dir.components().collect(), target.components().collect());
+    let common = dir_parts.iter().zip(&target_parts).take_while(|(a, b)| a == b).count();
+    let mut out = dir.to_path_buf();
+    for part in &dir_parts[common..] {
+        if !matches!(part, Component::Normal(_)) {
+            return None;
+        }
+        out.push("..");
+    }
+    out.extend(&target_parts[common..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -259,7 +287,7 @@ mod tests {
         let fs = tree_and_base();
         let overlay = Overlay::new(&fs, Path::new("/tree"), &Base::Dir("/base".into()));
         assert_eq!(overlay.read(Path::new("/tree/config.xml")).unwrap(), b"<clickhouse><a>base</a></clickhouse>");
-        assert_eq!(overlay.read_from(Path::new("/tree/config.xml")), Path::new("/base/config.xml"));
+        assert_eq!(overlay.read_from(Path::new("/tree/config.xml")), Path::new("/tree/../base/config.xml"));
         assert_eq!(overlay.read(Path::new("/tree/config.d/same.xml")).unwrap(), b"tree same");
         assert_eq!(overlay.read_from(Path::new("/tree/config.d/same.xml")), Path::new("/tree/config.d/same.xml"));
         let mut listed = overlay.read_dir(Path::new("/tree/config.d")).unwrap();
@@ -272,6 +300,17 @@ mod tests {
         assert_eq!(overlay.read_dir(Path::new("/tree/conf.d")).unwrap_err().kind(), ErrorKind::NotFound);
         // outside the tree: as the files are
         assert!(!overlay.exists(Path::new("/elsewhere/config.xml")));
+    }
+
+    #[test]
+    fn a_base_file_is_written_from_the_trees_directory() {
+        let from = |dir: &str, target: &str| through(Path::new(dir), Path::new(target));
+        assert_eq!(from("deploy/ch", "base/config.xml"), Some("deploy/ch/../../base/config.xml".into()));
+        assert_eq!(from("", "base/config.xml"), Some("base/config.xml".into()));
+        assert_eq!(from("/srv/deploy", "/srv/base/users.xml"), Some("/srv/deploy/../base/users.xml".into()));
+        assert_eq!(from("deploy", "/srv/base/users.xml"), None);
+        assert_eq!(from("../deploy", "base/users.xml"), None);
+        assert_eq!(from("../deploy", "../base/users.xml"), Some("../deploy/../base/users.xml".into()));
     }
 
     #[test]

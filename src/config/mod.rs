@@ -454,7 +454,11 @@ mod tests {
         let options = LoadOptions { base: Some(Base::Dir("/base".into())), ..LoadOptions::for_fixture(Path::new("/")) };
         let loaded = load_with(&fs, Path::new("/tree/config.xml"), &options).unwrap();
         assert_eq!(loaded.server.root.child("b").map(|b| b.value()), Some("2".into()));
-        assert_eq!(loaded.sources.file(loaded.server.files[0]).path, Path::new("/base/config.xml"));
+        let main = &loaded.sources.file(loaded.server.files[0]);
+        assert_eq!(
+            (main.path.as_path(), main.display.as_str()),
+            (Path::new("/tree/../base/config.xml"), "../base/config.xml")
+        );
         assert!(matches!(
             load_with(&fs, Path::new("/typo/config.xml"), &options),
             Err(ConfigError::NotFound { path }) if path == Path::new("/typo")
