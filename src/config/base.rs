@@ -327,6 +327,19 @@ mod tests {
     }
 
     #[test]
+    fn the_servers_directory_is_read_through_the_tree_unless_a_root_maps_it() {
+        let options = LoadOptions::for_fixture(Path::new("/none"));
+        let mounted = mounted_options(&options, Path::new("deploy"));
+        let read = mounted.roots.map(Path::new("/etc/clickhouse-server/config.d/macros.xml")).map(|(local, _)| local);
+        assert_eq!(read, Some(PathBuf::from("deploy/config.d/macros.xml")));
+        let rooted = LoadOptions {
+            roots: Roots::new(vec![Root::parse("/etc/clickhouse-server=elsewhere").unwrap()]),
+            ..options
+        };
+        assert_eq!(mounted_options(&rooted, Path::new("deploy")).roots, rooted.roots);
+    }
+
+    #[test]
     fn a_version_chaudit_does_not_hold_is_refused_naming_the_bundled_commits() {
         let refused = Base::parse("image:1.1").unwrap_err();
         assert!(refused.contains("001409ce725057e7") && refused.contains("clickhouse-server:1.1"), "{refused}");
