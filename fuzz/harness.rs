@@ -76,6 +76,7 @@ pub fn config_tree(data: &[u8]) {
         env: env.into_iter().collect(),
         env_origin: None,
         roots: Default::default(),
+        base: None,
     };
     if let Some(loaded) = load_and_render(&fs, &main_path, &options) {
         let facts = chaudit::facts::config::facts(&loaded, "fuzz".into(), None);
@@ -103,6 +104,7 @@ pub fn config_file(data: &[u8]) {
         env: Default::default(),
         env_origin: None,
         roots: Default::default(),
+        base: None,
     };
     load_and_render(&fs, &main, &options);
 }

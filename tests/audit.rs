@@ -17,6 +17,7 @@ fn options() -> LoadOptions {
         env: Default::default(),
         env_origin: None,
         roots: Default::default(),
+        base: None,
     }
 }
 

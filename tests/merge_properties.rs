@@ -199,7 +199,7 @@ proptest! {
             let path = if i == 0 { dir.path().join("conf.d/z.xml") } else { dir.path().join(format!("config.d/{i:02}.xml")) };
             std::fs::write(path, f).unwrap();
         }
-        let options = LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default(), env_origin: None, roots: Default::default() };
+        let options = LoadOptions { default_include_from: chaudit::config::DefaultInclude::None, env: Default::default(), env_origin: None, roots: Default::default(), base: None };
         let loaded = config::load(&dir.path().join("config.xml"), &options).unwrap();
         let expected = merged(&main, &fragments.iter().map(String::as_str).collect::<Vec<_>>());
         prop_assert_eq!(shape(&loaded.server.root), shape(&expected));

@@ -22,6 +22,7 @@ fn audit(main: &Path) -> chaudit::eval::Evaluation {
         env: Default::default(),
         env_origin: None,
         roots: Default::default(),
+        base: None,
     };
     let loaded = config::load(main, &options).unwrap();
     let facts = facts::config::facts(&loaded, main.display().to_string(), None);

@@ -35,7 +35,8 @@ pub fn load_options(default_include_from: Option<&str>) -> Result<LoadOptions, E
         eprintln!("chaudit: {e}");
         ExitCode::from(exit::USAGE_OR_CONFIG)
     })?;
-    let mut options = LoadOptions { env, env_origin, roots: super::roots(), ..LoadOptions::default() };
+    let mut options =
+        LoadOptions { env, env_origin, roots: super::roots(), base: super::base(), ..LoadOptions::default() };
     if let Some(value) = default_include_from {
         options.default_include_from = DefaultInclude::parse(value);
     }

@@ -82,6 +82,14 @@ struct Cli {
     /// /etc/clickhouse-server=./deploy/clickhouse (repeatable; the longest SERVER_DIR wins).
     #[arg(long = "root", value_name = "SERVER_DIR=DIR", global = true, value_parser = chaudit::config::Root::parse)]
     roots: Vec<chaudit::config::Root>,
+    /// Read the config as the official Docker image runs it: the config's directory (often
+    /// config.d/ and users.d/ alone) mounted file by file over the image's
+    /// /etc/clickhouse-server. `image`: stock files bundled into chaudit (not proven to be a
+    /// given release's); DIR: a copy of the image's directory (docker run --rm --entrypoint tar
+    /// clickhouse/clickhouse-server:VERSION -C /etc/clickhouse-server -c . | tar -x -C DIR).
+    /// Fixes go into the config's directory, never the base.
+    #[arg(long, value_name = "image|DIR", global = true, value_parser = chaudit::config::Base::parse)]
+    base: Option<chaudit::config::Base>,
     #[command(flatten)]
     audit: AuditArgs,
     #[command(subcommand)]
@@ -90,7 +98,7 @@ struct Cli {
 
 #[derive(Args)]
 pub struct AuditArgs {
-    /// The main server config (config.xml or config.yaml, or the directory holding it); config.d/, conf.d/ and the users config are read too.
+    /// The main server config (config.xml or config.yaml, or the directory holding it; with --base, a directory of config.d/ and users.d/ alone); config.d/, conf.d/ and the users config are read too.
     #[arg(long, value_name = "MAIN", value_parser = main_config)]
     pub config: Option<PathBuf>,
     /// The include file for `incl` when the config has no <include_from>, or `none`. Default:
@@ -320,6 +328,7 @@ pub fn run() -> ExitCode {
     let _ = OUTPUT.set(OutputOptions { color: cli.color, quiet: cli.quiet, show_secrets: cli.show_secrets });
     let _ = ENVIRONMENT.set((cli.env.clone(), cli.env_file.clone()));
     let _ = ROOTS.set(chaudit::config::Roots::new(cli.roots.clone()));
+    let _ = BASE.set(cli.base.clone());
     match cli.command {
         Some(Command::Config(ConfigCommand::Show(args))) => config_show::run(&args),
         Some(Command::Rules(RulesCommand::List { rules, format })) => rules::list(&rules, format),
@@ -375,6 +384,14 @@ static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
 /// `--root`, for every subcommand that loads a config.
 static ROOTS: OnceLock<chaudit::config::Roots> = OnceLock::new();
 
+/// `--base`, for every subcommand that loads a config.
+static BASE: OnceLock<Option<chaudit::config::Base>> = OnceLock::new();
+
+/// The `--base` given.
+pub fn base() -> Option<chaudit::config::Base> {
+    BASE.get().cloned().flatten()
+}
+
 /// The `--root` mappings given.
 pub fn roots() -> chaudit::config::Roots {
     ROOTS.get().cloned().unwrap_or_default()
@@ -425,17 +442,16 @@ pub fn warn(message: &str) {
 }
 
 /// `--config`: a main config file, or a directory holding config.xml (or config.yaml, config.yml)
-/// as /etc/clickhouse-server does.
+/// as /etc/clickhouse-server does. Under `--base`, a directory without one takes the base's
+/// config.xml.
 pub fn main_config(s: &str) -> Result<PathBuf, String> {
-    let path = PathBuf::from(s);
-    if !path.is_dir() {
-        return Ok(path);
-    }
-    ["config.xml", "config.yaml", "config.yml"]
-        .iter()
-        .map(|name| path.join(name))
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("{s} is a directory without config.xml, config.yaml or config.yml"))
+    chaudit::config::base::main_config(Path::new(s), base_given())
+}
+
+/// Whether `--base` is on the command line: `--config` is parsed before the options are known,
+/// and a directory without config.xml is a tree to mount over a base only with it.
+fn base_given() -> bool {
+    std::env::args_os().any(|arg| arg == "--base" || arg.to_string_lossy().starts_with("--base="))
 }
 
 fn parse_param(s: &str) -> Result<(String, String), String> {

@@ -74,7 +74,9 @@ pub fn read(fs: &dyn ConfigFs, sources: &mut SourceMap, path: &Path) -> Result<F
 /// Reads a file as UTF-8 text, shown relative to `base_dir` (any thread: the source map
 /// takes it after).
 pub fn read_file(fs: &dyn ConfigFs, path: &Path, base_dir: &Path) -> Result<SourceFile> {
-    Ok(SourceFile::new(path.to_path_buf(), display_path(base_dir, path), read_text(fs, path)?))
+    let text = read_text(fs, path)?;
+    let from = fs.read_from(path);
+    Ok(SourceFile::new(from.clone(), display_path(base_dir, &from), text))
 }
 
 /// A file's text, which must be UTF-8.

@@ -20,6 +20,12 @@ pub trait ConfigFs: Debug + Sync {
     fn exists(&self, path: &Path) -> bool {
         self.is_file(path).is_ok()
     }
+
+    /// Where the file the config knows as `path` is really read from (another file when the
+    /// tree is mounted over a base: the base's file is shown, not the tree's path).
+    fn read_from(&self, path: &Path) -> PathBuf {
+        path.to_path_buf()
+    }
 }
 
 /// The machine's file system.

@@ -2,6 +2,7 @@
 //! its `config.d/` and `conf.d/` fragments, substitutions, and the users config with
 //! `users.d/`, every value keeping the file, line and column that set it.
 
+pub mod base;
 pub mod clickhouse_operator;
 pub mod env_file;
 pub mod error;
@@ -26,6 +27,7 @@ pub mod yaml;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+pub use base::{Base, Mount};
 pub use error::ConfigError;
 pub use fs::{ConfigFs, MemoryFs, RealFs};
 use named_files::{Named, UsersSource, rooted_under, users_config_path, users_file_beside};
@@ -79,6 +81,9 @@ pub struct LoadedConfig {
     pub from_manifest: bool,
     /// The ClickHouseInstallation the trees were rendered from: its fixes are changes to it.
     pub manifest: Option<manifest_patch::Installation>,
+    /// `--base`: the tree's files are mounted over the base's; files chaudit writes go into
+    /// the tree, never the base.
+    pub mount: Option<Mount>,
 }
 
 impl LoadedConfig {
@@ -107,8 +112,23 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     load_with(&RealFs, main, options)
 }
 
-/// [`load`] from the files of `fs`.
+/// [`load`] from the files of `fs`; under `--base`, the tree's files mounted over the base's.
 pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
+    let Some(base) = &options.base else { return load_tree(fs, main, options) };
+    let tree = main.parent().unwrap_or(Path::new(""));
+    // a mistyped tree must not leave the base's files audited alone
+    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
+    if fs.read_dir(listed).is_err() {
+        return Err(ConfigError::NotFound { path: tree.to_path_buf() });
+    }
+    let overlay = base::Overlay::new(fs, tree, base);
+    let mut loaded = load_tree(&overlay, main, &base::mounted_options(options, tree))?;
+    loaded.mount = Some(overlay.mount().clone());
+    Ok(loaded)
+}
+
+/// [`load_with`] of the files `fs` shows.
+fn load_tree(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
     let options = &*rooted_under(fs, options, &base_dir);
     if let Some(loaded) = load_manifest(fs, main, &base_dir, options)? {
@@ -147,6 +167,7 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
         over_image_files: false,
         from_manifest: false,
         manifest: None,
+        mount: None,
     })
 }
 
@@ -216,6 +237,7 @@ fn load_manifest(
         over_image_files: true,
         from_manifest: true,
         manifest: rendered.installation,
+        mount: None,
     }))
 }
 
@@ -228,7 +250,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         Err(e) => e,
     };
     // no main file at all (a mistyped path): one error, not a users-only audit
-    if !main.is_file() {
+    if options.base.is_none() && !main.is_file() {
         return Err(server_error);
     }
     let Ok((sources, users, problems)) = load_users(main, options) else { return Err(server_error) };
@@ -247,6 +269,7 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         over_image_files: false,
         from_manifest: false,
         manifest: None,
+        mount: options.base.as_ref().map(|base| Mount::new(main.parent().unwrap_or(Path::new("")), base)),
     })
 }
 
@@ -256,8 +279,13 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 /// processing.
 pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
     let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
-    let fs = &RealFs;
-    let options = &*rooted_under(fs, options, &base_dir);
+    let overlay = options.base.as_ref().map(|base| base::Overlay::new(&RealFs, &base_dir, base));
+    let fs: &dyn ConfigFs = match &overlay {
+        Some(overlay) => overlay,
+        None => &RealFs,
+    };
+    let mounted = options.base.as_ref().map(|_| base::mounted_options(options, &base_dir));
+    let options = &*rooted_under(fs, mounted.as_ref().unwrap_or(options), &base_dir);
     let mut sources = SourceMap::new(base_dir);
     let mut problems = Vec::new();
     let written = files::read(fs, &mut sources, main).and_then(|id| files::parse(sources.file(id), id));
@@ -311,6 +339,7 @@ mod tests {
             env,
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let shown = |fs: &dyn ConfigFs| {
             let loaded = load_with(fs, &dir.path().join("config.xml"), &options).unwrap();
@@ -336,6 +365,7 @@ mod tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let main = dir.path().join("config.xml");
         std::fs::write(dir.path().join("inc.xml"), "<clickhouse><t1><a>1</a></t1></clickhouse>").unwrap();
@@ -361,6 +391,7 @@ mod tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = load(&dir.path().join("config.xml"), &options).map_err(|e| e.to_string())?;
         Ok(render::render(&loaded.server, &loaded.sources, &render::RenderOptions { provenance: false, masking: None }))
@@ -416,6 +447,25 @@ mod tests {
     }
 
     #[test]
+    fn a_tree_over_a_base_must_exist() {
+        let mut fs = MemoryFs::default();
+        fs.insert("/base/config.xml", "<clickhouse><a>1</a></clickhouse>");
+        fs.insert("/tree/config.d/b.xml", "<clickhouse><b>2</b></clickhouse>");
+        let options = LoadOptions { base: Some(Base::Dir("/base".into())), ..LoadOptions::for_fixture(Path::new("/")) };
+        let loaded = load_with(&fs, Path::new("/tree/config.xml"), &options).unwrap();
+        assert_eq!(loaded.server.root.child("b").map(|b| b.value()), Some("2".into()));
+        let main = &loaded.sources.file(loaded.server.files[0]);
+        assert_eq!(
+            (main.path.as_path(), main.display.as_str()),
+            (Path::new("/tree/../base/config.xml"), "../base/config.xml")
+        );
+        assert!(matches!(
+            load_with(&fs, Path::new("/typo/config.xml"), &options),
+            Err(ConfigError::NotFound { path }) if path == Path::new("/typo")
+        ));
+    }
+
+    #[test]
     fn a_broken_users_config_leaves_the_server_tree() {
         let dir = tempfile::tempdir().unwrap();
         let config = "<clickhouse><a>1</a><users_config>users.xml</users_config></clickhouse>";
@@ -426,6 +476,7 @@ mod tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert_eq!(loaded.server.root.child("a").unwrap().value(), "1");
@@ -445,6 +496,7 @@ mod tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         assert!(loaded.users_in_main && loaded.users.is_none());
@@ -463,6 +515,7 @@ mod tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = load(&dir.path().join("config.xml"), &options).unwrap();
         let kept = loaded.server.root.child("max_threads").unwrap();

@@ -132,6 +132,7 @@ mod root_tests {
             env: HashMap::new(),
             env_origin: None,
             roots: Roots::new(roots.iter().map(|r| Root::parse(r).unwrap()).collect()),
+            base: None,
         }
     }
 

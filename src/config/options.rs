@@ -1,5 +1,5 @@
 //! What the loader is told: the default include file and the environment `from_env` reads,
-//! `--root` checkouts.
+//! `--root` checkouts, the `--base` the tree is mounted over.
 
 use super::*;
 
@@ -56,6 +56,9 @@ pub struct LoadOptions {
     /// `--root SERVER_DIR=DIR`: the absolute paths the config names (include_from, the users
     /// config, /etc/metrika.xml) are read from a checkout.
     pub roots: Roots,
+    /// `--base DIR|image`: the tree's files are mounted one by one over the official image's
+    /// stock /etc/clickhouse-server (see [`super::base`]).
+    pub base: Option<Base>,
 }
 
 impl Default for LoadOptions {
@@ -65,6 +68,7 @@ impl Default for LoadOptions {
             env: std::env::vars().collect(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         }
     }
 }
@@ -84,6 +88,7 @@ impl LoadOptions {
             env,
             env_origin: None,
             roots: Default::default(),
+            base: None,
         }
     }
 }

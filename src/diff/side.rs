@@ -151,7 +151,7 @@ pub fn load(
     let failed = |e: AuditError| DiffError { failure: e.class(), message: e.to_string() };
     match side {
         Side::Config(path) => {
-            let main = main_config(path).map_err(DiffError::usage)?;
+            let main = main_config(path, options.load.base.is_some()).map_err(DiffError::usage)?;
             let audited = audit::run(&request(Some(main.clone()), None), || Ok(None)).map_err(|e| match e {
                 AuditError::Config(err) => DiffError::usage(config_error(&err)),
                 other => failed(other),
@@ -242,22 +242,16 @@ pub(super) fn config_error(err: &crate::config::ConfigError) -> String {
     crate::mask::shown(&text)
 }
 
-/// A main config, or the directory holding config.xml (config.yaml, config.yml).
-pub(super) fn main_config(path: &Path) -> Result<PathBuf, String> {
+/// A main config, or the directory holding config.xml (config.yaml, config.yml); under a base,
+/// a directory without one stands for the base's.
+pub(super) fn main_config(path: &Path, based: bool) -> Result<PathBuf, String> {
     if !path.exists() {
         return Err(format!(
             "{}: no such file or directory (a side is a config, a snapshot .json file or an http(s):// server)",
             path.display()
         ));
     }
-    if !path.is_dir() {
-        return Ok(path.to_path_buf());
-    }
-    ["config.xml", "config.yaml", "config.yml"]
-        .iter()
-        .map(|name| path.join(name))
-        .find(|p| p.is_file())
-        .ok_or_else(|| format!("{} is a directory without config.xml, config.yaml or config.yml", path.display()))
+    crate::config::base::main_config(path, based)
 }
 
 pub(super) fn judged_by(report: &crate::report::Report) -> BTreeSet<String> {

@@ -181,6 +181,7 @@ mod tests {
             env: Default::default(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = load_with(&memory, std::path::Path::new("/etc/ch/config.xml"), &options).unwrap();
         let root = &loaded.server.root;

@@ -288,6 +288,7 @@ mod tests {
             env: Default::default(),
             env_origin: None,
             roots: Default::default(),
+            base: None,
         };
         let loaded = crate::config::load(&main, &options).unwrap();
         let facts = crate::facts::config::facts(&loaded, "example".into(), None);

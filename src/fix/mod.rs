@@ -313,9 +313,12 @@ impl Targets {
     fn of(main: &Path, loaded: &LoadedConfig) -> Targets {
         let server = main.with_extension("d").join(FIX_FILE);
         let users = match (&loaded.users, loaded.users_in_main) {
-            (Some(users), _) => {
-                users.files.first().map(|id| loaded.sources.file(*id).path.with_extension("d").join(FIX_FILE))
-            }
+            (Some(users), _) => users.files.first().map(|id| {
+                // a users file of the base: its fragment goes into the tree's users.d/
+                let path = &loaded.sources.file(*id).path;
+                let path = loaded.mount.as_ref().map_or_else(|| path.clone(), |mount| mount.in_tree(path));
+                path.with_extension("d").join(FIX_FILE)
+            }),
             // users in config.xml itself: its config.d/ is their fragment directory too
             (None, true) => Some(server.clone()),
             (None, false) => None,

@@ -491,10 +491,22 @@ const PATH_KEEPS: &percent_encoding::AsciiSet =
     &percent_encoding::NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~').remove(b'/');
 
 /// The file's path from the working directory as a URI reference: forward slashes, no `./`,
-/// percent-encoded (an absolute path as a `file://` URI).
+/// a `..` taking off the name before it (a `--base` directory beside the tree),
+/// percent-encoded (an absolute path as a `file://` URI). A file that is on no disk, named in
+/// parentheses (the stock files of `--base image`), is named as it is shown.
 fn artifact_uri(base: &str, file: &str) -> String {
-    let joined = if base.is_empty() { PathBuf::from(file) } else { Path::new(base).join(file) };
-    let normal: PathBuf = joined.components().filter(|c| !matches!(c, Component::CurDir)).collect();
+    let on_no_disk = file.starts_with('(');
+    let joined = if base.is_empty() || on_no_disk { PathBuf::from(file) } else { Path::new(base).join(file) };
+    let mut normal = PathBuf::new();
+    for component in joined.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(normal.components().next_back(), Some(Component::Normal(_))) => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
     let text = normal.to_string_lossy().replace('\\', "/");
     let encoded = percent_encoding::utf8_percent_encode(&text, PATH_KEEPS).to_string();
     if normal.is_absolute() { format!("file://{encoded}") } else { encoded }
@@ -518,5 +530,11 @@ mod tests {
         assert_eq!(artifact_uri("ch", "config.d/a b#c%d?e.xml"), "ch/config.d/a%20b%23c%25d%3Fe.xml");
         assert_eq!(artifact_uri("", "a:b.xml"), "a%3Ab.xml");
         assert_eq!(artifact_uri("/etc/ch", "é.xml"), "file:///etc/ch/%C3%A9.xml");
+        // --base: a directory beside the tree, and the bundled image's files
+        assert_eq!(artifact_uri("deploy/ch", "../../base/config.xml"), "base/config.xml");
+        assert_eq!(
+            artifact_uri("deploy/ch", "(clickhouse-server image)/config.xml"),
+            "%28clickhouse-server%20image%29/config.xml"
+        );
     }
 }

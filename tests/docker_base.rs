@@ -1,0 +1,183 @@
+//! `--base`: a tree of config.d/ and users.d/ alone, the commonest Docker layout, read as
+//! mounted file by file over the official image's /etc/clickhouse-server.
+//!
+//! The tree is tests/docker-trees/ch-and-openldap, a public compose project's (see
+//! tests/docker-trees/SOURCES): its docker-compose.yaml mounts config.d/config.xml and
+//! users.d/users.xml one by one over the image's files. The base is the stock files bundled
+//! into chaudit (data/image, see data/image/SOURCES). The real clickhouse-server 25.8 gets the
+//! base's files with the tree's copied over them, installed at /etc/clickhouse-server
+//! (scripts/engine-preprocess.py --install-at, in a private mount namespace): its
+//! preprocessed config.xml and users.xml must be what `config show --base` prints, as element
+//! trees (the comparison of tests/differential_engine.rs), and it must start on them.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use chaudit::config::{Base, DefaultInclude, LoadOptions};
+use support::preprocessed;
+
+const TREE: &str = "tests/docker-trees/ch-and-openldap";
+
+fn tree() -> PathBuf {
+    support::repo_root().join(TREE)
+}
+
+/// What the container's /etc/clickhouse-server holds: the base's files, then the tree's
+/// copied over them (a file mount replaces the base's file of the same name, adds the rest).
+fn installed(tree: &Path, base: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let server_dir = dir.path().join("clickhouse-server");
+    support::copy_tree(base, &server_dir);
+    support::copy_tree(tree, &server_dir);
+    dir
+}
+
+fn engine_preprocessed(server_dir: &Path) -> tempfile::TempDir {
+    let expected = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(support::server_engine_python())
+        .arg(support::repo_root().join("scripts/engine-preprocess.py"))
+        .arg(server_dir)
+        .arg(expected.path())
+        .args(["--install-at", "/etc/clickhouse-server"])
+        .output()
+        .expect("run engine-preprocess.py");
+    assert!(out.status.success(), "engine-preprocess.py failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    expected
+}
+
+#[test]
+fn a_tree_over_the_image_is_the_tree_the_engine_reads_installed() {
+    let base = support::repo_root().join("data/image");
+    let dir = installed(&tree(), &base);
+    let expected = engine_preprocessed(&dir.path().join("clickhouse-server"));
+    let log = std::fs::read_to_string(expected.path().join("log")).unwrap_or_default();
+    // the engine merged the base's fragment and the tree's, and the tree's users fragment
+    for merged in ["config.d/docker_related_config.xml", "config.d/config.xml"] {
+        assert!(log.contains(&format!("Merging configuration file '/etc/clickhouse-server/{merged}'")), "{log}");
+    }
+    let users = std::fs::read_to_string(expected.path().join("users.xml")).unwrap_or_default();
+    assert!(users.contains("/etc/clickhouse-server/users.d/users.xml"), "{users}\n{log}");
+
+    // the library, over the bundled image and over a copy of the image's directory
+    for base in [Base::Image, Base::Dir(base.clone())] {
+        let options = LoadOptions {
+            default_include_from: DefaultInclude::None,
+            env: Default::default(),
+            env_origin: None,
+            roots: Default::default(),
+            base: Some(base.clone()),
+        };
+        let result = preprocessed::compare("ch-and-openldap", &tree().join("config.xml"), expected.path(), &options);
+        assert!(result.failures.is_empty(), "{base:?}: {}", result.failures.join("\n"));
+        assert_eq!(result.files, 2, "config.xml and users.xml compared");
+    }
+
+    // the command line, from the repository, as CI runs it
+    for base in ["image", "data/image"] {
+        for (mode, engine) in [(&[][..], "config.xml"), (&["--users"][..], "users.xml")] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+                .current_dir(support::repo_root())
+                .args(["config", "show", "--show-secrets", "--config", TREE, "--base", base])
+                .args(mode)
+                .output()
+                .expect("run chaudit");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let ours = preprocessed::parse_xml(String::from_utf8(out.stdout).unwrap(), "chaudit");
+            let theirs =
+                preprocessed::parse_xml(std::fs::read_to_string(expected.path().join(engine)).unwrap(), "engine");
+            let difference = preprocessed::difference(&preprocessed::shape(&ours), &preprocessed::shape(&theirs), "");
+            assert_eq!(difference, None, "--base {base} {mode:?}");
+        }
+    }
+}
+
+#[test]
+fn the_engine_starts_on_a_tree_over_the_image() {
+    let dir = installed(&tree(), &support::repo_root().join("data/image"));
+    let verdict = support::engine_start(&dir.path().join("clickhouse-server"));
+    assert!(verdict.started, "{verdict:?}");
+}
+
+/// Findings on the base's elements name the base's file; a fix never goes into it.
+#[test]
+fn findings_name_the_base_files_and_fixes_go_into_the_tree() {
+    let scratch = tempfile::tempdir().unwrap();
+    let tree = scratch.path().join("deploy");
+    support::copy_tree(&self::tree(), &tree);
+    let base = scratch.path().join("base");
+    support::copy_tree(&support::repo_root().join("data/image"), &base);
+    // default gets a password: its access_management=1 is then a finding of its own, whose fix
+    // is a users fragment (the users config is the base's users.xml)
+    let hash = "5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8";
+    std::fs::write(
+        tree.join("users.d/30-default-password.xml"),
+        format!(
+            "<clickhouse><users><default><password remove=\"1\"/><password_sha256_hex>{hash}</password_sha256_hex>\
+             </default></users></clickhouse>"
+        ),
+    )
+    .unwrap();
+    let before = support::files_under(&base, &|_| true);
+    let rules = "default-user-access-management,query-log-without-ttl";
+    let (code, stdout, stderr) =
+        support::chaudit(scratch.path(), &["fix", "--config", "deploy", "--base", "base", "--select", rules]);
+    assert!(stdout.contains("users.d/zz-chaudit-fix.xml"), "{stdout}\n{stderr}");
+    assert!(code == 0 || code == 1, "{code}\n{stdout}\n{stderr}");
+    // the base is as it was: no file added, none changed
+    assert_eq!(support::files_under(&base, &|_| true), before);
+    for file in &before {
+        let original = support::repo_root().join("data/image").join(file.strip_prefix(&base).unwrap());
+        assert_eq!(std::fs::read(file).unwrap(), std::fs::read(original).unwrap(), "{}", file.display());
+    }
+    // the server fix (query_log lives only in the base's config.xml) and the users fix went
+    // into the tree's fragment directories
+    let written = support::files_under(&tree, &|_| true);
+    assert!(
+        written.iter().any(|f| f.starts_with(tree.join("config.d")) && f.to_string_lossy().contains("chaudit-fix"))
+    );
+    assert!(written.iter().any(|f| f.starts_with(tree.join("users.d")) && f.to_string_lossy().contains("chaudit-fix")));
+
+    let (_, report, _) =
+        support::chaudit(scratch.path(), &["--config", "deploy", "--base", "image", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap();
+    let files: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().filter_map(|f| f["location"]["file"].as_str()).collect();
+    assert!(files.iter().any(|f| f.starts_with("(clickhouse-server image)/config.xml")), "{files:?}");
+}
+
+/// chaudit on the public tree over the bundled image: exactly the recorded findings, each
+/// rule with the reason its findings are true there (tests/docker-trees/REAL-WORLD.json).
+#[test]
+fn every_finding_on_a_public_docker_tree_is_recorded_true() {
+    let path = support::repo_root().join("tests/docker-trees/REAL-WORLD.json");
+    let record: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let reasons = record["reasons"].as_object().unwrap();
+    for (name, case) in record["cases"].as_object().unwrap() {
+        let tree = format!("tests/docker-trees/{name}");
+        let base = case["base"].as_str().unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+            .current_dir(support::repo_root())
+            .args(["--config", &tree, "--base", base, "--format", "json"])
+            .env_clear()
+            .output()
+            .expect("run chaudit");
+        assert_eq!(out.status.code(), case["exit_status"].as_i64().map(|c| c as i32), "{name}");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let found: std::collections::BTreeSet<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                let at = &f["location"];
+                format!("{} {}:{}", f["rule_id"].as_str().unwrap(), at["file"].as_str().unwrap(), at["line"])
+            })
+            .collect();
+        let recorded: std::collections::BTreeSet<String> =
+            case["findings"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+        assert_eq!(found, recorded, "{name}: a new finding must be judged and recorded");
+        for rule in found.iter().map(|f| f.split(' ').next().unwrap()) {
+            assert!(reasons.contains_key(rule), "{name}: {rule} has no recorded reason");
+        }
+    }
+}
