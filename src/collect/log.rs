@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::explain::{self, Candidate};
 use super::{Answer, Document, Rows, Session};
 use crate::facts::derived::Plan;
-use crate::facts::rows::QueryShape;
-use crate::facts::typed::{self, Facts};
+use crate::facts::keys;
+use crate::facts::typed::Facts;
 
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct LogDocument {
@@ -46,7 +46,7 @@ impl LogDocument {
 
     /// Records why the plans are not read.
     pub fn plans_unread(&mut self, why: String) {
-        self.unavailable.insert("plans".to_string(), why);
+        self.unavailable.insert(keys::log::PLANS.name().to_string(), why);
     }
 
     /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
@@ -63,11 +63,9 @@ impl LogDocument {
     /// Reads each shape's Top-N limit and gives the shapes worth an EXPLAIN; `None` without
     /// shapes (the plans are not asked then).
     pub fn candidates(&mut self, live: &Document) -> Option<Result<Vec<Candidate>, String>> {
-        let Some(Value::Array(shapes)) = self.answers.get_mut("shapes") else { return None };
+        let Some(Value::Array(shapes)) = self.answers.get_mut(keys::log::SHAPES.name()) else { return None };
         explain::read_top_n(shapes);
-        Some(
-            typed::read(&*self, "log", "shapes").and_then(|shapes: Vec<QueryShape>| explain::candidates(live, &shapes)),
-        )
+        Some(keys::log::SHAPES.read(&*self).and_then(|shapes| explain::candidates(live, &shapes)))
     }
 
     /// The plans of the candidates, or why they could not be read.
