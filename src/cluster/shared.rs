@@ -164,7 +164,9 @@ fn facts_for(rules: &[&Rule], base: &Facts, live: &Document, log: Option<&Value>
         facts.document.insert(source.name().into(), kept);
     }
     facts.sources.insert(Source::Live);
-    facts.document.insert("live".into(), read_by(rules, Source::Live, |name| live.get(name), || live.to_value()));
+    facts
+        .document
+        .insert(Source::Live.name().into(), read_by(rules, Source::Live, |name| live.get(name), || live.to_value()));
     facts
 }
 

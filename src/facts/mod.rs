@@ -153,13 +153,13 @@ impl Facts {
             self.version = Some(v);
         }
         self.sources.insert(Source::Live);
-        self.document.insert("live".into(), live);
+        self.document.insert(Source::Live.name().into(), live);
     }
 
     /// Adds the workload evidence (`log`).
     pub fn add_log(&mut self, log: serde_json::Value) {
         self.sources.insert(Source::Log);
-        self.document.insert("log".into(), log);
+        self.document.insert(Source::Log.name().into(), log);
     }
 
     /// Adds the facts of the machine chaudit runs on.
@@ -367,8 +367,8 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         assert!(!facts.document.contains_key("config") && facts.sources.contains(&Source::Config));
         let config = &facts.typed[&Source::Config];
-        assert_eq!(config.get_as::<bool>("exposed"), Some(&true));
-        let clusters = config.get_as::<Vec<config_storage::ConfigCluster>>("clusters").unwrap();
+        assert_eq!(keys::config::EXPOSED.get(config), Some(&true));
+        let clusters = keys::config::CLUSTERS.get(config).unwrap();
         assert_eq!(clusters[0].shards[0][0].port, Some(9000));
         let error = error_of(&snapshot(70000));
         assert!(

@@ -61,7 +61,11 @@ pub async fn fan_out(
     // replica's version, from every replica at once
     let seed_asked = plan::for_fan_out(facts_for(seed.version.parse().ok()).0);
     let mut parts = plan::parts(&seed_asked, &logs);
-    parts.push(plan::Part { name: keys::live::VERSION.name(), tag: "version".into(), sql: plan::VERSION_PROBE });
+    parts.push(plan::Part {
+        name: keys::live::VERSION.name(),
+        tag: keys::live::VERSION.name().into(),
+        sql: plan::VERSION_PROBE,
+    });
     let mut first = union(seed, cluster, &parts, None).await.unwrap_or_default();
     first.retain(|_, answers| answered(answers));
     let first_versions: BTreeMap<u64, String> =

@@ -12,7 +12,8 @@ use crate::facts::typed::TypedFact;
 macro_rules! fact_keys {
     ($source:ident $prefix:literal, $register:ident; $($key:ident: $type:ty = $name:literal, $meaning:literal;)*) => {
         $(
-            #[doc = $meaning]
+            // the path first: a fact whose meaning is its type's has none of its own here
+            #[doc = concat!("`", $prefix, ".", $name, "`: ", $meaning)]
             pub const $key: $crate::facts::typed::FactKey<$type> =
                 $crate::facts::typed::FactKey::new($crate::facts::Source::$source, concat!($prefix, ".", $name), $name);
         )*
