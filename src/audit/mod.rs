@@ -16,7 +16,7 @@ use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
 use crate::config::{self, ConfigError, LoadOptions, LoadedConfig};
 use crate::eval::{OutcomeKind, Selection, SelectionError, Variables, evaluate_with};
-use crate::facts::{self, Facts, Source};
+use crate::facts::{self, Facts, Source, keys};
 use crate::report::{Report, RuleInfo, Run, RunError};
 use crate::rules::{Rule, RuleError, RulePack};
 use crate::suppress::{self, SuppressionError, date::Date};
@@ -422,7 +422,7 @@ fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String 
         return format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name());
     }
     let config = request.config.as_ref().map(|p| p.display().to_string());
-    let server = facts.document.get("live").map(|live| facts::live_text(live, "endpoint").to_string());
+    let server = facts.collected(Source::Live).map(|live| keys::live::ENDPOINT.text(live).to_string());
     match (config, server) {
         (Some(c), Some(s)) => format!("{c} + {s}"),
         (Some(c), None) => c,

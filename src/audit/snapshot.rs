@@ -5,7 +5,7 @@ use std::path::Path;
 use super::{AuditError, Live};
 use crate::collect::NodeDocuments;
 use crate::collect::cluster::Collected;
-use crate::facts::{Facts, Source};
+use crate::facts::{Facts, Source, keys};
 
 /// A snapshot to write: its text, and what could not be read (the snapshot is written, the
 /// collection is incomplete).
@@ -24,9 +24,9 @@ impl Snapshot {
 /// The snapshot of one server's collection.
 pub fn of_node(node: NodeDocuments) -> Result<Snapshot, serde_json::Error> {
     let NodeDocuments { live, log, .. } = node;
-    let mut unread = crate::collect::unread(&live);
-    unread.extend(log.iter().flat_map(crate::collect::unread));
-    let mut facts = Facts::empty(crate::facts::live_text(&live, "endpoint").to_string());
+    let mut unread = crate::collect::unread(&live, keys::live::UNAVAILABLE);
+    unread.extend(log.iter().flat_map(|log| crate::collect::unread(log, keys::log::UNAVAILABLE)));
+    let mut facts = Facts::empty(keys::live::ENDPOINT.text(&live).to_string());
     facts.add_live(live.into_value());
     if let Some(log) = log {
         facts.add_log(log);
@@ -39,8 +39,9 @@ pub fn of_node(node: NodeDocuments) -> Result<Snapshot, serde_json::Error> {
 pub fn of_cluster(name: Option<&str>, collected: &Collected) -> Result<Snapshot, serde_json::Error> {
     let mut unread = Vec::new();
     for node in &collected.nodes {
-        let live = node.live.iter().flat_map(crate::collect::unread);
-        let failed = node.error.iter().cloned().chain(live).chain(node.log.iter().flat_map(crate::collect::unread));
+        let live = node.live.iter().flat_map(|live| crate::collect::unread(live, keys::live::UNAVAILABLE));
+        let log = node.log.iter().flat_map(|log| crate::collect::unread(log, keys::log::UNAVAILABLE));
+        let failed = node.error.iter().cloned().chain(live).chain(log);
         unread.extend(failed.map(|why| format!("{}: {why}", node.name)));
     }
     let mut facts = Facts::empty(name.map_or_else(|| "nodes".into(), |n| format!("cluster {n}")));
@@ -58,7 +59,7 @@ pub fn read_snapshot(path: &Path) -> Result<(Facts, Option<Live>), AuditError> {
     let name = recorded
         .typed
         .remove(&Source::Cluster)
-        .and_then(|cluster| cluster.get_as::<String>("name").cloned())
+        .and_then(|cluster| keys::cluster::NAME.get(&cluster).cloned())
         .filter(|n| !n.is_empty());
     recorded.sources.remove(&Source::Cluster);
     let collected = Collected::from_json(nodes).map_err(|why| {

@@ -316,7 +316,7 @@ pub fn collect_cluster(args: &ConnectArgs, progress: bool) -> Result<(Option<Str
     let levels: Vec<u8> = collected
         .nodes
         .iter()
-        .filter_map(|n| n.live.as_ref()?.get("readonly")?.as_u64())
+        .filter_map(|n| chaudit::facts::keys::live::READONLY.json(n.live.as_ref()?)?.as_u64())
         .map(|level| u8::try_from(level).unwrap_or(u8::MAX))
         .collect();
     if let Some(warning) = writable_user_warning(&levels, &user) {

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use crate::collect::interned::Document;
 use crate::facts::cluster::{DataDivergence, HostValue, SharedReplicaName};
-use crate::facts::rows::{Macro, Replica};
+use crate::facts::keys;
+use crate::facts::rows::Replica;
 
 /// The replicated tables whose caught-up replicas disagree on rows or parts. A table with a
 /// replica that is read-only, has queue entries or has not copied the whole log is left to the
@@ -21,7 +22,7 @@ use crate::facts::rows::{Macro, Replica};
 pub fn divergent(reachable: &[(&str, &Document)]) -> Vec<DataDivergence> {
     let mut shards: BTreeMap<(&str, String), Vec<(&str, Replica)>> = BTreeMap::new();
     let read: Vec<(&str, Vec<Replica>)> =
-        reachable.iter().map(|(host, live)| (*host, super::document::fact::<Vec<Replica>>(live, "replicas"))).collect();
+        reachable.iter().map(|(host, live)| (*host, super::document::fact(live, keys::live::REPLICAS))).collect();
     for (host, replicas) in &read {
         for replica in replicas {
             let table = format!("{}.{}", replica.database, replica.table);
@@ -69,7 +70,7 @@ pub fn divergent(reachable: &[(&str, &Document)]) -> Vec<DataDivergence> {
 pub fn shared_replica_names(reachable: &[(&str, &Document)]) -> Vec<SharedReplicaName> {
     let mut named: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     for (host, live) in reachable {
-        let macros = super::document::fact::<Vec<Macro>>(live, "macros");
+        let macros = super::document::fact(live, keys::live::MACROS);
         let value = |name: &str| macros.iter().find(|m| m.name == name).map(|m| m.substitution.clone());
         let Some(replica) = value("replica") else { continue };
         named.entry((value("shard").unwrap_or_default(), replica)).or_default().push(host.to_string());

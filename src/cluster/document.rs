@@ -14,13 +14,14 @@ use crate::facts::cluster::{
     ClusterDocument, Divergence, HostValue, NodeSummary, QueryLogPresence, StorageGap, TableDivergence, Unreachable,
     VersionHosts,
 };
+use crate::facts::keys::live;
 use crate::facts::rows::{ProfileSetting, ServerSetting, SessionSetting};
-use crate::facts::typed;
+use crate::facts::typed::{FactKey, FactType};
 
 /// A live fact of a replica as its catalog type; a replica's facts have the catalog's shape
 /// (collected so, or checked when a snapshot is read), so another shape reads as empty.
-pub(super) fn fact<'a, T: Deserialize<'a> + Default>(live: &'a Document, name: &str) -> T {
-    typed::read(live, "live", name).unwrap_or_default()
+pub(super) fn fact<T: FactType>(live: &Document, key: FactKey<T>) -> T::Read<'_> {
+    key.read(live).unwrap_or_default()
 }
 
 pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument {
@@ -36,7 +37,7 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
             .map(|n| NodeSummary {
                 host: n.name.clone(),
                 reachable: n.error.is_none(),
-                version: n.live.as_ref().and_then(|live| fact::<Option<String>>(live, "version")),
+                version: n.live.as_ref().and_then(|live| live::VERSION.present(live).ok().flatten()),
                 error: n.error.clone(),
             })
             .collect(),
@@ -47,20 +48,20 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
             .filter(|n| !n.out_of_time)
             .filter_map(|n| Some(Unreachable { host: n.name.clone(), error: n.error.clone()? }))
             .collect(),
-        versions: grouped(reachable.iter().map(|(host, live)| (*host, fact::<String>(live, "version")))),
-        server_settings: diverging(&reachable, "server_settings", server_values)
+        versions: grouped(reachable.iter().map(|(host, live)| (*host, fact(live, live::VERSION)))),
+        server_settings: diverging(&reachable, live::SERVER_SETTINGS, server_values)
             .into_iter()
             .filter(|d| changed.contains(d.name.as_str()))
             .collect(),
-        merge_tree_settings: diverging(&reachable, "merge_tree_settings", merge_tree_values),
+        merge_tree_settings: diverging(&reachable, live::MERGE_TREE_SETTINGS, merge_tree_values),
         // system.settings through clusterAllReplicas carries the auditor's changed settings to
         // every replica: compared only over direct connections
         session_settings: if collected.path == crate::collect::cluster::Path::Direct {
-            diverging(&reachable, "settings", named_values)
+            diverging(&reachable, live::SETTINGS, named_values)
         } else {
             Vec::new()
         },
-        profile_settings: diverging(&reachable, "profile_settings", profile_values),
+        profile_settings: diverging(&reachable, live::PROFILE_SETTINGS, profile_values),
         storage: storage(&reachable),
         tables: tables(&reachable),
         replica_data: super::data::divergent(&reachable),
@@ -74,20 +75,23 @@ pub fn document(cluster: Option<&str>, collected: &Collected) -> ClusterDocument
 /// finds nothing in it is inconclusive, naming them, rather than comparing the others and
 /// passing.
 fn partial(nodes: &[NodeFacts]) -> BTreeMap<String, String> {
+    use crate::facts::keys::cluster;
     let inputs: [(&str, &[&str]); 10] = [
-        ("versions", &["version"]),
-        ("server_settings", &["server_settings"]),
-        ("merge_tree_settings", &["merge_tree_settings"]),
-        ("session_settings", &["settings"]),
-        ("profile_settings", &["profile_settings"]),
-        ("storage", &["disks", "storage_policies"]),
-        ("tables", &["tables"]),
-        ("replica_data", &["replicas"]),
-        ("shared_replica_names", &["macros"]),
-        ("query_log", &["log_tables"]),
+        (cluster::VERSIONS.name(), &[live::VERSION.name()]),
+        (cluster::SERVER_SETTINGS.name(), &[live::SERVER_SETTINGS.name()]),
+        (cluster::MERGE_TREE_SETTINGS.name(), &[live::MERGE_TREE_SETTINGS.name()]),
+        (cluster::SESSION_SETTINGS.name(), &[live::SETTINGS.name()]),
+        (cluster::PROFILE_SETTINGS.name(), &[live::PROFILE_SETTINGS.name()]),
+        (cluster::STORAGE.name(), &[live::DISKS.name(), live::STORAGE_POLICIES.name()]),
+        (cluster::TABLES.name(), &[live::TABLES.name()]),
+        (cluster::REPLICA_DATA.name(), &[live::REPLICAS.name()]),
+        (cluster::SHARED_REPLICA_NAMES.name(), &[live::MACROS.name()]),
+        (cluster::QUERY_LOG.name(), &[live::LOG_TABLES.name()]),
     ];
-    let unavailable: Vec<BTreeMap<&str, &str>> =
-        nodes.iter().map(|node| node.live.as_ref().map(|live| fact(live, "unavailable")).unwrap_or_default()).collect();
+    let unavailable: Vec<BTreeMap<String, String>> = nodes
+        .iter()
+        .map(|node| node.live.as_ref().map(|live| fact(live, live::UNAVAILABLE)).unwrap_or_default())
+        .collect();
     let mut out = BTreeMap::new();
     for (fact_name, reads) in inputs {
         let unread: Vec<String> = nodes
@@ -132,7 +136,7 @@ fn changed_server_settings<'a>(reachable: &[(&str, &'a Document)]) -> BTreeSet<&
     let mut read: BTreeSet<*const Value> = BTreeSet::new();
     let mut changed = BTreeSet::new();
     for (_, live) in reachable {
-        let Some(value) = live.get("server_settings") else { continue };
+        let Some(value) = live::SERVER_SETTINGS.json(*live) else { continue };
         if read.insert(std::ptr::from_ref(value)) {
             let settings = BTreeMap::<&str, ServerSetting>::deserialize(value).unwrap_or_default();
             changed.extend(settings.into_iter().filter(|(_, row)| row.changed).map(|(name, _)| name));
@@ -177,9 +181,9 @@ fn profile_values(profile_settings: &Value) -> BTreeMap<String, String> {
 /// The names whose value is not the same on every replica that has the fact; a replica
 /// without the name shows "(not set)". Each distinct fact is read once (replicas alike share
 /// it) and the names are compared between the distinct values, not between every replica.
-fn diverging(
+fn diverging<T>(
     reachable: &[(&str, &Document)],
-    fact: &str,
+    fact: FactKey<T>,
     values: impl Fn(&Value) -> BTreeMap<String, String>,
 ) -> Vec<Divergence> {
     let mut distinct: Vec<BTreeMap<String, String>> = Vec::new();
@@ -187,7 +191,7 @@ fn diverging(
     let mut read: HashMap<*const Value, usize> = HashMap::new();
     let mut hosts: Vec<(&str, usize)> = Vec::new();
     for (host, live) in reachable {
-        let Some(value) = live.get(fact).filter(|f| !f.is_null()) else { continue };
+        let Some(value) = fact.json(*live).filter(|f| !f.is_null()) else { continue };
         let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
             let named = values(value);
             let alike = by_hash.entry(rustc_hash::FxBuildHasher.hash_one(&named)).or_default();
@@ -229,12 +233,12 @@ struct NamedRow {
 /// Disks and storage policies that exist on some replicas only.
 fn storage(reachable: &[(&str, &Document)]) -> Vec<StorageGap> {
     let mut out = Vec::new();
-    for (kind, fact_name) in [("disk", "disks"), ("storage policy", "storage_policies")] {
+    for (kind, fact) in [("disk", live::DISKS.name()), ("storage policy", live::STORAGE_POLICIES.name())] {
         let with_fact: Vec<(&str, BTreeSet<String>)> = reachable
             .iter()
             .filter_map(|(host, live)| {
                 // a replica whose list could not be read is in neither list
-                let rows = Vec::<NamedRow>::deserialize(live.get(fact_name).filter(|f| f.is_array())?).ok()?;
+                let rows = Vec::<NamedRow>::deserialize(live.get(fact).filter(|f| f.is_array())?).ok()?;
                 Some((*host, rows.into_iter().map(|r| r.name).collect()))
             })
             .collect();
@@ -280,7 +284,7 @@ fn tables(reachable: &[(&str, &Document)]) -> Vec<TableDivergence> {
     let mut hosts: Vec<(&str, String, usize)> = Vec::new();
     for (host, live) in reachable {
         // a replica whose tables could not be read is in no list
-        let Some(value) = live.get("tables").filter(|f| f.is_array()) else { continue };
+        let Some(value) = live::TABLES.json(*live).filter(|f| f.is_array()) else { continue };
         let group = *read.entry(std::ptr::from_ref(value)).or_insert_with(|| {
             let rows = Vec::<Table>::deserialize(value).unwrap_or_default();
             let shapes =
@@ -288,7 +292,7 @@ fn tables(reachable: &[(&str, &Document)]) -> Vec<TableDivergence> {
             distinct.push(shapes);
             distinct.len() - 1
         });
-        hosts.push((host, fact::<String>(live, "version"), group));
+        hosts.push((host, fact(live, live::VERSION), group));
     }
     let mut out = Vec::new();
     // one list for every replica (the usual case): nothing differs

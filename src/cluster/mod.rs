@@ -79,7 +79,7 @@ pub fn audit(
             });
             found.append(&mut findings);
         }
-        let version = Some(crate::facts::live_text(live, "version")).filter(|v| !v.is_empty()).map(str::to_string);
+        let version = Some(crate::facts::keys::live::VERSION.text(live)).filter(|v| !v.is_empty()).map(str::to_string);
         for mut f in eval::one_per_problem(found, &pack.live_twins) {
             // the replica is named in `hosts`: the message reads the same on every replica
             if !endpoint.is_empty() && f.message.contains(endpoint) {

@@ -13,18 +13,18 @@ use serde_json::{Map, Value};
 use crate::collect::cluster::NodeFacts;
 use crate::collect::interned::{Document, hash_json};
 use crate::eval::{Finding, Outcome, RuleResult, Selection, Variables, evaluate_rule_with};
-use crate::facts::{Facts, Source};
+use crate::facts::{Facts, Source, keys};
 use crate::rules::Rule;
 use crate::rules::check::WHOLE;
 use crate::version::Version;
 
 /// Fields that decide whether a rule runs at all (its facts unread, absent or partial):
 /// part of every rule's input.
-const COLLECTION: &[&str] = &["unavailable", "absent", "partial"];
+const COLLECTION: &[&str] = &[keys::live::UNAVAILABLE.name(), keys::live::ABSENT.name(), keys::cluster::PARTIAL.name()];
 
 /// The endpoint a derived fact's reason names: kept for every evaluation, but not part of
 /// a rule's input unless it reads it (a reason judged on one replica is retold of another).
-const ENDPOINT: &str = "endpoint";
+const ENDPOINT: &str = keys::live::ENDPOINT.name();
 
 /// Each reachable replica's results, one per rule in `rules`' order (None for a replica not
 /// read): each rule is evaluated on the first replica of each distinct input, and its
@@ -95,7 +95,7 @@ pub fn evaluate(
 
 /// Where a replica's facts came from (`user@http://host:port`), as its findings name it.
 pub fn endpoint(node: &NodeFacts) -> &str {
-    node.live.as_ref().map_or("", |live| crate::facts::live_text(live, "endpoint"))
+    node.live.as_ref().map_or("", |live| crate::facts::keys::live::ENDPOINT.text(live))
 }
 
 /// One replica's server documents with a hash of each top-level field, computed once.
@@ -164,7 +164,9 @@ fn facts_for(rules: &[&Rule], base: &Facts, live: &Document, log: Option<&Value>
         facts.document.insert(source.name().into(), kept);
     }
     facts.sources.insert(Source::Live);
-    facts.document.insert("live".into(), read_by(rules, Source::Live, |name| live.get(name), || live.to_value()));
+    facts
+        .document
+        .insert(Source::Live.name().into(), read_by(rules, Source::Live, |name| live.get(name), || live.to_value()));
     facts
 }
 

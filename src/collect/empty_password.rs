@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::client::Session;
 use super::combined::{Answer, Rows};
+use crate::facts::keys;
 
 /// What `--dry-run` says of the attempt, and the query sent.
 pub(crate) const PURPOSE: &str = "as each user with a plaintext password that accepts any address (at most 64), \
@@ -20,7 +21,7 @@ const MAX_TRIED: usize = 64;
 /// Adds `empty_password` (true, false, or null when the answer said neither) to the rows of
 /// the `users` answer that qualify.
 pub(crate) async fn mark(session: &Session, answers: &mut [Answer<'_>]) {
-    let Some((_, Ok(rows))) = answers.iter_mut().find(|(name, _)| *name == "users") else { return };
+    let Some((_, Ok(rows))) = answers.iter_mut().find(|(name, _)| *name == keys::live::USERS.name()) else { return };
     let Ok(mut values) = rows.clone().into_values() else { return };
     let mut tried = 0;
     for row in &mut values {

@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use super::Session;
 use crate::facts::derived::{Plan, ProjectionUse};
-use crate::facts::rows::{Projection, QueryShape, SessionSetting, TableParts};
-use crate::facts::typed::{self, Count, Facts};
+use crate::facts::keys;
+use crate::facts::rows::QueryShape;
+use crate::facts::typed::{Count, Facts};
 use crate::sql;
 
 /// At most this many EXPLAINs per audit, whatever the workload.
@@ -66,11 +67,10 @@ pub fn read_top_n(shapes: &mut [Value]) {
 /// projections (does the plan use it?), by the log's order (total time). A fact of another
 /// shape than the catalog's is an error naming it.
 pub fn candidates(live: &impl Facts, shapes: &[QueryShape]) -> Result<Vec<Candidate>, String> {
-    let readonly: Option<Count> = typed::read(live, "live", "readonly")?;
-    let lazy_limit: Option<SessionSetting> =
-        typed::entry(live, "live", "settings", "query_plan_max_limit_for_lazy_materialization")?;
-    let parts: Vec<TableParts> = typed::read(live, "live", "parts")?;
-    let projections: Vec<Projection> = typed::read(live, "live", "projections")?;
+    let readonly = keys::live::READONLY.present(live)?;
+    let lazy_limit = keys::live::SETTINGS.entry(live, "query_plan_max_limit_for_lazy_materialization")?;
+    let parts = keys::live::PARTS.read(live)?;
+    let projections = keys::live::PROJECTIONS.read(live)?;
     let settings_allowed = readonly != Some(Count(1));
     let explainable = |q: &str| sql::explainable(q, settings_allowed);
     let lazy_limit = lazy_limit.and_then(|s| s.value.parse::<f64>().ok()).unwrap_or(0.0);

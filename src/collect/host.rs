@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::facts::derived::{BlockDevice, Route};
 use crate::facts::document::{Document, Fact};
+use crate::facts::keys::host;
 
 /// The `host` document, typed: `tcp_slow_start_after_idle` (from /proc), the routes with
 /// their `initcwnd` (from `ip route show`; a route without one uses the kernel default of
@@ -16,23 +17,24 @@ pub fn collect() -> Document {
     let slow_start = match std::fs::read_to_string("/proc/sys/net/ipv4/tcp_slow_start_after_idle") {
         Ok(text) => Some(text.trim().to_string()),
         Err(e) => {
-            unavailable.insert("tcp_slow_start_after_idle".to_string(), e.to_string());
+            unavailable.insert(host::TCP_SLOW_START_AFTER_IDLE.name().to_string(), e.to_string());
             None
         }
     };
-    facts.insert("tcp_slow_start_after_idle", Box::new(slow_start));
+    host::TCP_SLOW_START_AFTER_IDLE.put(&mut facts, slow_start);
     let routes = match std::process::Command::new("ip").args(["route", "show"]).output() {
         Ok(out) if out.status.success() => parse_routes(&String::from_utf8_lossy(&out.stdout)),
         Ok(out) => {
-            unavailable.insert("routes".to_string(), String::from_utf8_lossy(&out.stderr).trim().to_string());
+            unavailable
+                .insert(host::ROUTES.name().to_string(), String::from_utf8_lossy(&out.stderr).trim().to_string());
             Vec::new()
         }
         Err(e) => {
-            unavailable.insert("routes".to_string(), format!("cannot run `ip route show`: {e}"));
+            unavailable.insert(host::ROUTES.name().to_string(), format!("cannot run `ip route show`: {e}"));
             Vec::new()
         }
     };
-    facts.insert("routes", Box::new(routes));
+    host::ROUTES.put(&mut facts, routes);
     for (name, read) in KERNEL_FACTS {
         match read() {
             Ok(value) => facts.insert(*name, value),
@@ -41,7 +43,7 @@ pub fn collect() -> Document {
             }
         }
     }
-    facts.insert("unavailable", Box::new(unavailable));
+    host::UNAVAILABLE.put(&mut facts, unavailable);
     facts
 }
 
@@ -55,28 +57,28 @@ fn fact(value: impl Fact) -> Box<dyn Fact> {
 /// Kernel facts by name (the keys of the `host` document). Strings as the kernel writes
 /// them; for THP the selected `[mode]`; numbers where rules compare them.
 const KERNEL_FACTS: &[(&str, Reader)] = &[
-    ("thp_enabled", || selected(&read("/sys/kernel/mm/transparent_hugepage/enabled")?)),
-    ("thp_defrag", || selected(&read("/sys/kernel/mm/transparent_hugepage/defrag")?)),
-    ("overcommit_memory", || number(&read("/proc/sys/vm/overcommit_memory")?)),
-    ("zone_reclaim_mode", || number(&read("/proc/sys/vm/zone_reclaim_mode")?)),
-    ("clock_source", || Ok(fact(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
-    ("cpu_governor", cpu_governor),
-    ("pid_max", || number(&read("/proc/sys/kernel/pid_max")?)),
-    ("threads_max", || number(&read("/proc/sys/kernel/threads-max")?)),
-    ("file_max", || number(&read("/proc/sys/fs/file-max")?)),
-    ("task_delayacct", || number(&read("/proc/sys/kernel/task_delayacct")?)),
-    ("swap_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "SwapTotal:").map(fact)),
-    ("data_path_filesystem", || Ok(fact(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
-    ("server_max_processes", server_max_processes),
-    ("mem_total_kb", || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:").map(fact)),
-    ("kernel_release", || Ok(fact(read("/proc/sys/kernel/osrelease")?))),
-    ("kernel_version_number", || kernel_version_number(&read("/proc/sys/kernel/osrelease")?).map(fact)),
-    ("block_devices", || block_devices().map(fact)),
-    ("thermal_throttle_events", || {
+    (host::THP_ENABLED.name(), || selected(&read("/sys/kernel/mm/transparent_hugepage/enabled")?)),
+    (host::THP_DEFRAG.name(), || selected(&read("/sys/kernel/mm/transparent_hugepage/defrag")?)),
+    (host::OVERCOMMIT_MEMORY.name(), || number(&read("/proc/sys/vm/overcommit_memory")?)),
+    (host::ZONE_RECLAIM_MODE.name(), || number(&read("/proc/sys/vm/zone_reclaim_mode")?)),
+    (host::CLOCK_SOURCE.name(), || Ok(fact(read("/sys/devices/system/clocksource/clocksource0/current_clocksource")?))),
+    (host::CPU_GOVERNOR.name(), cpu_governor),
+    (host::PID_MAX.name(), || number(&read("/proc/sys/kernel/pid_max")?)),
+    (host::THREADS_MAX.name(), || number(&read("/proc/sys/kernel/threads-max")?)),
+    (host::FILE_MAX.name(), || number(&read("/proc/sys/fs/file-max")?)),
+    (host::TASK_DELAYACCT.name(), || number(&read("/proc/sys/kernel/task_delayacct")?)),
+    (host::SWAP_TOTAL_KB.name(), || meminfo_kb(&read("/proc/meminfo")?, "SwapTotal:").map(fact)),
+    (host::DATA_PATH_FILESYSTEM.name(), || Ok(fact(filesystem_of(DATA_PATH, &read("/proc/mounts")?)))),
+    (host::SERVER_MAX_PROCESSES.name(), server_max_processes),
+    (host::MEM_TOTAL_KB.name(), || meminfo_kb(&read("/proc/meminfo")?, "MemTotal:").map(fact)),
+    (host::KERNEL_RELEASE.name(), || Ok(fact(read("/proc/sys/kernel/osrelease")?))),
+    (host::KERNEL_VERSION_NUMBER.name(), || kernel_version_number(&read("/proc/sys/kernel/osrelease")?).map(fact)),
+    (host::BLOCK_DEVICES.name(), || block_devices().map(fact)),
+    (host::THERMAL_THROTTLE_EVENTS.name(), || {
         Ok(fact(sum_of_files("/sys/devices/system/cpu", "thermal_throttle/core_throttle_count")))
     }),
-    ("ecc_corrected_errors", || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ce_count")))),
-    ("ecc_uncorrected_errors", || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ue_count")))),
+    (host::ECC_CORRECTED_ERRORS.name(), || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ce_count")))),
+    (host::ECC_UNCORRECTED_ERRORS.name(), || Ok(fact(sum_of_files("/sys/devices/system/edac/mc", "ue_count")))),
 ];
 
 /// The data path of a packaged install; the filesystem of its nearest mount point counts.

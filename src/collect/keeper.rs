@@ -10,6 +10,7 @@
 use super::client::{CollectError, Session};
 use super::combined::{Answer, Rows};
 use super::{Unread, plan};
+use crate::facts::keys;
 
 /// One query asked of a server with a Keeper session.
 pub(crate) struct KeeperQuery {
@@ -26,7 +27,7 @@ pub(crate) struct KeeperQuery {
 
 pub(crate) const QUERIES: [KeeperQuery; 2] = [
     KeeperQuery {
-        name: "distributed_ddl_queue",
+        name: keys::live::DISTRIBUTED_DDL_QUEUE.name(),
         purpose: "ON CLUSTER statements some host has not finished (distributed DDL queue), \
                   only of a server whose metrics show a Keeper session",
         // one row per entry not finished everywhere, oldest first
@@ -40,7 +41,7 @@ pub(crate) const QUERIES: [KeeperQuery; 2] = [
         refused: "no distributed DDL queue (the server config has no <distributed_ddl> or <zookeeper>)",
     },
     KeeperQuery {
-        name: "keeper_connections",
+        name: keys::live::KEEPER_CONNECTIONS.name(),
         purpose: "the Keeper connections in use (one per <zookeeper> and auxiliary Keeper), \
                   only of a server whose metrics show a Keeper session",
         sql: "SELECT name, host, port FROM system.zookeeper_connection",
@@ -51,7 +52,7 @@ pub(crate) const QUERIES: [KeeperQuery; 2] = [
 
 /// Whether a node's `metrics` answer shows a Keeper session; `Err` when it was not read.
 pub(crate) fn keeper_session(answers: &[Answer<'_>]) -> Result<bool, String> {
-    let Some((_, answer)) = answers.iter().find(|(name, _)| *name == "metrics") else {
+    let Some((_, answer)) = answers.iter().find(|(name, _)| *name == keys::live::METRICS.name()) else {
         return Err(format!("{}: system.metrics was not read", Unread::QueryFailed.label()));
     };
     let rows = answer.clone().map_err(|why| format!("system.metrics was not read: {why}"))?.into_values()?;

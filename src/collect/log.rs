@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::explain::{self, Candidate};
 use super::{Answer, Document, Rows, Session};
 use crate::facts::derived::Plan;
-use crate::facts::rows::QueryShape;
-use crate::facts::typed::{self, Facts};
+use crate::facts::keys;
+use crate::facts::typed::Facts;
 
 #[derive(Debug, Default, Serialize)]
 pub(crate) struct LogDocument {
@@ -57,7 +57,8 @@ impl LogDocument {
     /// one log is flushed, a missing one is a log the config turns off: unread. The plans go
     /// with the query shapes.
     pub fn settle_fresh(&mut self, live: &impl Facts) {
-        let uptime = typed::read::<Vec<crate::facts::rows::Release>>(live, "live", "release")
+        let uptime = keys::live::RELEASE
+            .read(live)
             .ok()
             .and_then(|rows| rows.first().and_then(|r| crate::facts::whole(r.uptime_seconds.0)));
         let Some(uptime) = uptime.filter(|&seconds| seconds < FRESH_SECONDS) else { return };
@@ -77,8 +78,8 @@ impl LogDocument {
                 "the server has been up {uptime} s and has not created this log table yet (it does at its \
                  first flush of entries): no history to judge; audit again in a minute"
             );
-            if name == "shapes" {
-                self.absent.insert("plans".to_string(), why.clone());
+            if name == keys::log::SHAPES.name() {
+                self.absent.insert(keys::log::PLANS.name().to_string(), why.clone());
             }
             self.absent.insert(name, why);
         }
@@ -86,7 +87,7 @@ impl LogDocument {
 
     /// Records why the plans are not read.
     pub fn plans_unread(&mut self, why: String) {
-        self.unavailable.insert("plans".to_string(), why);
+        self.unavailable.insert(keys::log::PLANS.name().to_string(), why);
     }
 
     /// Reads each shape's Top-N limit and adds the server's plans of the candidate shapes
@@ -104,11 +105,9 @@ impl LogDocument {
     /// Reads each shape's Top-N limit and gives the shapes worth an EXPLAIN; `None` without
     /// shapes (the plans are not asked then).
     pub fn candidates(&mut self, live: &Document) -> Option<Result<Vec<Candidate>, String>> {
-        let Some(Value::Array(shapes)) = self.answers.get_mut("shapes") else { return None };
+        let Some(Value::Array(shapes)) = self.answers.get_mut(keys::log::SHAPES.name()) else { return None };
         explain::read_top_n(shapes);
-        Some(
-            typed::read(&*self, "log", "shapes").and_then(|shapes: Vec<QueryShape>| explain::candidates(live, &shapes)),
-        )
+        Some(keys::log::SHAPES.read(&*self).and_then(|shapes| explain::candidates(live, &shapes)))
     }
 
     /// The plans of the candidates, or why they could not be read.

@@ -26,7 +26,7 @@ use futures_util::stream::{self, StreamExt};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::facts::typed;
+use crate::facts::{keys, typed};
 
 pub use client::{CollectError, Limits, Session, Unread, WAIT_NOTICE_AFTER, Waiting};
 pub(crate) use combined::{Answer, Combined, Rows};
@@ -106,17 +106,17 @@ pub(crate) async fn node_in(
 /// A derived fact whose input is not of the catalog's shape is unavailable, with that reason.
 pub(crate) fn add_derived(live: &mut Document, interner: &mut Interner, log: Option<&LogDocument>) {
     let derived = [
-        ("setting_scopes", scopes::setting_scopes(live, log).and_then(|rows| to_fact(&rows))),
-        ("user_settings", user_settings::user_settings(live).and_then(|rows| to_fact(&rows))),
+        (keys::live::SETTING_SCOPES.name(), scopes::setting_scopes(live, log).and_then(|rows| to_fact(&rows))),
+        (keys::live::USER_SETTINGS.name(), user_settings::user_settings(live).and_then(|rows| to_fact(&rows))),
     ];
     for (fact, value) in derived {
         match value {
             Ok(value) => live.set(interner, fact, value),
             Err(why) => {
                 // collected so: `unavailable` has the catalog's shape
-                let mut unavailable: Reasons = typed::read(&*live, "live", "unavailable").unwrap_or_default();
+                let mut unavailable = keys::live::UNAVAILABLE.read(&*live).unwrap_or_default();
                 unavailable.insert(fact.to_string(), why);
-                live.set(interner, "unavailable", json!(unavailable));
+                live.set(interner, keys::live::UNAVAILABLE.name(), json!(unavailable));
             }
         }
     }
@@ -196,7 +196,7 @@ async fn each_alone<'a>(session: &Session, queries: Vec<(&'a str, &'a str, Strin
 /// Whether a `live` document's `log_tables` name the system table `name`; `None` when
 /// they are unknown (not read, or not rows).
 pub(crate) fn lists_log_table(live: &impl typed::Facts, name: &str) -> Option<bool> {
-    let tables: Option<Vec<crate::facts::rows::LogTable>> = typed::read(live, "live", "log_tables").ok()?;
+    let tables = keys::live::LOG_TABLES.present(live).ok()?;
     Some(tables?.iter().any(|t| t.name == name))
 }
 
@@ -222,12 +222,12 @@ pub(crate) fn live_document(
     let mut live = Document::default();
     let mut unavailable = Reasons::new();
     let mut absent = Reasons::new();
-    live.set(interner, "endpoint", json!(endpoint));
-    live.set(interner, "version", json!(version));
-    live.set(interner, "readonly", json!(readonly));
+    live.set(interner, keys::live::ENDPOINT.name(), json!(endpoint));
+    live.set(interner, keys::live::VERSION.name(), json!(version));
+    live.set(interner, keys::live::READONLY.name(), json!(readonly));
     for (name, answer) in answers {
         // every ClickHouse server has settings: none is an answer of something else
-        let answer = answer.and_then(|rows| match rows.is_empty() && name == "settings" {
+        let answer = answer.and_then(|rows| match rows.is_empty() && name == keys::live::SETTINGS.name() {
             true => Err(format!(
                 "{}: no row of system.settings: not a ClickHouse server's answer",
                 Unread::BadResponse.label()
@@ -248,19 +248,18 @@ pub(crate) fn live_document(
             }
         }
     }
-    live.set(interner, "unavailable", json!(unavailable));
-    live.set(interner, "absent", json!(absent));
-    live.set(interner, "query_id_prefix", json!(query_id_prefix));
+    live.set(interner, keys::live::UNAVAILABLE.name(), json!(unavailable));
+    live.set(interner, keys::live::ABSENT.name(), json!(absent));
+    live.set(interner, keys::live::QUERY_ID_PREFIX.name(), json!(query_id_prefix));
     live
 }
 
-/// What a `live` or `log` document asked for and could not read (its `unavailable`), as
-/// `name: reason`: every unavailable fact but those whose table is missing (absent, or too
-/// new for the server).
-pub fn unread(document: &impl typed::Facts) -> Vec<String> {
+/// What a `live` or `log` document asked for and could not read (its `unavailable`, whose
+/// key is given), as `name: reason`: every unavailable fact but those whose table is missing
+/// (absent, or too new for the server).
+pub fn unread(document: &impl typed::Facts, unavailable: keys::Reasons) -> Vec<String> {
     // a document's `unavailable` has the catalog's shape (collected so): another is empty
-    let unavailable: std::collections::BTreeMap<&str, &str> =
-        typed::read(document, "collected", "unavailable").unwrap_or_default();
+    let unavailable = unavailable.read(document).unwrap_or_default();
     unavailable
         .into_iter()
         .filter(|(_, why)| Unread::of_reason(why) != Some(Unread::Missing))
@@ -272,12 +271,17 @@ pub fn unread(document: &impl typed::Facts) -> Vec<String> {
 /// A row of another shape than its query's fails the fact. Values are read as the catalog
 /// types them: numbers the server quoted are numbers.
 fn keyed_by_name(name: &str, rows: Vec<Value>) -> Result<Value, String> {
-    let mut fact = match name {
-        "settings" | "server_settings" | "merge_tree_settings" => Value::Object(by_name::<SettingRow>(rows)?),
-        "errors" | "metrics" | "events" => Value::Object(by_name::<CounterRow>(rows)?),
-        _ => Value::Array(rows),
+    use keys::live;
+    let settings = [live::SETTINGS.name(), live::SERVER_SETTINGS.name(), live::MERGE_TREE_SETTINGS.name()];
+    let counters = [live::ERRORS.name(), live::METRICS.name(), live::EVENTS.name()];
+    let mut fact = if settings.contains(&name) {
+        Value::Object(by_name::<SettingRow>(rows)?)
+    } else if counters.contains(&name) {
+        Value::Object(by_name::<CounterRow>(rows)?)
+    } else {
+        Value::Array(rows)
     };
-    crate::facts::schema::type_fact("live", name, &mut fact);
+    crate::facts::schema::type_fact(crate::facts::Source::Live.name(), name, &mut fact);
     Ok(fact)
 }
 

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::client::Session;
 use super::combined::{Answer, Rows};
 use super::plan::FAN_OUT_FAILURE_EVENTS;
-use crate::facts::uint;
+use crate::facts::{keys, uint};
 
 /// What `--dry-run` says of the query.
 pub(crate) const PURPOSE: &str = "connection failures chaudit's own earlier fan-outs counted since the server started \
@@ -58,7 +58,7 @@ pub(crate) fn subtract(events: &mut Map<String, Value>, own: &Map<String, Value>
 /// A node's `events` answer (rows of event and value) without what chaudit's own queries
 /// counted, asked only when a failure counter is above 0.
 pub(crate) async fn take_out(session: &Session, answers: &mut [Answer<'_>]) {
-    let Some((_, Ok(rows))) = answers.iter_mut().find(|(name, _)| *name == "events") else { return };
+    let Some((_, Ok(rows))) = answers.iter_mut().find(|(name, _)| *name == keys::live::EVENTS.name()) else { return };
     let Ok(values) = rows.clone().into_values() else { return };
     let mut events: Map<String, Value> =
         values.iter().filter_map(|row| Some((row["event"].as_str()?.to_string(), row["value"].clone()))).collect();

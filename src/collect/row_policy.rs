@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::{Answer, Unread};
+use crate::facts::keys;
 
 /// A row of the `row_policies` fact (see collect/plan/).
 #[derive(Deserialize)]
@@ -36,7 +37,9 @@ impl Policy {
 /// policies' names, from the `row_policies` answer among `answers` (none when it was not read).
 pub(crate) fn filtered(answers: &[Answer], user: &str, roles: &[String]) -> BTreeMap<String, Vec<String>> {
     let mut tables: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let Some((_, Ok(rows))) = answers.iter().find(|(name, _)| *name == "row_policies") else { return tables };
+    let Some((_, Ok(rows))) = answers.iter().find(|(name, _)| *name == keys::live::ROW_POLICIES.name()) else {
+        return tables;
+    };
     let Ok(rows) = rows.clone().into_values() else { return tables };
     for policy in rows.into_iter().filter_map(|row| Policy::deserialize(row).ok()) {
         if policy.database == "system" && policy.applies(user, roles) {

@@ -12,22 +12,21 @@
 //! `profiles` (of those users), `workload_queries` (queries of the window that ran with this
 //! value, by user: `["bench: 42"]`) and `subject` (how a message names it).
 
-use serde_json::Value;
-
 use crate::facts::derived::SettingScope;
+use crate::facts::keys;
 use crate::facts::rows::{ChangedSettings, ProfileSetting, UserProfile, WorkloadSetting};
-use crate::facts::typed::{Facts, read};
+use crate::facts::typed::Facts;
 
 /// The scopes of the changed settings, from the `live` document and, when read, the `log`;
 /// an error when an input is not of the catalog's shape.
 pub fn setting_scopes(live: &impl Facts, log: Option<&impl Facts>) -> Result<Vec<SettingScope>, String> {
-    let assigned: Vec<UserProfile> = read(live, "live", "user_profiles")?;
-    let profile_rows: Vec<ProfileSetting> = read(live, "live", "profile_settings")?;
+    let assigned: Vec<UserProfile> = keys::live::USER_PROFILES.read(live)?;
+    let profile_rows: Vec<ProfileSetting> = keys::live::PROFILE_SETTINGS.read(live)?;
     let workload: Vec<WorkloadSetting> = match log {
-        Some(log) => read(log, "log", "user_settings")?,
+        Some(log) => keys::log::USER_SETTINGS.read(log)?,
         None => Vec::new(),
     };
-    let ChangedSettings(changed) = read(live, "live", "settings")?;
+    let ChangedSettings(changed) = keys::live::SETTINGS.changed(live)?;
     let profiles_of = |user: &str| -> Vec<String> {
         assigned.iter().filter(|r| r.user_name == user).filter_map(|r| r.inherit_profile.clone()).collect()
     };
@@ -96,7 +95,7 @@ pub fn setting_scopes(live: &impl Facts, log: Option<&impl Facts>) -> Result<Vec
             });
         }
     }
-    let endpoint = live.fact("endpoint").and_then(Value::as_str).unwrap_or_default();
+    let endpoint = keys::live::ENDPOINT.text(live);
     for (setting, entry) in changed {
         if !scopes.iter().any(|s| s.setting == setting && s.value == entry.value) {
             scopes.push(SettingScope {

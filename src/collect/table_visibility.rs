@@ -6,18 +6,19 @@
 //! ones, the facts read from those system tables are unavailable, saying which grant is missing.
 
 use super::{Answer, Unread};
+use crate::facts::keys::live;
 
 /// The facts whose rows are the user tables the auditing user may see.
 const PER_TABLE: [&str; 9] = [
-    "tables",
-    "parts",
-    "partitions",
-    "detached_parts",
-    "mutations",
-    "replicas",
-    "replication_queue",
-    "distribution_queue",
-    "projections",
+    live::TABLES.name(),
+    live::PARTS.name(),
+    live::PARTITIONS.name(),
+    live::DETACHED_PARTS.name(),
+    live::MUTATIONS.name(),
+    live::REPLICAS.name(),
+    live::REPLICATION_QUEUE.name(),
+    live::DISTRIBUTION_QUEUE.name(),
+    live::PROJECTIONS.name(),
 ];
 
 const SYSTEM_DATABASES: [&str; 3] = ["system", "information_schema", "INFORMATION_SCHEMA"];
@@ -25,7 +26,7 @@ const SYSTEM_DATABASES: [&str; 3] = ["system", "information_schema", "INFORMATIO
 /// Makes the per-table answers unavailable when the `databases` answer holds no database
 /// but the system ones.
 pub(crate) fn mark(answers: &mut [Answer<'_>], user: &str) {
-    let Some((_, Ok(rows))) = answers.iter().find(|(name, _)| *name == "databases") else { return };
+    let Some((_, Ok(rows))) = answers.iter().find(|(name, _)| *name == live::DATABASES.name()) else { return };
     let Ok(rows) = rows.clone().into_values() else { return };
     let sees_a_user_database =
         rows.iter().any(|row| row["name"].as_str().is_some_and(|name| !SYSTEM_DATABASES.contains(&name)));

@@ -16,8 +16,9 @@
 use std::collections::HashMap;
 
 use crate::facts::derived::UserSettings;
+use crate::facts::keys;
 use crate::facts::rows::{ProfileElement, ProfileTarget, RoleGrant, User};
-use crate::facts::typed::{Facts, read};
+use crate::facts::typed::Facts;
 
 /// The profile every user starts from, as the stock config names it.
 const DEFAULT_PROFILE: &str = "default";
@@ -38,10 +39,10 @@ type Owned<'a> = HashMap<Owner, HashMap<&'a str, Vec<&'a ProfileElement>>>;
 
 /// Every user's settings; an error when an input is not of the catalog's shape.
 pub fn user_settings(live: &impl Facts) -> Result<Vec<UserSettings>, String> {
-    let users: Vec<User> = read(live, "live", "users")?;
-    let elements: Vec<ProfileElement> = read(live, "live", "profile_elements")?;
-    let targets: Vec<ProfileTarget> = read(live, "live", "profile_targets")?;
-    let grants: Vec<RoleGrant> = read(live, "live", "role_grants")?;
+    let users: Vec<User> = keys::live::USERS.read(live)?;
+    let elements: Vec<ProfileElement> = keys::live::PROFILE_ELEMENTS.read(live)?;
+    let targets: Vec<ProfileTarget> = keys::live::PROFILE_TARGETS.read(live)?;
+    let grants: Vec<RoleGrant> = keys::live::ROLE_GRANTS.read(live)?;
     // indexed once: a scan per lookup costs users x lookups x elements
     let mut owned: Owned = HashMap::new();
     for element in &elements {

@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::audit::{self, AuditError, Live, ProjectSuppressions, Request, RulesRequest};
 use crate::collect::NodeDocuments;
 use crate::config::LoadOptions;
+use crate::facts::keys;
 use crate::verdict::{Failure, Policy, Status};
 
 use sections::*;
@@ -198,21 +199,21 @@ pub fn compare(a: &State, b: &State, all: bool) -> Diff {
 
 /// Why a server could not give a section's facts (denied, past a cap), if it could not.
 fn unread(state: &State, section: &str) -> Option<String> {
-    let facts: &[&str] = match section {
-        "server settings" => &["server_settings"],
-        "merge_tree settings" => &["merge_tree_settings"],
-        "profiles" => &["profile_settings"],
-        "user settings" => &["user_settings", "profile_elements"],
-        "users" => &["users", "user_profiles"],
-        "grants" => &["grants"],
-        "roles" => &["role_grants"],
-        "quotas" => &["quotas"],
-        "disks" => &["disks"],
-        "storage policies" => &["storage_policies"],
-        "clusters" => &["clusters"],
-        _ => &[],
+    let facts: Vec<&str> = match section {
+        "server settings" => vec![keys::live::SERVER_SETTINGS.name()],
+        "merge_tree settings" => vec![keys::live::MERGE_TREE_SETTINGS.name()],
+        "profiles" => vec![keys::live::PROFILE_SETTINGS.name()],
+        "user settings" => vec![keys::live::USER_SETTINGS.name(), keys::live::PROFILE_ELEMENTS.name()],
+        "users" => vec![keys::live::USERS.name(), keys::live::USER_PROFILES.name()],
+        "grants" => vec![keys::live::GRANTS.name()],
+        "roles" => vec![keys::live::ROLE_GRANTS.name()],
+        "quotas" => vec![keys::live::QUOTAS.name()],
+        "disks" => vec![keys::live::DISKS.name()],
+        "storage policies" => vec![keys::live::STORAGE_POLICIES.name()],
+        "clusters" => vec![keys::live::CLUSTERS.name()],
+        _ => Vec::new(),
     };
-    let unavailable = state.live.as_ref()?.get("unavailable")?.as_object()?;
+    let unavailable = keys::live::UNAVAILABLE.json(state.live.as_ref()?)?.as_object()?;
     facts.iter().find_map(|f| unavailable.get(*f)).map(|why| crate::mask::shown(&text(why)))
 }
 
@@ -241,8 +242,8 @@ fn release_only(section: &mut SectionDiff, a: &State, b: &State) -> Option<NotCo
                 .is_some_and(|catalog| !catalog.is_server(key)),
             "grants" => {
                 let privilege = key.split_once(": ").map_or(key, |(_, p)| p);
-                live.get("privileges").is_some()
-                    && !list(live.get("privileges"))
+                keys::live::PRIVILEGES.json(live).is_some()
+                    && !list(keys::live::PRIVILEGES.json(live))
                         .any(|row| row.get("privilege").and_then(Value::as_str) == Some(privilege))
             }
             _ => false,
@@ -255,7 +256,7 @@ fn release_only(section: &mut SectionDiff, a: &State, b: &State) -> Option<NotCo
             (Some(_), None) if unknown_to(b, &d.key) => b,
             _ => return true,
         };
-        let version = crate::facts::live_text(lacking.live.as_ref().expect("a side's release"), "version");
+        let version = keys::live::VERSION.text(lacking.live.as_ref().expect("a side's release"));
         release.entry(version.to_string()).or_default().push(d.key.clone());
         false
     });

@@ -38,8 +38,8 @@ pub(super) fn list(v: Option<&Value>) -> impl Iterator<Item = &Value> {
 
 pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items> {
     if let Some(config) = &s.config {
-        let values = config.get("server")?.as_object()?;
-        let at = config.get("server_at").and_then(Value::as_object);
+        let values = keys::config::SERVER.json(config)?.as_object()?;
+        let at = keys::config::SERVER_AT.json(config).and_then(Value::as_object);
         // an empty root element is a section, not a setting: config elements compares it
         let mut items: Items = values
             .iter()
@@ -49,7 +49,7 @@ pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items>
         // against a server: the settings the server has, a setting the config leaves alone at
         // the server's default
         if let Some(live) = other.and_then(|o| o.live.as_ref()) {
-            let rows = live.get("server_settings")?.as_object()?;
+            let rows = keys::live::SERVER_SETTINGS.json(live)?.as_object()?;
             items.retain(|k, _| rows.contains_key(k));
             for (name, row) in rows {
                 let changed = row.get("changed").and_then(Value::as_bool).unwrap_or(false);
@@ -63,9 +63,11 @@ pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items>
         }
         return Some(items);
     }
-    let rows = s.live.as_ref()?.get("server_settings")?.as_object()?;
-    let config_names: Option<BTreeSet<&String>> =
-        other.and_then(|o| o.config.as_ref()).and_then(|c| c.get("server")?.as_object()).map(|m| m.keys().collect());
+    let rows = keys::live::SERVER_SETTINGS.json(s.live.as_ref()?)?.as_object()?;
+    let config_names: Option<BTreeSet<&String>> = other
+        .and_then(|o| o.config.as_ref())
+        .and_then(|c| keys::config::SERVER.json(c)?.as_object())
+        .map(|m| m.keys().collect());
     Some(
         rows.iter()
             .filter(|(name, row)| {
@@ -79,11 +81,11 @@ pub(super) fn server_settings(s: &State, other: Option<&State>) -> Option<Items>
 
 pub(super) fn merge_tree_settings(s: &State, _: Option<&State>) -> Option<Items> {
     if let Some(config) = &s.config {
-        let values = config.get("merge_tree")?.as_object()?;
-        let at = config.get("merge_tree_at").and_then(Value::as_object);
+        let values = keys::config::MERGE_TREE.json(config)?.as_object()?;
+        let at = keys::config::MERGE_TREE_AT.json(config).and_then(Value::as_object);
         return Some(values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), at.and_then(|a| a.get(k))))).collect());
     }
-    let rows = s.live.as_ref()?.get("merge_tree_settings")?.as_object()?;
+    let rows = keys::live::MERGE_TREE_SETTINGS.json(s.live.as_ref()?)?.as_object()?;
     Some(
         rows.iter()
             .filter(|(_, row)| row.get("changed").and_then(Value::as_bool).unwrap_or(true))
@@ -96,7 +98,7 @@ pub(super) fn merge_tree_settings(s: &State, _: Option<&State>) -> Option<Items>
 pub(super) fn profiles(s: &State, _: Option<&State>) -> Option<Items> {
     if let Some(config) = &s.config {
         let mut items = Items::new();
-        for profile in list(config.get("profiles")) {
+        for profile in list(keys::config::PROFILES.json(config)) {
             let name = text(profile.get("name")?);
             let at = profile.get("settings_at").and_then(Value::as_object);
             for (setting, value) in profile.get("settings").and_then(Value::as_object).into_iter().flatten() {
@@ -106,9 +108,9 @@ pub(super) fn profiles(s: &State, _: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("profile_settings")?;
+    keys::live::PROFILE_SETTINGS.json(live)?;
     let mut items = Items::new();
-    for row in list(live.get("profile_settings")) {
+    for row in list(keys::live::PROFILE_SETTINGS.json(live)) {
         let (profile, setting) = (text(row.get("profile_name")?), text(row.get("setting_name")?));
         items.insert(format!("{profile}/{setting}"), item(&setting, &text(row.get("value")?), None));
     }
@@ -119,16 +121,16 @@ pub(super) fn profiles(s: &State, _: Option<&State>) -> Option<Items> {
 pub(super) fn user_settings(s: &State, _: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        config.get("users")?;
+        keys::config::USERS.json(config)?;
         // where each setting got its value: through the user's profile, else the default profile
         let effective_at = |profile: &str| {
-            list(config.get("profiles"))
+            list(keys::config::PROFILES.json(config))
                 .find(|p| p.get("name").and_then(Value::as_str) == Some(profile))
                 .and_then(|p| p.get("effective_at"))
                 .and_then(Value::as_object)
         };
-        let default_profile = config.get("default_profile").and_then(Value::as_str).unwrap_or("default");
-        for user in list(config.get("users")) {
+        let default_profile = keys::config::DEFAULT_PROFILE.json(config).and_then(Value::as_str).unwrap_or("default");
+        for user in list(keys::config::USERS.json(config)) {
             let name = text(user.get("name")?);
             let own = effective_at(user.get("profile").and_then(Value::as_str).unwrap_or(default_profile));
             let default = effective_at(default_profile);
@@ -140,8 +142,8 @@ pub(super) fn user_settings(s: &State, _: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("user_settings")?;
-    for user in list(live.get("user_settings")) {
+    keys::live::USER_SETTINGS.json(live)?;
+    for user in list(keys::live::USER_SETTINGS.json(live)) {
         let name = text(user.get("user")?);
         for (setting, value) in user.get("settings").and_then(Value::as_object).into_iter().flatten() {
             items.insert(format!("{name}/{setting}"), item(setting, &text(value), None));
@@ -177,8 +179,8 @@ pub(super) fn network(kind: &str, value: &str) -> String {
 pub(super) fn users(s: &State, _: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        config.get("users")?;
-        for user in list(config.get("users")) {
+        keys::config::USERS.json(config)?;
+        for user in list(keys::config::USERS.json(config)) {
             let name = text(user.get("name")?);
             let auth = auth_name(&text(user.get("auth").unwrap_or(&Value::Null))).to_string();
             items.insert(format!("{name}.auth"), item("auth", &auth, user.get("auth_at")));
@@ -200,8 +202,8 @@ pub(super) fn users(s: &State, _: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("users")?;
-    for user in list(live.get("users")) {
+    keys::live::USERS.json(live)?;
+    for user in list(keys::live::USERS.json(live)) {
         let name = text(user.get("name")?);
         let auth = text(user.get("auth_type").unwrap_or(&Value::Null));
         let auth = auth.trim_matches(['[', ']']).split(',').map(|a| a.trim().trim_matches('\'')).collect::<Vec<_>>();
@@ -218,7 +220,7 @@ pub(super) fn users(s: &State, _: Option<&State>) -> Option<Items> {
         items.insert(format!("{name}.networks"), item("networks", &nets, None));
     }
     let mut profiles: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for row in list(live.get("user_profiles")) {
+    for row in list(keys::live::USER_PROFILES.json(live)) {
         if let (Some(user), Some(profile)) = (row.get("user_name"), row.get("inherit_profile").filter(|p| !p.is_null()))
         {
             profiles.entry(text(user)).or_default().push(text(profile));
@@ -235,9 +237,9 @@ pub(super) fn users(s: &State, _: Option<&State>) -> Option<Items> {
 /// `user: ACCESS` (or `role ...`) -> granted, with or without the grant option.
 pub(super) fn grants(s: &State, _: Option<&State>) -> Option<Items> {
     let live = s.live.as_ref()?;
-    live.get("grants")?;
+    keys::live::GRANTS.json(live)?;
     let mut items = Items::new();
-    for row in list(live.get("grants")) {
+    for row in list(keys::live::GRANTS.json(live)) {
         let who = match (row.get("user_name").filter(|v| !v.is_null()), row.get("role_name").filter(|v| !v.is_null())) {
             (Some(user), _) => text(user),
             (None, Some(role)) => format!("role {}", text(role)),
@@ -254,9 +256,9 @@ pub(super) fn grants(s: &State, _: Option<&State>) -> Option<Items> {
 /// config cannot give them).
 pub(super) fn roles(s: &State, _: Option<&State>) -> Option<Items> {
     let live = s.live.as_ref()?;
-    live.get("role_grants")?;
+    keys::live::ROLE_GRANTS.json(live)?;
     let mut items = Items::new();
-    for row in list(live.get("role_grants")) {
+    for row in list(keys::live::ROLE_GRANTS.json(live)) {
         let who = match (row.get("user_name").filter(|v| !v.is_null()), row.get("role_name").filter(|v| !v.is_null())) {
             (Some(user), _) => text(user),
             (None, Some(role)) => format!("role {}", text(role)),
@@ -275,9 +277,9 @@ pub(super) fn roles(s: &State, _: Option<&State>) -> Option<Items> {
 pub(super) fn quotas(s: &State, other: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        config.get("users")?;
+        keys::config::USERS.json(config)?;
         let mut given: BTreeMap<String, (Vec<String>, Option<&Value>)> = BTreeMap::new();
-        for user in list(config.get("users")) {
+        for user in list(keys::config::USERS.json(config)) {
             let quota = text(user.get("quota").unwrap_or(&Value::Null));
             if !quota.is_empty() {
                 let entry = given.entry(quota).or_insert_with(|| (Vec::new(), user.get("quota_at")));
@@ -291,9 +293,9 @@ pub(super) fn quotas(s: &State, other: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("quotas")?;
+    keys::live::QUOTAS.json(live)?;
     let flag = |v: Option<&Value>| v.is_some_and(|v| v.as_u64() == Some(1) || v.as_bool() == Some(true));
-    for row in list(live.get("quotas")) {
+    for row in list(keys::live::QUOTAS.json(live)) {
         let name = text(row.get("name")?);
         let mut to: Vec<String> = list(row.get("apply_to_list")).map(text).collect();
         to.sort();
@@ -320,8 +322,8 @@ pub(super) fn quotas(s: &State, other: Option<&State>) -> Option<Items> {
 pub(super) fn clusters(s: &State, _: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        let clusters = config.get("clusters")?;
-        let tcp_port = config.get("server").and_then(|s| s.get("tcp_port")).map(text);
+        let clusters = keys::config::CLUSTERS.json(config)?;
+        let tcp_port = keys::config::SERVER.json(config).and_then(|s| s.get("tcp_port")).map(text);
         for cluster in list(Some(clusters)) {
             let name = text(cluster.get("name")?);
             for (i, shard) in list(cluster.get("shards")).enumerate() {
@@ -343,10 +345,10 @@ pub(super) fn clusters(s: &State, _: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("clusters")?;
+    keys::live::CLUSTERS.json(live)?;
     let mut shards: BTreeMap<(String, u64), Vec<(u64, String)>> = BTreeMap::new();
     let number = |v: Option<&Value>| v.map_or(0, crate::facts::uint);
-    for row in list(live.get("clusters")) {
+    for row in list(keys::live::CLUSTERS.json(live)) {
         let replica = format!("{}:{}", text(row.get("host_name")?), text(row.get("port")?));
         let key = (text(row.get("cluster")?), number(row.get("shard_num")));
         shards.entry(key).or_default().push((number(row.get("replica_num")), replica));
@@ -364,7 +366,7 @@ pub(super) fn disks(s: &State, other: Option<&State>) -> Option<Items> {
     let cross = other.is_some();
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        for disk in list(config.get("disks")) {
+        for disk in list(keys::config::DISKS.json(config)) {
             let name = text(disk.get("name")?);
             items.insert(name.clone(), item("disk", "declared", disk.get("at")));
             if cross {
@@ -381,8 +383,8 @@ pub(super) fn disks(s: &State, other: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("disks")?;
-    for disk in list(live.get("disks")) {
+    keys::live::DISKS.json(live)?;
+    for disk in list(keys::live::DISKS.json(live)) {
         let name = text(disk.get("name")?);
         items.insert(name.clone(), item("disk", "declared", None));
         if cross {
@@ -411,7 +413,7 @@ pub(super) fn disks(s: &State, other: Option<&State>) -> Option<Items> {
 pub(super) fn policies(s: &State, other: Option<&State>) -> Option<Items> {
     let mut items = Items::new();
     if let Some(config) = &s.config {
-        for policy in list(config.get("policies")) {
+        for policy in list(keys::config::POLICIES.json(config)) {
             let name = text(policy.get("name")?);
             for volume in list(policy.get("volumes")) {
                 let disks: Vec<String> = list(volume.get("disks")).map(text).collect();
@@ -425,8 +427,8 @@ pub(super) fn policies(s: &State, other: Option<&State>) -> Option<Items> {
         return Some(items);
     }
     let live = s.live.as_ref()?;
-    live.get("storage_policies")?;
-    for row in list(live.get("storage_policies")) {
+    keys::live::STORAGE_POLICIES.json(live)?;
+    for row in list(keys::live::STORAGE_POLICIES.json(live)) {
         let disks: Vec<String> = list(row.get("disks")).map(text).collect();
         let key = format!("{}/{}", text(row.get("policy_name")?), text(row.get("volume_name")?));
         items.insert(key, item("disks", &disks.join(", "), None));
@@ -436,12 +438,12 @@ pub(super) fn policies(s: &State, other: Option<&State>) -> Option<Items> {
 
 pub(super) fn version(s: &State, _: Option<&State>) -> Option<Items> {
     let live = s.live.as_ref()?;
-    let version = crate::facts::live_text(live, "version");
+    let version = crate::facts::keys::live::VERSION.text(live);
     Some([("version".to_string(), item("version", version, None))].into())
 }
 
 pub(super) fn macros(s: &State) -> Option<Items> {
     let config = s.config.as_ref()?;
-    let values = config.get("macros")?.as_object()?;
+    let values = keys::config::MACROS.json(config)?.as_object()?;
     Some(values.iter().map(|(k, v)| (k.clone(), item(k, &text(v), None))).collect())
 }

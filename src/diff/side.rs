@@ -190,7 +190,7 @@ pub fn load(
                     names.join(", ")
                 )));
             }
-            let live = facts.document.get("live").cloned().ok_or_else(|| {
+            let live = facts.collected(crate::facts::Source::Live).cloned().ok_or_else(|| {
                 DiffError::usage(format!("{}: the snapshot holds no server facts (`live`)", path.display()))
             })?;
             let audited = audit::run(&request(None, Some(path.clone())), || Ok(None)).map_err(failed)?;
@@ -210,7 +210,7 @@ pub fn load(
         Side::Server(dsn) => {
             let node = collect(dsn)?;
             let live = node.live.clone().into_value();
-            let label = crate::facts::live_text(&live, "endpoint").to_string();
+            let label = crate::facts::keys::live::ENDPOINT.text(&live).to_string();
             let audited = audit::run(&request(None, None), || Ok(Some(Live::Node(Box::new(node))))).map_err(failed)?;
             let label = if label.is_empty() { crate::mask::mask_url_credentials(dsn).into_owned() } else { label };
             Ok(live_state(label, Kind::Server, live, &audited.report, Vec::new()))

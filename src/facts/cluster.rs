@@ -31,22 +31,23 @@ pub struct ClusterDocument {
 impl ClusterDocument {
     /// The document as the rules read it, each field a typed fact.
     pub fn into_document(self) -> crate::facts::document::Document {
+        use crate::facts::keys::cluster as keys;
         let mut document = crate::facts::document::Document::default();
-        document.insert("name", Box::new(self.name));
-        document.insert("path", Box::new(self.path));
-        document.insert("nodes", Box::new(self.nodes));
-        document.insert("unreachable", Box::new(self.unreachable));
-        document.insert("partial", Box::new(self.partial));
-        document.insert("versions", Box::new(self.versions));
-        document.insert("server_settings", Box::new(self.server_settings));
-        document.insert("merge_tree_settings", Box::new(self.merge_tree_settings));
-        document.insert("session_settings", Box::new(self.session_settings));
-        document.insert("profile_settings", Box::new(self.profile_settings));
-        document.insert("storage", Box::new(self.storage));
-        document.insert("tables", Box::new(self.tables));
-        document.insert("replica_data", Box::new(self.replica_data));
-        document.insert("shared_replica_names", Box::new(self.shared_replica_names));
-        document.insert("query_log", Box::new(self.query_log));
+        keys::NAME.put(&mut document, self.name);
+        keys::PATH.put(&mut document, self.path);
+        keys::NODES.put(&mut document, self.nodes);
+        keys::UNREACHABLE.put(&mut document, self.unreachable);
+        keys::PARTIAL.put(&mut document, self.partial);
+        keys::VERSIONS.put(&mut document, self.versions);
+        keys::SERVER_SETTINGS.put(&mut document, self.server_settings);
+        keys::MERGE_TREE_SETTINGS.put(&mut document, self.merge_tree_settings);
+        keys::SESSION_SETTINGS.put(&mut document, self.session_settings);
+        keys::PROFILE_SETTINGS.put(&mut document, self.profile_settings);
+        keys::STORAGE.put(&mut document, self.storage);
+        keys::TABLES.put(&mut document, self.tables);
+        keys::REPLICA_DATA.put(&mut document, self.replica_data);
+        keys::SHARED_REPLICA_NAMES.put(&mut document, self.shared_replica_names);
+        keys::QUERY_LOG.put(&mut document, self.query_log);
         document
     }
 }

@@ -16,13 +16,19 @@ use super::config_sections as sections;
 use super::config_storage as storage;
 use super::config_users;
 use super::document::{Document, Fact};
-use super::typed::{Location, Settings};
+use super::keys::config;
+use super::typed::{BuiltAs, FactKey, Location, Settings};
 use crate::config::model;
 use crate::config::{ConfigError, Element, LoadedConfig, Origin};
 
 /// The facts read from the users config.
-const USERS_FACTS: &[&str] =
-    &["users", "profiles", "profile_settings", "profile_settings_by_name", "users_file_sections"];
+const USERS_FACTS: &[&str] = &[
+    config::USERS.name(),
+    config::PROFILES.name(),
+    config::PROFILE_SETTINGS.name(),
+    config::PROFILE_SETTINGS_BY_NAME.name(),
+    config::USERS_FILE_SECTIONS.name(),
+];
 
 /// A macro that a replicated table's default path or name uses and `<macros>` does not define
 /// (`config.undefined_replica_macros`).
@@ -79,14 +85,19 @@ crate::fact_object!(LoaderProblem { kind, what, name, tag, needs_value, at });
 /// Why facts are absent or unavailable, by fact name.
 type Reasons = BTreeMap<String, String>;
 
-/// How one fact is built.
+/// Whether `fact` says why others are left out (`unavailable`, `absent`): always built.
+fn reasons(fact: &str) -> bool {
+    fact == config::UNAVAILABLE.name() || fact == config::ABSENT.name()
+}
+
 /// The users config's profiles and users, shared by the facts about them.
 type Users = (Arc<Vec<config_users::ConfigProfile>>, Arc<Vec<config_users::ConfigUser>>);
 
 type Build<'f> = Box<dyn Fn() -> Box<dyn Fact> + Sync + 'f>;
 
-fn fact<'f, F: Fact + 'static>(build: impl Fn() -> F + Sync + 'f) -> Build<'f> {
-    Box::new(move || Box::new(build()))
+/// The fact of `key` and how it is built: as its key's type, or shared with other facts.
+fn fact<'f, T, F: BuiltAs<T>>(key: FactKey<T>, build: impl Fn() -> F + Sync + 'f) -> (&'static str, Build<'f>) {
+    (key.name(), Box::new(move || Box::new(build())))
 }
 
 pub struct ConfigFacts<'a> {
@@ -170,11 +181,8 @@ impl<'a> ConfigFacts<'a> {
     /// The `config` document: the facts the rules read, built on every core (with 2,000
     /// profiles and users, or 100,000 root elements, one fact is a fifth of the audit).
     pub fn document(&self) -> Document {
-        let builders: Vec<(&str, Build)> = self
-            .builders()
-            .into_iter()
-            .filter(|(name, _)| matches!(*name, "unavailable" | "absent") || self.wants(name))
-            .collect();
+        let builders: Vec<(&str, Build)> =
+            self.builders().into_iter().filter(|(name, _)| reasons(name) || self.wants(name)).collect();
         let mut document = Document::default();
         let built = crate::parallel::pipeline(
             &builders,
@@ -188,14 +196,11 @@ impl<'a> ConfigFacts<'a> {
         if let Some(error) = &self.loaded.server_error {
             // the server tree is empty: its facts say nothing, their rules cannot judge
             let why = format!("the server config cannot be processed: {error}");
-            let server_facts: Vec<String> = document
-                .names()
-                .filter(|k| !USERS_FACTS.contains(k) && !matches!(*k, "unavailable" | "absent"))
-                .map(str::to_string)
-                .collect();
+            let server_facts: Vec<String> =
+                document.names().filter(|k| !USERS_FACTS.contains(k) && !reasons(k)).map(str::to_string).collect();
             let mut unavailable = self.unavailable();
             unavailable.extend(server_facts.into_iter().map(|k| (k, why.clone())));
-            document.insert("unavailable", Box::new(unavailable));
+            config::UNAVAILABLE.put(&mut document, unavailable);
         }
         document
     }
@@ -224,57 +229,56 @@ impl<'a> ConfigFacts<'a> {
         let merge_tree = root.child("merge_tree");
         let at = move |origin: Origin| self.location(origin);
         vec![
-            ("users", fact(|| Arc::clone(&self.model_users().1))),
-            ("root_elements", fact(|| self.root_elements())),
-            ("server", fact(|| Settings(leaf_values(root)))),
-            ("server_at", fact(|| self.leaf_locations(root))),
-            ("disks", fact(move || storage::disks(self.model_disks(), &at))),
-            ("profiles", fact(|| Arc::clone(&self.model_users().0))),
-            ("profile_settings", fact(|| config_users::profile_settings(&self.model_users().0))),
-            ("profile_settings_by_name", fact(|| config_users::profile_settings_by_name(&self.model_users().0))),
-            ("misspelled_disks", fact(move || storage::misspelled_disks(self.model_disks(), &at))),
-            ("cache_disks", fact(move || storage::cache_disks(self.model_disks(), &at))),
-            ("disk_policies", fact(|| storage::disk_policies(self.model_disks(), self.model_policies()))),
-            ("declared_disks", fact(|| storage::declared_disks(self.model_disks()))),
-            ("policy_names", fact(|| self.model_policies().iter().map(|p| p.name.clone()).collect::<Vec<_>>())),
-            ("policies", fact(move || storage::policies(self.model_policies(), &at))),
-            ("clusters", fact(move || storage::clusters(&model::clusters(root), &at))),
-            ("at", fact(|| self.location(root.origin))),
-            ("merge_tree", fact(move || Settings(merge_tree.map(leaf_values).unwrap_or_default()))),
-            ("merge_tree_at", fact(move || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default())),
-            ("macros", fact(|| model::macros(root).into_iter().collect::<BTreeMap<String, String>>())),
-            ("undefined_replica_macros", fact(|| self.undefined_replica_macros())),
-            ("listen_hosts", fact(|| root.children_named("listen_host").map(Element::value).collect::<Vec<_>>())),
-            ("exposed", fact(|| root.children_named("listen_host").any(every_interface))),
-            ("default_profile", fact(|| self.default_profile())),
-            (
-                "custom_settings_prefixes",
-                fact(|| {
-                    let prefixes = root.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
-                    let prefixes = prefixes.split(',').map(str::trim).filter(|p| !p.is_empty());
-                    prefixes.map(str::to_string).collect::<Vec<_>>()
-                }),
-            ),
-            ("logs", fact(move || sections::logs(root, &at))),
-            ("log_unknown_elements", fact(move || sections::log_unknown_elements(root, &at))),
-            ("interserver_exposed", fact(|| interserver_exposed(root))),
-            ("openssl_client", fact(move || sections::openssl_client(root, &at))),
-            ("plaintext_credentials", fact(move || sections::plaintext_credentials(root, &at))),
-            ("problems", fact(|| self.problems())),
-            ("start_problems", fact(|| super::startup::facts(self.loaded, self.model_disks(), |o| self.location(o)))),
+            fact(config::USERS, || Arc::clone(&self.model_users().1)),
+            fact(config::ROOT_ELEMENTS, || self.root_elements()),
+            fact(config::SERVER, || Settings(leaf_values(root))),
+            fact(config::SERVER_AT, || self.leaf_locations(root)),
+            fact(config::DISKS, move || storage::disks(self.model_disks(), &at)),
+            fact(config::PROFILES, || Arc::clone(&self.model_users().0)),
+            fact(config::PROFILE_SETTINGS, || config_users::profile_settings(&self.model_users().0)),
+            fact(config::PROFILE_SETTINGS_BY_NAME, || config_users::profile_settings_by_name(&self.model_users().0)),
+            fact(config::MISSPELLED_DISKS, move || storage::misspelled_disks(self.model_disks(), &at)),
+            fact(config::CACHE_DISKS, move || storage::cache_disks(self.model_disks(), &at)),
+            fact(config::DISK_POLICIES, || storage::disk_policies(self.model_disks(), self.model_policies())),
+            fact(config::DECLARED_DISKS, || storage::declared_disks(self.model_disks())),
+            fact(config::POLICY_NAMES, || self.model_policies().iter().map(|p| p.name.clone()).collect::<Vec<_>>()),
+            fact(config::POLICIES, move || storage::policies(self.model_policies(), &at)),
+            fact(config::CLUSTERS, move || storage::clusters(&model::clusters(root), &at)),
+            fact(config::AT, || self.location(root.origin)),
+            fact(config::MERGE_TREE, move || Settings(merge_tree.map(leaf_values).unwrap_or_default())),
+            fact(config::MERGE_TREE_AT, move || merge_tree.map(|m| self.leaf_locations(m)).unwrap_or_default()),
+            fact(config::MACROS, || model::macros(root).into_iter().collect::<BTreeMap<String, String>>()),
+            fact(config::UNDEFINED_REPLICA_MACROS, || self.undefined_replica_macros()),
+            fact(config::LISTEN_HOSTS, || root.children_named("listen_host").map(Element::value).collect::<Vec<_>>()),
+            fact(config::EXPOSED, || root.children_named("listen_host").any(every_interface)),
+            fact(config::DEFAULT_PROFILE, || self.default_profile()),
+            fact(config::CUSTOM_SETTINGS_PREFIXES, || {
+                let prefixes = root.child("custom_settings_prefixes").map_or("custom_".to_string(), Element::value);
+                let prefixes = prefixes.split(',').map(str::trim).filter(|p| !p.is_empty());
+                prefixes.map(str::to_string).collect::<Vec<_>>()
+            }),
+            fact(config::LOGS, move || sections::logs(root, &at)),
+            fact(config::LOG_UNKNOWN_ELEMENTS, move || sections::log_unknown_elements(root, &at)),
+            fact(config::INTERSERVER_EXPOSED, || interserver_exposed(root)),
+            fact(config::OPENSSL_CLIENT, move || sections::openssl_client(root, &at)),
+            fact(config::PLAINTEXT_CREDENTIALS, move || sections::plaintext_credentials(root, &at)),
+            fact(config::PROBLEMS, || self.problems()),
+            fact(config::START_PROBLEMS, || {
+                super::startup::facts(self.loaded, self.model_disks(), |o| self.location(o))
+            }),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
-            ("backups_allowed_disks", fact(move || sections::backups_allowed_disks(root, &at))),
-            ("unread_users_file", fact(|| self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string()))),
-            ("absent", fact(|| self.absent())),
-            ("unavailable", fact(|| self.unavailable())),
-            ("users_file_sections", fact(|| self.users_file_sections())),
+            fact(config::BACKUPS_ALLOWED_DISKS, move || sections::backups_allowed_disks(root, &at)),
+            fact(config::UNREAD_USERS_FILE, || self.loaded.unread_users_file.as_ref().map(|p| p.display().to_string())),
+            fact(config::ABSENT, || self.absent()),
+            fact(config::UNAVAILABLE, || self.unavailable()),
+            fact(config::USERS_FILE_SECTIONS, || self.users_file_sections()),
             // users come from config.xml itself (no separate users_config file)
-            ("users_in_main", fact(|| self.loaded.users_in_main)),
-            ("over_image_files", fact(|| self.loaded.over_image_files)),
-            ("logger", fact(move || sections::logger(root, &at))),
-            ("zookeeper", fact(move || keeper::zookeeper(root, &at))),
-            ("keeper_server", fact(move || keeper::keeper_server(root, &at))),
-            ("distributed_ddl", fact(move || keeper::distributed_ddl(root, &at))),
+            fact(config::USERS_IN_MAIN, || self.loaded.users_in_main),
+            fact(config::OVER_IMAGE_FILES, || self.loaded.over_image_files),
+            fact(config::LOGGER, move || sections::logger(root, &at)),
+            fact(config::ZOOKEEPER, move || keeper::zookeeper(root, &at)),
+            fact(config::KEEPER_SERVER, move || keeper::keeper_server(root, &at)),
+            fact(config::DISTRIBUTED_DDL, move || keeper::distributed_ddl(root, &at)),
         ]
     }
 

@@ -9,28 +9,33 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::typed::{self, Settings};
+use super::keys::live;
+use super::typed::Settings;
 
 /// The facts `user_settings` is derived from.
-pub const USER_SETTINGS_INPUTS: [&str; 4] = ["users", "profile_elements", "profile_targets", "role_grants"];
+pub const USER_SETTINGS_INPUTS: [&str; 4] =
+    [live::USERS.name(), live::PROFILE_ELEMENTS.name(), live::PROFILE_TARGETS.name(), live::ROLE_GRANTS.name()];
 
 /// The facts the scopes are derived from. The workload rows (log.user_settings) only add to
 /// what the profiles and users say: a replica without query_log keeps its profile and user rows.
-pub const SETTING_SCOPES_INPUTS: [&str; 3] = ["user_profiles", "profile_settings", "settings"];
+pub const SETTING_SCOPES_INPUTS: [&str; 3] =
+    [live::USER_PROFILES.name(), live::PROFILE_SETTINGS.name(), live::SETTINGS.name()];
 
 /// Why a derived fact is not the server's whole truth, if it is not: one of the facts it is
 /// derived from could not be read (named, with the server), so the rules that read it are
 /// inconclusive rather than passing on nothing.
 pub fn derived_unread(live: &Value, fact: &str) -> Option<String> {
-    let inputs: &[&str] = match fact {
-        "setting_scopes" => &SETTING_SCOPES_INPUTS,
-        "user_settings" => &USER_SETTINGS_INPUTS,
-        _ => return None,
+    let inputs: &[&str] = if fact == live::SETTING_SCOPES.name() {
+        &SETTING_SCOPES_INPUTS
+    } else if fact == live::USER_SETTINGS.name() {
+        &USER_SETTINGS_INPUTS
+    } else {
+        return None;
     };
-    let endpoint = Some(super::live_text(live, "endpoint")).filter(|e| !e.is_empty()).unwrap_or("the server");
+    let endpoint = Some(live::ENDPOINT.text(live)).filter(|e| !e.is_empty()).unwrap_or("the server");
     inputs.iter().find_map(|input| {
         // a reason of another shape is said as its error
-        let why = typed::entry::<String>(live, "live", "unavailable", input).unwrap_or_else(Some)?;
+        let why = live::UNAVAILABLE.entry(live, input).unwrap_or_else(Some)?;
         Some(format!("derived from live.{input}, which could not be read on {endpoint}: {why}"))
     })
 }

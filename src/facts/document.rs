@@ -209,6 +209,7 @@ mod tests {
     use crate::facts::config_sections as sections;
     use crate::facts::config_storage as storage;
     use crate::facts::config_users as users;
+    use crate::facts::keys;
     use crate::facts::value::{cel_value, to_value};
 
     /// A typed fact's fields are the ones serde writes: the catalog is generated from the
@@ -295,12 +296,12 @@ mod tests {
         let config = &facts.typed[&crate::facts::Source::Config];
         assert!(config.len() > 30, "every fact is built");
         let read = typed_as_its_json("config", config);
-        assert!(read.get_as::<Vec<users::ConfigUser>>("users").is_some_and(|u| !u.is_empty()));
-        assert_eq!(read.get_as::<bool>("exposed"), config.get_as::<bool>("exposed"));
+        assert!(keys::config::USERS.get(&read).is_some_and(|u| !u.is_empty()));
+        assert_eq!(keys::config::EXPOSED.get(&read), keys::config::EXPOSED.get(config));
         // this machine's facts, each read or said unavailable
         let host = crate::collect::host::collect();
         let read = typed_as_its_json("host", &host);
-        let unavailable = read.get_as::<BTreeMap<String, String>>("unavailable").unwrap();
+        let unavailable = keys::host::UNAVAILABLE.get(&read).unwrap();
         for fact in typed::facts().iter().filter_map(|f| f.path.strip_prefix("host.")) {
             assert!(
                 host.get(fact).is_some() || unavailable.contains_key(fact),

@@ -12,6 +12,7 @@ pub mod config_storage;
 pub mod config_users;
 pub mod derived;
 pub mod document;
+pub mod keys;
 pub mod rows;
 pub mod schema;
 pub mod startup;
@@ -39,12 +40,7 @@ pub fn whole(f: f64) -> Option<u64> {
 
 /// The version a server's `live` document says it runs.
 pub fn live_version(live: &impl typed::Facts) -> Option<Version> {
-    live_text(live, "version").parse().ok()
-}
-
-/// A text fact of a `live` document (`endpoint`, `version`): empty when absent.
-pub fn live_text<'a>(live: &'a impl typed::Facts, fact: &str) -> &'a str {
-    typed::read(live, "live", fact).unwrap_or_default()
+    keys::live::VERSION.text(live).parse().ok()
 }
 
 /// The positions of a snapshot's facts, for errors that name a fact by path
@@ -157,13 +153,13 @@ impl Facts {
             self.version = Some(v);
         }
         self.sources.insert(Source::Live);
-        self.document.insert("live".into(), live);
+        self.document.insert(Source::Live.name().into(), live);
     }
 
     /// Adds the workload evidence (`log`).
     pub fn add_log(&mut self, log: serde_json::Value) {
         self.sources.insert(Source::Log);
-        self.document.insert("log".into(), log);
+        self.document.insert(Source::Log.name().into(), log);
     }
 
     /// Adds the facts of the machine chaudit runs on.
@@ -187,6 +183,11 @@ impl Facts {
             document: serde_json::Map::new(),
             typed: Default::default(),
         }
+    }
+
+    /// The document of a source collected from a server (`live`, `log`), if collected.
+    pub fn collected(&self, source: Source) -> Option<&serde_json::Value> {
+        self.document.get(source.name())
     }
 
     /// No source's facts at all.
@@ -284,33 +285,33 @@ impl Facts {
     /// Why a fact of a source is absent by nature (no users config, a table the server's
     /// version lacks), if it is: the rules that need it do not apply.
     pub fn absent(&self, source: Source, fact: &str) -> Option<String> {
-        self.reason(source, "absent", fact)
+        self.reason(source, keys::absent(source), fact)
     }
 
     /// What a fact leaves out, if it was built from part of its inputs (a cluster comparison
     /// without a replica that could not be read): a rule that finds nothing in it is
     /// inconclusive, one that finds something has found it.
     pub fn partial(&self, source: Source, fact: &str) -> Option<String> {
-        self.reason(source, "partial", fact)
+        self.reason(source, keys::partial(source), fact)
     }
 
     /// Why this audit could not read a fact of a source, if it could not.
     pub fn unavailable(&self, source: Source, fact: &str) -> Option<String> {
         if let Some(built) = self.typed.get(&source) {
-            let why = self.reason(source, "unavailable", fact);
+            let why = self.reason(source, keys::unavailable(source), fact);
             // a host fact a collection should hold and does not (an old or trimmed snapshot)
             return why.or_else(|| {
                 (source == Source::Host && built.get(fact).is_none()).then(|| "not in the collected facts".to_string())
             });
         }
-        let document = self.document.get(source.name())?;
+        let document = self.collected(source)?;
         // a derived fact is as unread as its inputs (recorded snapshots included)
         if source == Source::Live
             && let Some(why) = derived::derived_unread(document, fact)
         {
             return Some(why);
         }
-        if let Some(why) = self.reason(source, "unavailable", fact) {
+        if let Some(why) = self.reason(source, keys::unavailable(source), fact) {
             return Some(why);
         }
         // a fact a collection should hold and does not (an old or trimmed snapshot)
@@ -318,15 +319,15 @@ impl Facts {
             .then(|| "not in the collected facts".to_string())
     }
 
-    /// The reason a source's `absent`, `partial` or `unavailable` map gives for `fact`; a
-    /// reason of another shape is said as its error (the fact is still not judged on it).
-    fn reason(&self, source: Source, map: &str, fact: &str) -> Option<String> {
+    /// The reason a source's `absent`, `partial` or `unavailable` map (`reasons`, if the
+    /// source has that map) gives for `fact`; a reason of another shape is said as its error
+    /// (the fact is still not judged on it).
+    fn reason(&self, source: Source, reasons: Option<keys::Reasons>, fact: &str) -> Option<String> {
+        let reasons = reasons?;
         match self.typed.get(&source) {
             // the reasons of a source chaudit builds are typed
-            Some(built) => built.get_as::<std::collections::BTreeMap<String, String>>(map)?.get(fact).cloned(),
-            None => {
-                typed::entry::<String>(self.document.get(source.name())?, source.name(), map, fact).unwrap_or_else(Some)
-            }
+            Some(built) => reasons.get(built)?.get(fact).cloned(),
+            None => reasons.entry(self.collected(source)?, fact).unwrap_or_else(Some),
         }
     }
 }
@@ -366,8 +367,8 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         assert!(!facts.document.contains_key("config") && facts.sources.contains(&Source::Config));
         let config = &facts.typed[&Source::Config];
-        assert_eq!(config.get_as::<bool>("exposed"), Some(&true));
-        let clusters = config.get_as::<Vec<config_storage::ConfigCluster>>("clusters").unwrap();
+        assert_eq!(keys::config::EXPOSED.get(config), Some(&true));
+        let clusters = keys::config::CLUSTERS.get(config).unwrap();
         assert_eq!(clusters[0].shards[0][0].port, Some(9000));
         let error = error_of(&snapshot(70000));
         assert!(

@@ -21,8 +21,7 @@ pub mod workload;
 use serde::Serialize;
 
 use crate::facts::catalog::{self, SettingKind};
-use crate::facts::rows::WorkloadUsage;
-use crate::facts::{Facts, typed};
+use crate::facts::{Facts, Source, keys};
 use crate::rules::RulePack;
 use crate::version::Version;
 pub use breaking::{BreakingSetting, Problem};
@@ -179,7 +178,7 @@ pub fn review(inputs: &Inputs) -> Review {
     let Inputs { facts, from, to, history, pack, .. } = inputs;
     let (from, to) = (*from, *to);
     let mut notes = Vec::new();
-    let usage = facts.document.get("log").map(|log| typed::read::<Vec<WorkloadUsage>>(log, "log", "usage"));
+    let usage = facts.collected(Source::Log).map(|log| keys::log::USAGE.read(log));
     let (usage, misread) = match usage {
         Some(Ok(rows)) => (rows.into_iter().next().map(Usage::from_row), None),
         Some(Err(why)) => (None, Some(why)),
@@ -187,7 +186,7 @@ pub fn review(inputs: &Inputs) -> Review {
     };
     if usage.is_none() {
         let why = misread
-            .or_else(|| facts.unavailable(crate::facts::Source::Log, "usage"))
+            .or_else(|| facts.unavailable(Source::Log, keys::log::USAGE.name()))
             .unwrap_or_else(|| "no --dsn, or --since 0".into());
         notes.push(format!(
             "no workload evidence from query_log ({why}): changes are split into set / left at default only"

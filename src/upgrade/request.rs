@@ -73,8 +73,8 @@ pub fn run(request: &Request, server: Option<NodeDocuments>) -> Result<Reviewed,
     let read_server = server.is_some();
     let mut server_history = None;
     if let Some(node) = server {
-        facts.target = facts::live_text(&node.live, "endpoint").to_string();
-        let server_version = facts::live_text(&node.live, "version").to_string();
+        facts.target = crate::facts::keys::live::ENDPOINT.text(&node.live).to_string();
+        let server_version = crate::facts::keys::live::VERSION.text(&node.live).to_string();
         facts.add_live(node.live.into_value());
         if let Some(log) = node.log {
             facts.add_log(log);

@@ -1,12 +1,12 @@
 //! The facts the review reads, read once as their catalog types: a fact of another shape
 //! is a note of the review, not a silent skip.
 
-use serde::Deserialize;
-
 use crate::facts::config::RootElement;
 use crate::facts::config_users::WrittenSetting;
+use crate::facts::document::Fact;
+use crate::facts::keys::{config, live, log};
 use crate::facts::rows::{MergeTreeSetting, SessionSetting, Table};
-use crate::facts::typed::{self, Location, Settings};
+use crate::facts::typed::{FactKey, FactType, Location, Settings};
 use crate::facts::{Facts, Source};
 
 /// This server's facts as the review reads them; each is empty when it was not collected.
@@ -35,15 +35,15 @@ impl<'a> ServerFacts<'a> {
     pub(super) fn read(facts: &'a Facts, notes: &mut Vec<String>) -> ServerFacts<'a> {
         let mut read = Reader { facts, notes };
         ServerFacts {
-            profile_settings: read.config_fact("profile_settings"),
-            merge_tree: read.config_fact("merge_tree"),
-            merge_tree_at: read.config_fact("merge_tree_at"),
-            root_elements: read.has_config_fact("root_elements").then(|| read.config_fact("root_elements")),
-            endpoint: read.fact("live", "endpoint"),
-            settings: read.fact("live", "settings"),
-            merge_tree_settings: read.fact("live", "merge_tree_settings"),
-            tables: read.fact("live", "tables"),
-            window_seconds: read.fact("log", "window_seconds"),
+            profile_settings: read.config_fact(config::PROFILE_SETTINGS),
+            merge_tree: read.config_fact(config::MERGE_TREE),
+            merge_tree_at: read.config_fact(config::MERGE_TREE_AT),
+            root_elements: read.has_config_fact(config::ROOT_ELEMENTS).then(|| read.config_fact(config::ROOT_ELEMENTS)),
+            endpoint: read.fact(live::ENDPOINT),
+            settings: read.fact(live::SETTINGS),
+            merge_tree_settings: read.fact(live::MERGE_TREE_SETTINGS),
+            tables: read.fact(live::TABLES),
+            window_seconds: read.fact(log::WINDOW_SECONDS).0,
         }
     }
 }
@@ -55,29 +55,32 @@ struct Reader<'a, 'n> {
 
 impl<'a> Reader<'a, '_> {
     /// Whether the config's facts hold `fact` (there was a config).
-    fn has_config_fact(&self, fact: &str) -> bool {
-        self.facts.typed.get(&Source::Config).is_some_and(|config| config.get(fact).is_some())
+    fn has_config_fact<T: Fact>(&self, fact: FactKey<T>) -> bool {
+        self.facts.typed.get(&Source::Config).is_some_and(|config| fact.is_in(config))
     }
 
     /// A fact of the config, of the type it is built as.
-    fn config_fact<T: Clone + Default + 'static>(&mut self, fact: &str) -> T {
+    fn config_fact<T: Fact + Clone + Default>(&mut self, fact: FactKey<T>) -> T {
         let Some(config) = self.facts.typed.get(&Source::Config) else { return T::default() };
-        match (config.get(fact), config.get_as::<T>(fact)) {
-            (None, _) => T::default(),
-            (Some(_), Some(value)) => value.clone(),
-            (Some(_), None) => {
-                self.notes
-                    .push(format!("left out of the review: config.{fact} is not a {}", std::any::type_name::<T>()));
+        match (fact.is_in(config), fact.get(config)) {
+            (false, _) => T::default(),
+            (true, Some(value)) => value.clone(),
+            (true, None) => {
+                self.notes.push(format!(
+                    "left out of the review: {} is not a {}",
+                    fact.path(),
+                    std::any::type_name::<T>()
+                ));
                 T::default()
             }
         }
     }
 
-    fn fact<T: Deserialize<'a> + Default>(&mut self, source: &str, fact: &str) -> T {
-        let Some(document) = self.facts.document.get(source) else { return T::default() };
-        typed::read::<T>(document, source, fact).unwrap_or_else(|why| {
+    fn fact<T: FactType>(&mut self, fact: FactKey<T>) -> T::Read<'a> {
+        let Some(document) = self.facts.collected(fact.source()) else { return Default::default() };
+        fact.read(document).unwrap_or_else(|why| {
             self.notes.push(format!("left out of the review: {why}"));
-            T::default()
+            Default::default()
         })
     }
 }

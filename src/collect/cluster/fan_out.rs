@@ -3,6 +3,7 @@
 //! rows told apart by the replica's number; the seed's own connection failures kept out.
 
 use super::*;
+use crate::facts::keys;
 
 /// A replica's version, as the fan-out's version probe answers it.
 #[derive(Deserialize)]
@@ -30,7 +31,7 @@ async fn failures_before(seed: &Session) -> Option<serde_json::Map<String, Value
 /// A seed's `live.events` with its connection failures as they were before its fan-out: the
 /// failures of the audit's own connections are not the server's Distributed tables failing.
 fn without_own_failures(live: &mut Document, interner: &mut Interner, before: &serde_json::Map<String, Value>) {
-    let Some(Value::Object(events)) = live.get("events") else { return };
+    let Some(Value::Object(events)) = keys::live::EVENTS.json(&*live) else { return };
     let mut events = events.clone();
     for event in plan::FAN_OUT_FAILURE_EVENTS {
         // system.events lists only the events that happened
@@ -39,7 +40,7 @@ fn without_own_failures(live: &mut Document, interner: &mut Interner, before: &s
             None => events.remove(event),
         };
     }
-    live.set(interner, "events", Value::Object(events));
+    live.set(interner, keys::live::EVENTS.name(), Value::Object(events));
 }
 
 const SKIP_DEAD: [(&str, &str); 1] = [("skip_unavailable_shards", "1")];
@@ -60,7 +61,11 @@ pub async fn fan_out(
     // replica's version, from every replica at once
     let seed_asked = plan::for_fan_out(facts_for(seed.version.parse().ok()).0);
     let mut parts = plan::parts(&seed_asked, &logs);
-    parts.push(plan::Part { name: "version", tag: "version".into(), sql: plan::VERSION_PROBE });
+    parts.push(plan::Part {
+        name: keys::live::VERSION.name(),
+        tag: keys::live::VERSION.name().into(),
+        sql: plan::VERSION_PROBE,
+    });
     let mut first = union(seed, cluster, &parts, None).await.unwrap_or_default();
     first.retain(|_, answers| answered(answers));
     let first_versions: BTreeMap<u64, String> =
@@ -251,7 +256,7 @@ async fn again<'a>(seed: &Session, cluster: &str, parts: &[plan::Part<'a>], node
     let facts = facts.min(parts.len());
     let mut read = Split::new();
     let mut pending: Vec<u64> = nodes.to_vec();
-    let with_settings = parts[..facts].iter().any(|p| p.name == "settings");
+    let with_settings = parts[..facts].iter().any(|p| p.name == keys::live::SETTINGS.name());
     for _ in 0..UNION_AGAIN {
         if !with_settings {
             break;
@@ -312,7 +317,7 @@ async fn again<'a>(seed: &Session, cluster: &str, parts: &[plan::Part<'a>], node
         !with_settings
             || !pending.contains(node)
             || answered(answers)
-            || answers.iter().any(|(n, a)| *n == "settings" && a.is_err())
+            || answers.iter().any(|(n, a)| *n == keys::live::SETTINGS.name() && a.is_err())
     });
     read
 }
@@ -339,14 +344,16 @@ fn distribute<'a>(split: Split<'a>, facts: usize, live_answers: &mut Split<'a>, 
 
 /// Whether a replica answered a union: its settings are in it (every server has some).
 fn answered(answers: &[Answer]) -> bool {
-    answers.iter().any(|(name, answer)| *name == "settings" && answer.as_ref().is_ok_and(|rows| !rows.is_empty()))
+    answers.iter().any(|(name, answer)| {
+        *name == keys::live::SETTINGS.name() && answer.as_ref().is_ok_and(|rows| !rows.is_empty())
+    })
 }
 
 /// The version a replica gave in the first union (its last part).
 fn version_in(answers: &[Answer]) -> String {
     match answers.last() {
-        Some(("version", Ok(rows))) => {
-            rows.first().map(|row| crate::facts::live_text(&row, "version").to_string()).unwrap_or_default()
+        Some((name, Ok(rows))) if *name == keys::live::VERSION.name() => {
+            rows.first().map(|row| keys::live::VERSION.text(&row).to_string()).unwrap_or_default()
         }
         _ => String::new(),
     }

@@ -71,7 +71,7 @@ pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let all = for_fan_out(FACTS.iter().collect());
     describe_parts(&mut out, &all, &logs);
     let mut parts = parts(&all, &logs);
-    parts.push(Part { name: "version", tag: "version".into(), sql: VERSION_PROBE });
+    parts.push(Part { name: keys::live::VERSION.name(), tag: keys::live::VERSION.name().into(), sql: VERSION_PROBE });
     out.push_str(&format!(
         "-- every fact and log query of every replica, and its version, in one round trip (the facts of the --dsn node's version)\n{};\n",
         fan_out_combined(cluster, &parts)

@@ -3,13 +3,14 @@
 //! each replica's version, the seed's own connection failures.
 
 use super::*;
+use crate::facts::keys;
 
 /// The session settings read through clusterAllReplicas: without the one a replica shows
 /// with a value of the fan-out's own making, another on each replica and in each query
 /// (measured on 26.9: `interactive_delay`, the remote query's progress interval). No rule
 /// reads it, and it would make every replica's settings a copy of its own.
 static FAN_OUT_SETTINGS: FactQuery = FactQuery {
-    name: "settings",
+    name: keys::live::SETTINGS.name(),
     purpose: SETTINGS_PURPOSE,
     sql: "SELECT name, value, default, changed FROM system.settings WHERE name != 'interactive_delay'",
     since: None,

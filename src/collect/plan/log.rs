@@ -1,6 +1,8 @@
 //! The queries over the server's logs for the audit window (query_log, metric_log),
 //! aggregated on the server, and the review's own pass over the workload.
 
+use crate::facts::keys;
+
 /// Workload evidence over system.query_log for the audit window, aggregated on the server:
 /// one pass over the window per audit, whatever the number of rules. The audit's own
 /// queries (query_id `chaudit-...`) are left out.
@@ -9,7 +11,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
     let step = series_step(since_seconds);
     vec![
         (
-            "shapes",
+            keys::log::SHAPES.name(),
             "query_log: per query shape, runs, kind, user and its clients, limits, projections used, latency, rows, Context lock, cache bytes (top 50 by total time)",
             format!(
                 "SELECT toString(normalized_query_hash) AS shape, any(query) AS example, any(tables) AS tables, count() AS runs, any(user) AS user, \
@@ -23,7 +25,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
             ),
         ),
         (
-            "user_settings",
+            keys::log::USER_SETTINGS.name(),
             "query_log: per user, the changed settings its queries ran with (profile, user and query level) and how many ran so (the server's own queries, without a user, left out)",
             format!(
                 "SELECT user, name, value, count() AS queries FROM system.query_log \
@@ -37,7 +39,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         // parallel_replicas_min_number_of_rows_per_replica, counts no ParallelReplicas event
         // (measured on 25.8 with two replicas)
         (
-            "parallel_replicas",
+            keys::log::PARALLEL_REPLICAS.name(),
             "query_log: per user, the SELECTs run with parallel replicas on, how many read across replicas (and of those, how many read under 100,000 rows), how many ran with the analyzer off",
             format!(
                 "SELECT user, count() AS asked, countIf(ProfileEvents['ParallelReplicasQueryCount'] > 0) AS coordinated, \
@@ -52,7 +54,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
         // rows: {target (the tables), inserts, rows, avg_rows}: synchronous INSERTs per target
         (
-            "inserts",
+            keys::log::INSERTS.name(),
             "query_log: synchronous INSERTs per target table, with rows per INSERT (top 50 by count)",
             format!(
                 "SELECT arrayStringConcat(arrayFilter(t -> NOT startsWith(t, '_table_function.'), tables), ',') AS target, count() AS inserts, sum(written_rows) AS rows, \
@@ -62,7 +64,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
         // rows: {code, name, errors, per_hour, peak_per_hour, example}: failed queries per error code
         (
-            "query_errors",
+            keys::log::QUERY_ERRORS.name(),
             "query_log: failed queries per error code, per hour and in the busiest hour (top 50)",
             format!(
                 "SELECT exception_code AS code, errorCodeToName(exception_code) AS name, count() AS errors, \
@@ -74,7 +76,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         ),
         // rows: {database, table, event_type, error, events, per_hour, peak_per_hour, peak_partition_parts}
         (
-            "part_events",
+            keys::log::PART_EVENTS.name(),
             "part_log: new parts, merges, mutations, fetches and moves per table and error code, per hour, with the busiest hour and partition",
             format!(
                 "SELECT database, table, toString(event_type) AS event_type, error, count() AS events, \
@@ -90,7 +92,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         // with. quantileTiming: bounded memory on any window, exact for counts under 1024 (a
         // typical query takes tens)
         (
-            "lock_totals",
+            keys::log::LOCK_TOTALS.name(),
             "query_log: Context lock acquisitions and wait of all queries in the window, and the median query's acquisitions",
             format!(
                 "SELECT hostName() AS host, count() AS queries, sum(ProfileEvents['ContextLock']) AS context_locks, \
@@ -100,7 +102,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
             ),
         ),
         (
-            "lock_rate",
+            keys::log::LOCK_RATE.name(),
             "metric_log: Context lock acquisitions and wait per interval (1 s by default), threads waiting, and the peaks over the window in at most 60 steps",
             format!(
                 "SELECT hostName() AS host, max(ProfileEvent_ContextLock) AS peak_locks_per_second, \
@@ -116,7 +118,7 @@ pub fn log_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Strin
         // object storage (the cache's source; in a second without cache reads, the remote
         // reader's), per step of the window
         (
-            "cache_rate",
+            keys::log::CACHE_RATE.name(),
             "metric_log: bytes read from the filesystem cache and fetched from object storage, over the window in at most 60 steps",
             format!(
                 "SELECT hostName() AS host, \
@@ -152,7 +154,7 @@ pub fn usage_queries(since_seconds: u64) -> Vec<(&'static str, &'static str, Str
     let window = format!("event_time >= now() - INTERVAL {since_seconds} SECOND AND query_id NOT LIKE 'chaudit-%'");
     let per_item = |column: &str| format!("sumMapIf({column}, arrayMap(x -> toUInt64(1), {column}), is_initial_query)");
     vec![(
-        "usage",
+        keys::log::USAGE.name(),
         "query_log: the workload by protocol, INSERTs, JOINs, formats, table functions, storages and changed settings",
         format!(
             "SELECT countIf(is_initial_query) AS queries, countIf(interface = 1 OR NOT is_initial_query) AS native_protocol, \

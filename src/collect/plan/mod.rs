@@ -7,6 +7,7 @@ mod describe;
 mod fan_out;
 mod log;
 
+use crate::facts::keys;
 use combined::union;
 pub use combined::{COMBINED_FORMAT, COMBINED_PURPOSE, Part, combined, parts};
 pub use describe::{describe, describe_fan_out};
@@ -30,32 +31,32 @@ const SETTINGS_PURPOSE: &str = "session settings in effect for this user (value,
 
 pub const FACTS: &[FactQuery] = &[
     FactQuery {
-        name: "settings",
+        name: keys::live::SETTINGS.name(),
         purpose: SETTINGS_PURPOSE,
         sql: "SELECT name, value, default, changed FROM system.settings",
         since: None,
     },
     FactQuery {
-        name: "server_settings",
+        name: keys::live::SERVER_SETTINGS.name(),
         purpose: "server settings in effect (value, default, changed)",
         sql: "SELECT name, value, default, changed FROM system.server_settings",
         since: None,
     },
     FactQuery {
-        name: "merge_tree_settings",
+        name: keys::live::MERGE_TREE_SETTINGS.name(),
         purpose: "MergeTree settings changed in <merge_tree> of the server config",
         sql: "SELECT name, value, changed FROM system.merge_tree_settings WHERE changed",
         since: None,
     },
     FactQuery {
-        name: "profile_settings",
+        name: keys::live::PROFILE_SETTINGS.name(),
         purpose: "settings of each settings profile (compared across replicas)",
         sql: "SELECT profile_name, setting_name, value FROM system.settings_profile_elements \
               WHERE profile_name IS NOT NULL AND setting_name IS NOT NULL",
         since: None,
     },
     FactQuery {
-        name: "user_profiles",
+        name: keys::live::USER_PROFILES.name(),
         purpose: "the profile and settings each user is given (the auditor's session shows only its own)",
         sql: "SELECT user_name, inherit_profile, setting_name, value FROM system.settings_profile_elements \
               WHERE user_name IS NOT NULL",
@@ -64,63 +65,63 @@ pub const FACTS: &[FactQuery] = &[
     // rows: every element of every profile, user and role, with its bounds (user_settings.rs
     // resolves them per user)
     FactQuery {
-        name: "profile_elements",
+        name: keys::live::PROFILE_ELEMENTS.name(),
         purpose: "settings profiles' elements with their constraints and inheritance (readonly = 2 without bounds)",
         sql: "SELECT profile_name, user_name, role_name, index, setting_name, value, min, max, \
               toString(writability) AS writability, inherit_profile FROM system.settings_profile_elements",
         since: None,
     },
     FactQuery {
-        name: "profile_targets",
+        name: keys::live::PROFILE_TARGETS.name(),
         purpose: "settings profiles given TO users or roles",
         sql: "SELECT name, apply_to_all, apply_to_list, apply_to_except FROM system.settings_profiles \
               WHERE apply_to_all OR notEmpty(apply_to_list)",
         since: None,
     },
     FactQuery {
-        name: "log_tables",
+        name: keys::live::LOG_TABLES.name(),
         purpose: "which system log tables exist (query_log, metric_log, ...) and their engine (its TTL)",
         sql: "SELECT name, engine_full FROM system.tables WHERE database = 'system' AND endsWith(name, '_log')",
         since: None,
     },
     FactQuery {
-        name: "disks",
+        name: keys::live::DISKS.name(),
         purpose: "disks (type, paths, cache path)",
         sql: "SELECT * FROM system.disks",
         since: None,
     },
     FactQuery {
-        name: "storage_policies",
+        name: keys::live::STORAGE_POLICIES.name(),
         purpose: "storage policies and their volumes",
         sql: "SELECT * FROM system.storage_policies",
         since: None,
     },
     FactQuery {
-        name: "errors",
+        name: keys::live::ERRORS.name(),
         purpose: "error counters since start (e.g. TOO_MANY_SIMULTANEOUS_QUERIES)",
         sql: "SELECT name, code, value FROM system.errors WHERE value > 0",
         since: None,
     },
     FactQuery {
-        name: "warnings",
+        name: keys::live::WARNINGS.name(),
         purpose: "the server's own start-up warnings",
         sql: "SELECT message FROM system.warnings",
         since: None,
     },
     FactQuery {
-        name: "clusters",
+        name: keys::live::CLUSTERS.name(),
         purpose: "clusters and their replicas",
         sql: "SELECT cluster, shard_num, replica_num, host_name, port FROM system.clusters",
         since: None,
     },
     FactQuery {
-        name: "macros",
+        name: keys::live::MACROS.name(),
         purpose: "the server's macros (its replica and shard names, compared across replicas)",
         sql: "SELECT macro, substitution FROM system.macros",
         since: None,
     },
     FactQuery {
-        name: "tables",
+        name: keys::live::TABLES.name(),
         purpose: "user tables (engine, its clause with the table's settings, storage policy, a hash of the \
                   columns and indexes; compared across replicas)",
         sql: "SELECT database, name, engine, engine_full, storage_policy, \
@@ -130,7 +131,7 @@ pub const FACTS: &[FactQuery] = &[
         since: None,
     },
     FactQuery {
-        name: "parts",
+        name: keys::live::PARTS.name(),
         purpose: "active parts per table (count, rows, median and largest part, largest on disk)",
         sql: "SELECT database, table, count() AS parts, sum(rows) AS total_rows, median(rows) AS median_part_rows, \
               max(rows) AS max_part_rows, max(bytes_on_disk) AS max_part_bytes, \
@@ -139,7 +140,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {database, table, partition_id, parts, rows}, the 100 partitions with the most active parts
     FactQuery {
-        name: "partitions",
+        name: keys::live::PARTITIONS.name(),
         purpose: "the partitions with the most active parts (too many parts)",
         sql: "SELECT database, table, partition_id, count() AS parts, sum(rows) AS rows FROM system.parts WHERE active \
               GROUP BY database, table, partition_id ORDER BY parts DESC LIMIT 100",
@@ -147,7 +148,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {database, table, reason ('' = detached by a user), parts}
     FactQuery {
-        name: "detached_parts",
+        name: keys::live::DETACHED_PARTS.name(),
         purpose: "detached parts per table and reason",
         sql: "SELECT database, table, ifNull(reason, '') AS reason, count() AS parts FROM system.detached_parts \
               GROUP BY database, table, reason",
@@ -155,7 +156,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {database, table, mutation_id, command, created, age_seconds, parts_to_do, latest_fail_reason}
     FactQuery {
-        name: "mutations",
+        name: keys::live::MUTATIONS.name(),
         purpose: "mutations not done (age, parts to do, latest failure)",
         sql: "SELECT database, table, mutation_id, substring(command, 1, 300) AS command, toString(create_time) AS created, \
               dateDiff('second', create_time, now()) AS age_seconds, parts_to_do, latest_fail_reason \
@@ -169,7 +170,7 @@ pub const FACTS: &[FactQuery] = &[
     // log_pointer, log_max_index, total_rows, active_parts: the rows and parts read in the same
     // query as the queue, compared between replicas only when each had run the whole log}
     FactQuery {
-        name: "replicas",
+        name: keys::live::REPLICAS.name(),
         purpose: "replicated tables: read-only, delay, queue, metadata missing in Keeper, rows and parts",
         sql: "SELECT r.database AS database, r.table AS table, is_readonly, is_session_expired, absolute_delay, \
               queue_size, inserts_in_queue, merges_in_queue, active_replicas, total_replicas, \
@@ -183,7 +184,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {database, table, type, entries, failing, max_tries, exception (one failing entry's)}
     FactQuery {
-        name: "replication_queue",
+        name: keys::live::REPLICATION_QUEUE.name(),
         purpose: "replication queue entries per table and type, and those failing",
         sql: "SELECT database, table, type, count() AS entries, countIf(last_exception != '') AS failing, \
               max(num_tries) AS max_tries, anyIf(last_exception, last_exception != '') AS exception \
@@ -192,14 +193,14 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {name, engine}
     FactQuery {
-        name: "databases",
+        name: keys::live::DATABASES.name(),
         purpose: "databases and their engines (Ordinary is deprecated)",
         sql: "SELECT name, engine FROM system.databases",
         since: None,
     },
     // rows: {database, table, data_files, data_compressed_bytes, error_count, last_exception, is_blocked}
     FactQuery {
-        name: "distribution_queue",
+        name: keys::live::DISTRIBUTION_QUEUE.name(),
         purpose: "Distributed tables' pending sends (backlog, errors)",
         sql: "SELECT database, table, data_files, data_compressed_bytes, error_count, last_exception, is_blocked \
               FROM system.distribution_queue WHERE data_files > 0",
@@ -207,7 +208,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // keyed by metric name: value (AttachedTable, Query, MemoryTracking, BackgroundFetchesPoolTask, ...)
     FactQuery {
-        name: "metrics",
+        name: keys::live::METRICS.name(),
         purpose: "current metrics: attached objects, active parts, running queries, connections, Keeper sessions, \
                   memory tracked, background pools' tasks and sizes",
         // `Query` without the audits' own queries (and their parts on other replicas): a
@@ -221,7 +222,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // keyed by event name: count since the server started (only the events rules read)
     FactQuery {
-        name: "events",
+        name: keys::live::EVENTS.name(),
         purpose: "fault counters since start: throttled inserts, replication, I/O, Distributed, Keeper, DNS errors; \
                   Keeper sessions established",
         sql: "SELECT event, value FROM system.events WHERE event IN ('DelayedInserts', 'RejectedInserts', \
@@ -234,7 +235,7 @@ pub const FACTS: &[FactQuery] = &[
     // one row: {age_days}: days since the first day of the release month the version names
     // (YY.M), by the server's clock; {uptime_seconds}: since the server started
     FactQuery {
-        name: "release",
+        name: keys::live::RELEASE.name(),
         purpose: "the age of the running release (its version names its month) and the server's uptime",
         sql: "SELECT dateDiff('day', makeDate(2000 + toUInt16OrZero(splitByChar('.', version())[1]), \
               toUInt8OrZero(splitByChar('.', version())[2]), 1), today()) AS age_days, \
@@ -244,7 +245,7 @@ pub const FACTS: &[FactQuery] = &[
     // rows: {name, storage, auth_type (as text: one method, or a list of them), host_ip[],
     // host_names[], host_names_regexp[], host_names_like[]}
     FactQuery {
-        name: "users",
+        name: keys::live::USERS.name(),
         purpose: "users, where each is defined, how it authenticates and where it may connect from",
         sql: "SELECT name, storage, toString(auth_type) AS auth_type, host_ip, host_names, host_names_regexp, \
               host_names_like FROM system.users",
@@ -252,7 +253,7 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {user_name, role_name, access_type, grant_option}: grants on every database (*.*)
     FactQuery {
-        name: "grants",
+        name: keys::live::GRANTS.name(),
         purpose: "privileges granted on every database (ALL, ACCESS MANAGEMENT, ... on *.*) and with GRANT OPTION",
         sql: "SELECT user_name, role_name, toString(access_type) AS access_type, grant_option FROM system.grants \
               WHERE database IS NULL AND NOT is_partial_revoke",
@@ -260,14 +261,14 @@ pub const FACTS: &[FactQuery] = &[
     },
     // rows: {privilege}
     FactQuery {
-        name: "privileges",
+        name: keys::live::PRIVILEGES.name(),
         purpose: "the privileges the release has (a grant only one release knows is not drift)",
         sql: "SELECT toString(privilege) AS privilege FROM system.privileges",
         since: None,
     },
     // rows: {user_name, role_name, granted_role_name, with_admin_option}
     FactQuery {
-        name: "role_grants",
+        name: keys::live::ROLE_GRANTS.name(),
         purpose: "roles granted to users and roles",
         sql: "SELECT user_name, role_name, granted_role_name, with_admin_option FROM system.role_grants",
         since: None,
@@ -276,7 +277,7 @@ pub const FACTS: &[FactQuery] = &[
     // when an interval bounds something (0 or NULL: no bound; the authentication-failure
     // bound is not a resource limit)
     FactQuery {
-        name: "quotas",
+        name: keys::live::QUOTAS.name(),
         purpose: "quotas, whom they apply to and whether they limit anything (users under no quota)",
         sql: "SELECT name, storage, apply_to_all, apply_to_list, apply_to_except, name IN (SELECT quota_name FROM system.quota_limits \
               WHERE greatest(ifNull(max_queries, 0), ifNull(max_query_selects, 0), ifNull(max_query_inserts, 0), ifNull(max_errors, 0), \
@@ -287,14 +288,14 @@ pub const FACTS: &[FactQuery] = &[
     // rows: {short_name, database, table ('' for a whole database), is_restrictive,
     // apply_to_all, apply_to_list[], apply_to_except[]}
     FactQuery {
-        name: "row_policies",
+        name: keys::live::ROW_POLICIES.name(),
         purpose: "row policies and whom they apply to (users without a policy read every row)",
         sql: "SELECT short_name, database, table, is_restrictive, apply_to_all, apply_to_list, apply_to_except \
               FROM system.row_policies",
         since: None,
     },
     FactQuery {
-        name: "projections",
+        name: keys::live::PROJECTIONS.name(),
         purpose: "projections of user tables (projection indexes read _part_offset)",
         sql: "SELECT database, table, name, type, query FROM system.projections \
               WHERE database NOT IN ('system', 'information_schema', 'INFORMATION_SCHEMA')",

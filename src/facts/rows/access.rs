@@ -3,6 +3,14 @@
 
 use super::*;
 
+/// A row of system.privileges: a privilege the release has.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(default)]
+#[schemars(extend("x-fact" = "row"))]
+pub struct Privilege {
+    pub privilege: String,
+}
+
 /// A row of system.settings_profile_elements that sets a setting in a profile.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(default)]

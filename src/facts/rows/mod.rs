@@ -17,7 +17,7 @@ mod settings;
 mod storage;
 
 pub use access::{
-    Grant, ProfileElement, ProfileSetting, ProfileTarget, Quota, RoleGrant, RowPolicy, User, UserProfile,
+    Grant, Privilege, ProfileElement, ProfileSetting, ProfileTarget, Quota, RoleGrant, RowPolicy, User, UserProfile,
 };
 pub use log::{
     CacheRate, InsertTarget, LockRate, LockTotals, ParallelReplicasUse, PartEvents, QueryError, QueryShape,

@@ -2,6 +2,7 @@
 //! read alone), MergeTree settings.
 
 use super::*;
+use crate::facts::typed::{FactKey, Facts, Settings};
 
 /// A setting of system.server_settings, by name.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -54,6 +55,18 @@ impl<'de> Deserialize<'de> for ChangedSettings<'de> {
             }
         }
         deserializer.deserialize_map(Changed)
+    }
+}
+
+impl FactKey<Settings<SessionSetting<'static>>> {
+    /// The changed settings of a session's settings fact (`live.settings`), without reading
+    /// the others; an error names a fact of another shape.
+    pub fn changed<'a>(&self, document: &'a impl Facts) -> Result<ChangedSettings<'a>, String> {
+        match self.json(document) {
+            None | Some(serde_json::Value::Null) => Ok(ChangedSettings::default()),
+            Some(value) => ChangedSettings::deserialize(value)
+                .map_err(|e| format!("{} is not of the catalog's shape: {e}", self.path())),
+        }
     }
 }
 

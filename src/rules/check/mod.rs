@@ -13,6 +13,7 @@ use super::schema::{FactRef, Param, ParamType};
 use crate::config::Origin;
 use crate::facts::Source;
 use crate::facts::catalog as settings;
+use crate::facts::keys::{live, log};
 use crate::facts::schema::{self, Type};
 use crate::facts::startup::StartCheck;
 
@@ -23,8 +24,15 @@ use kinds::mismatched;
 use start_checks::is_start_problem;
 
 /// Fields of a source document that describe the collection, not a fact of the server.
-const META: &[&str] =
-    &["endpoint", "version", "readonly", "query_id_prefix", "unavailable", "absent", "window_seconds"];
+const META: &[&str] = &[
+    live::ENDPOINT.name(),
+    live::VERSION.name(),
+    live::READONLY.name(),
+    live::QUERY_ID_PREFIX.name(),
+    live::UNAVAILABLE.name(),
+    live::ABSENT.name(),
+    log::WINDOW_SECONDS.name(),
+];
 
 /// The field name [`Checker::read`] gives a source read whole.
 pub const WHOLE: &str = "*";

@@ -3,6 +3,7 @@
 //! compared with are recorded, for the rule's page.
 
 use super::*;
+use crate::facts::keys;
 
 impl Checker<'_> {
     /// `read` (a start-up problem's `check`) compared with `value`: a text that is no
@@ -31,9 +32,9 @@ impl Checker<'_> {
 pub(super) fn is_start_problem(t: &Type) -> bool {
     static ITEM: std::sync::OnceLock<Option<Type>> = std::sync::OnceLock::new();
     let item = ITEM.get_or_init(|| {
-        let config = schema::catalog().roots.get("config")?;
+        let config = schema::catalog().roots.get(Source::Config.name())?;
         let Type::Map { fields, .. } = config.strict() else { return None };
-        Some(item_type(fields.get("start_problems")?))
+        Some(item_type(fields.get(keys::config::START_PROBLEMS.name())?))
     });
     item.as_ref().is_some_and(|item| matches!(t.strict(), Type::Map { .. }) && t.strict() == item.strict())
 }
