@@ -71,7 +71,9 @@ pub struct ConnectArgs {
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
     /// Seconds the whole collection may take, every server and query included (default: 3 x
-    /// --timeout). A query not answered by then is not waited on: its facts are unavailable.
+    /// --timeout for one server, and for each round of --parallel replicas of a cluster, or
+    /// each 100 replicas through clusterAllReplicas). A query not answered by then is not
+    /// waited on: its facts are unavailable.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub deadline: Option<u64>,
     /// Print every query chaudit would send, with its purpose, and send nothing.
@@ -147,7 +149,9 @@ impl ConnectArgs {
     /// The per-query timeout and the whole collection's deadline, from now.
     pub fn limits(&self) -> collect::Limits {
         let total = self.deadline.unwrap_or(self.timeout.saturating_mul(3));
-        collect::Limits::new(Duration::from_secs(self.timeout), Duration::from_secs(total))
+        let limits = collect::Limits::new(Duration::from_secs(self.timeout), Duration::from_secs(total));
+        // without --deadline the budget is one server's: a cluster gets it per round of replicas
+        if self.deadline.is_none() { limits.per_server() } else { limits }
     }
 
     pub fn endpoint(&self) -> Result<Endpoint, String> {

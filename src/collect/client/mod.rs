@@ -30,7 +30,14 @@ pub struct Limits {
     pub deadline: Instant,
     /// The whole budget (for messages).
     pub total: Duration,
+    /// The budget is one server's (the user gave none): a fleet gets it per round of
+    /// replicas (see [`Limits::for_fleet`]).
+    pub per_server: bool,
 }
+
+/// Replicas one query through clusterAllReplicas covers in one server's budget: its answer
+/// grows with the cluster.
+const FAN_OUT_REPLICAS_PER_BUDGET: usize = 100;
 
 impl Limits {
     /// From now: `per_query` for each query, `total` for all of them.
@@ -38,7 +45,29 @@ impl Limits {
         // a deadline past what the clock can count is none at all: a year will do
         let now = Instant::now();
         let deadline = now.checked_add(total).unwrap_or(now + Duration::from_secs(365 * 86_400));
-        Limits { per_query, deadline, total }
+        Limits { per_query, deadline, total, per_server: false }
+    }
+
+    /// One server's budget, which a fleet scales (the default when the user sets none).
+    pub fn per_server(self) -> Limits {
+        Limits { per_server: true, ..self }
+    }
+
+    /// The limits for `replicas` read `parallel` at a time over direct connections, or through
+    /// clusterAllReplicas (`parallel` None): a budget given for one server is given to each
+    /// round of `parallel` replicas, or, through the fan-out, to each 100 replicas, whose
+    /// queries wait that much longer too. A budget the user set stands.
+    pub fn for_fleet(self, replicas: usize, parallel: Option<usize>) -> Limits {
+        if !self.per_server {
+            return self;
+        }
+        let rounds = replicas.div_ceil(parallel.unwrap_or(FAN_OUT_REPLICAS_PER_BUDGET).max(1)).max(1);
+        let rounds = u32::try_from(rounds).unwrap_or(u32::MAX);
+        let start = self.deadline.checked_sub(self.total).unwrap_or(self.deadline);
+        let total = self.total.saturating_mul(rounds);
+        let per_query = if parallel.is_none() { self.per_query.saturating_mul(rounds) } else { self.per_query };
+        let deadline = start.checked_add(total).unwrap_or(self.deadline);
+        Limits { per_query, deadline, total, per_server: true }
     }
 }
 
@@ -177,6 +206,12 @@ impl Session {
     }
 
     /// Sends up to `n` queries at once (the round trips overlap; their number is the same).
+    /// The session with other limits (a fleet's, once its size is known).
+    pub fn with_limits(mut self, limits: Limits) -> Session {
+        self.limits = limits;
+        self
+    }
+
     pub fn with_in_flight(mut self, n: usize) -> Session {
         self.in_flight = n.max(1);
         self
@@ -386,4 +421,25 @@ fn unique_suffix() -> String {
     let session = SESSIONS.fetch_add(1, Ordering::Relaxed);
     let random = RandomState::new().hash_one((millis, session)) as u32;
     format!("{millis}-{session}-{random:08x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_servers_budget_is_given_to_each_round_of_a_fleet_and_a_set_budget_stands() {
+        let (query, total) = (Duration::from_secs(30), Duration::from_secs(90));
+        let one = Limits::new(query, total).per_server();
+        // 2,000 replicas 8 at a time: 250 rounds of one server's 90 s; each query still 30 s
+        let direct = one.for_fleet(2_000, Some(8));
+        assert_eq!((direct.per_query, direct.total), (query, total * 250));
+        assert_eq!(direct.deadline - one.deadline, total * 249);
+        // through clusterAllReplicas each 100 replicas add a server's budget, to each query too
+        let fan_out = one.for_fleet(250, None);
+        assert_eq!((fan_out.per_query, fan_out.total), (query * 3, total * 3));
+        assert_eq!(one.for_fleet(1, Some(8)).total, total);
+        let set = Limits::new(query, total);
+        assert_eq!(set.for_fleet(2_000, Some(8)).deadline, set.deadline);
+    }
 }

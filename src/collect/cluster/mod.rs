@@ -187,6 +187,7 @@ pub async fn collect(
                 )));
             }
         }
+        let node = NodeOptions { limits: node.limits.for_fleet(nodes.len(), Some(parallel)), ..node };
         return Ok(direct(nodes, node, parallel, progress).await);
     };
     let Some(seed_endpoint) = endpoints.into_iter().next() else {
@@ -205,6 +206,7 @@ pub async fn collect(
         FanOut::Auto => seed.readonly != 1,
     };
     if through_cluster {
+        let seed = seed.with_limits(node.limits.for_fleet(members.len(), None));
         match self::fan_out(&seed, &name, &members, node.log_window, progress).await {
             Ok(collected) => return Ok(collected),
             Err(e) if fan_out == FanOut::Auto => {
@@ -215,5 +217,6 @@ pub async fn collect(
     }
     let endpoints = direct_endpoints(&seed_endpoint, &members, &replicas)?;
     told(&endpoints);
+    let node = NodeOptions { limits: node.limits.for_fleet(endpoints.len(), Some(parallel)), ..node };
     Ok(direct(endpoints, node, parallel, progress).await)
 }
