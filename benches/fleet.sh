@@ -18,6 +18,7 @@
 #   FLEET_LOAD=1     a CPU burner on core 0 (a shell loop pinned with taskset) runs from before
 #                    the first run to the end, started and stopped here by its pid
 #   FLEET_RUNS       which runs (default "node cluster partial direct")
+#   FLEET_LIMITS     --timeout/--deadline for the cluster runs (default: chaudit's own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=${FLEET_REPLICAS:-500}
@@ -96,7 +97,11 @@ if ((partial > 0)); then
   pids+=("$(CH_DIR="$work/other" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFIG="$work/other.xml" CH_OWNER_PID=$$ \
     CH_LISTEN_HOST="$(other 0)" CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
 fi
+# every server's logs written once: a server's query_log and part_log exist from its first flush
 curl -sS "http://127.0.0.1:$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
+for ((k = 1; k < servers; k++)); do
+  curl -sS "http://$(address $((k * per_server))):$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
+done
 listed=$(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT count() FROM system.clusters WHERE cluster = 'fleet'")
 echo "fleet: $servers ClickHouse $(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT version()") server(s) on $replicas loopback addresses, $listed replicas in cluster 'fleet'; in 'fleet_partial' $partial of them answered by a server without query_log"
 if [ "$load" = 1 ]; then
@@ -138,9 +143,9 @@ print(f"DATA {name} {float(user) + float(sys_cpu)} {int(rss) / 1024}")
 EOF
 }
 dsn="http://127.0.0.1:$http"
-# one server answers for every replica: the defaults (30 s per query, 90 s in all) end the
-# cluster runs before it has; the limits here let them finish
-limits=(--timeout 600 --deadline 1800)
+# the defaults a user gets: one server's budget (30 s per query, 90 s in all) for each round
+# of replicas (FLEET_LIMITS="--timeout S --deadline S" sets limits of its own)
+read -r -a limits <<< "${FLEET_LIMITS:-}"
 {
   for what in $runs; do
     case $what in
