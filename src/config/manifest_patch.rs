@@ -81,11 +81,20 @@ impl Installation {
     /// mapping or meets the manifest where a mapping or list holds a value of another shape.
     pub fn fix(&self, merge: &str) -> Result<ManifestFix, String> {
         let snippet = read_document(merge, FileId(u32::MAX)).map_err(|(_, m)| format!("the manifest fix: {m}"))?;
-        let mut operations = Vec::new();
-        let meets_list = diff(&snippet, Some(&self.document), "", &mut operations)?;
-        let (patch_type, patch) =
-            if meets_list { ("json", Value::Array(operations)) } else { ("merge", value(&snippet)) };
-        let resource = if self.kind == "ClickHouseInstallationTemplate" { "chit" } else { "chi" };
+        let (patch_type, patch) = if self.is_clickhouse_cluster() {
+            // its fixes are under extraConfig, ClickHouse's config as a map: a merge patch
+            // replaces a list there whole and deletes a key set to null, as meant
+            ("merge", value(&snippet))
+        } else {
+            let mut operations = Vec::new();
+            let meets_list = diff(&snippet, Some(&self.document), "", &mut operations)?;
+            if meets_list { ("json", Value::Array(operations)) } else { ("merge", value(&snippet)) }
+        };
+        let resource = match self.kind.as_str() {
+            "ClickHouseInstallationTemplate" => "chit",
+            super::clickhouse_operator::KIND => "clickhousecluster",
+            _ => "chi",
+        };
         let quoted = patch.to_string().replace('\'', "'\\''");
         Ok(ManifestFix {
             merge: merge.trim_end().to_string() + "\n",
@@ -93,6 +102,13 @@ impl Installation {
             command: format!("kubectl patch {resource} {} --type {patch_type} -p '{quoted}'", self.name),
             patch,
         })
+    }
+}
+
+impl Installation {
+    /// A ClickHouseCluster of ClickHouse's operator: its fixes go under `spec.settings`.
+    pub fn is_clickhouse_cluster(&self) -> bool {
+        self.kind == super::clickhouse_operator::KIND
     }
 }
 
@@ -152,7 +168,7 @@ fn escape(key: &str) -> String {
 }
 
 /// YAML as JSON; scalars stay text, as the operator's fields are.
-fn value(yaml: &Yaml) -> Value {
+pub(crate) fn value(yaml: &Yaml) -> Value {
     match yaml {
         Yaml::Null(_) => Value::Null,
         Yaml::Scalar(text, _) => Value::String(text.clone()),

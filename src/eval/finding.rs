@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use crate::config::Location;
 pub use crate::config::manifest_patch::ManifestFix;
+use crate::config::extra_config::{self, SERVER_KEY, USERS_KEY};
 use crate::config::manifest_patch::{Installation, files_snippet};
 use crate::rules::{ConfigTree, FIX_FILE, OutcomeKind, Severity};
 
@@ -116,6 +117,9 @@ impl Remediation {
             self.manifest = None;
             return;
         };
+        if installation.is_clickhouse_cluster() {
+            return self.in_cluster_terms(installation);
+        }
         let merge = match self.manifest.take() {
             Some(own) => {
                 self.manual = own_manual;
@@ -141,6 +145,38 @@ impl Remediation {
                 self.fragments.clear();
             }
             Err(why) => self.manual = Some(format!("Change the {} `{}`: {why}.", installation.kind, installation.name)),
+        }
+    }
+}
+
+impl Remediation {
+    /// The fix of a ClickHouseCluster (ClickHouse's operator): the fragments as keys of its
+    /// `extraConfig` and `extraUsersConfig` (a rule's manifest snippet and manual step speak
+    /// of a ClickHouseInstallation's keys, so they are not this cluster's).
+    fn in_cluster_terms(&mut self, cluster: &Installation) {
+        self.manifest = None;
+        // a fragment holding a secret is not printed (see `manual`)
+        if self.config.is_none() || self.fragments.is_empty() {
+            return;
+        }
+        let fragments: Vec<(&str, &str)> = self
+            .fragments
+            .iter()
+            .map(|f| (if f.tree == ConfigTree::Users { USERS_KEY } else { SERVER_KEY }, f.xml.as_str()))
+            .collect();
+        match extra_config::snippet(&fragments, &cluster.document).and_then(|merge| cluster.fix(&merge)) {
+            Ok(fix) => {
+                self.manifest = Some(fix);
+                self.config = None;
+                self.fragments.clear();
+            }
+            Err(why) => {
+                self.manual = Some(format!(
+                    "Put this fix into the ClickHouseCluster `{}`'s spec.settings.{SERVER_KEY} (server) or \
+                     {USERS_KEY} (users), written as YAML: {why}.",
+                    cluster.name
+                ))
+            }
         }
     }
 }
