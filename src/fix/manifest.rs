@@ -9,8 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::manifest_change::Change;
 use super::{FixError, FixFile, FixRequest};
 use crate::config::LoadedConfig;
+use crate::config::clickhouse_operator;
 use crate::config::manifest::{KINDS, MAX_DOCUMENTS};
 use crate::config::manifest_patch::ManifestFix;
 use crate::eval::Finding;
@@ -26,6 +28,7 @@ pub(super) struct ManifestEdit {
     pub operator_files: bool,
     /// `ClickHouseInstallation `NAME``, when the manifest holds one (fixes in its terms).
     installation: Option<String>,
+    target: Target,
     path: PathBuf,
     before: String,
     text: String,
@@ -38,6 +41,7 @@ impl ManifestEdit {
         let mut edit = ManifestEdit {
             operator_files: loaded.from_manifest,
             installation: None,
+            target: Target::Installation,
             path,
             before: String::new(),
             text: String::new(),
@@ -49,6 +53,9 @@ impl ManifestEdit {
             edit.before = text;
             edit.text = edit.before.clone();
             edit.installation = Some(format!("{} `{}`", installation.kind, installation.name));
+            if installation.is_clickhouse_cluster() {
+                edit.target = Target::ClickHouseCluster;
+            }
         }
         edit
     }
@@ -96,7 +103,7 @@ impl ManifestEdit {
         if crate::mask::holds_secret(&fix.merge) {
             return Err(by_hand("the fix would copy a secret value".into()));
         }
-        self.text = merge_into(&self.text, &fix.merge).map_err(by_hand)?;
+        self.text = merge_into(&self.text, &fix.merge, self.target).map_err(by_hand)?;
         self.fixes += 1;
         Ok(())
     }
@@ -132,15 +139,54 @@ enum Node {
     Mapping(Vec<(String, Node)>),
 }
 
+/// The document a fix goes into, and what the fix may do to what it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// A ClickHouseInstallation (or its template): keys are added, nothing written changes.
+    Installation,
+    /// A ClickHouseCluster: a fix is ClickHouse's config under its `extraConfig`, where it
+    /// replaces a value or deletes a key, as a later config.d file would override them.
+    ClickHouseCluster,
+}
+
+impl Target {
+    fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Target::Installation => &KINDS,
+            Target::ClickHouseCluster => &[clickhouse_operator::KIND],
+        }
+    }
+}
+
+/// An edit of the manifest's text: a key added, or (a ClickHouseCluster) a value changed.
+enum Edit {
+    Insert(Insertion),
+    Change(Change),
+}
+
 /// The manifest's text with `merge` merged into its installation (maps merge by key, list
 /// items by their `name`), or why it cannot be written into the file.
-pub fn merge_into(text: &str, merge: &str) -> Result<String, String> {
+pub fn merge_into(text: &str, merge: &str, target: Target) -> Result<String, String> {
     let wanted = parse(merge)?;
     let mut edited = text.to_string();
-    // each round inserts one missing key (with everything under it); a fix adds a few
+    // each round makes one edit (a missing key with everything under it); a fix makes a few
     for _ in 0..64 {
         let documents = read(&edited)?;
-        let Some(insertion) = missing(&wanted, installation(&documents)?, "")? else { return Ok(edited) };
+        let (index, document) = installation(&documents, target)?;
+        let mut path = Vec::new();
+        let insertion = match missing(&wanted, document, "", &mut path, target)? {
+            None => return Ok(edited),
+            Some(Edit::Insert(insertion)) => insertion,
+            Some(Edit::Change(change)) => {
+                let changed = change.apply(&edited).filter(|text| {
+                    read(text).is_ok_and(|read_back| change.made(&documents, &read_back, index))
+                });
+                edited = changed.ok_or_else(|| {
+                    format!("`/{}` cannot be changed as text where it is written", change.path().join("/"))
+                })?;
+                continue;
+            }
+        };
         // after a list item's first line (`- name: a` stays first) when that reads back as
         // meant, else before the mapping's first key
         let placed = [true, false].into_iter().find_map(|after_first| {
@@ -183,11 +229,13 @@ fn read(text: &str) -> Result<Vec<Yaml>, String> {
     read_documents(text, FileId(0), MAX_DOCUMENTS).map_err(|(_, m)| format!("the manifest does not read as YAML: {m}"))
 }
 
-fn installation(documents: &[Yaml]) -> Result<&Yaml, String> {
+fn installation(documents: &[Yaml], target: Target) -> Result<(usize, &Yaml), String> {
+    let kinds = target.kinds();
     documents
         .iter()
-        .find(|d| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| KINDS.contains(&k)))
-        .ok_or_else(|| "the manifest holds no ClickHouseInstallation".to_string())
+        .enumerate()
+        .find(|(_, d)| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| kinds.contains(&k)))
+        .ok_or_else(|| format!("the manifest holds no {}", kinds[0]))
 }
 
 /// The fix's YAML, quoting kept (the events say which scalars were plain).
@@ -243,27 +291,61 @@ struct Insertion {
     value: Node,
 }
 
-/// The first key of `wanted` the manifest lacks, or why the fix cannot be merged as text.
-fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insertion>, String> {
+/// The first edit `wanted` needs (a key the manifest lacks; on a ClickHouseCluster also a
+/// value it holds otherwise or a key to delete), or why the fix cannot be merged as text.
+/// `path` is where `present` is, as keys.
+fn missing(
+    wanted: &Node,
+    present: &Yaml,
+    pointer: &str,
+    path: &mut Vec<String>,
+    target: Target,
+) -> Result<Option<Edit>, String> {
+    let changes = target == Target::ClickHouseCluster;
     match (wanted, present) {
         (Node::Mapping(pairs), Yaml::Mapping(existing, _)) => {
             for (key, value) in pairs {
                 let at = format!("{pointer}/{key}");
-                match present.get(key) {
-                    Some(Yaml::Null(_)) => return Err(format!("`{at}` is empty in the manifest")),
-                    Some(inner) => {
-                        if let Some(insertion) = missing(value, inner, &at)? {
-                            return Ok(Some(insertion));
+                let held = existing.iter().find(|(k, _)| k.as_str() == Some(key));
+                path.push(key.clone());
+                match (held, changes && is_null(value)) {
+                    // a merge patch's null deletes the key, when there is one
+                    (None, true) => {}
+                    (Some((Yaml::Scalar(_, origin), _)), true) => {
+                        let offset = origin.offset as usize;
+                        return Ok(Some(Edit::Change(Change::Delete { path: path.clone(), offset })));
+                    }
+                    (Some((_, Yaml::Null(_))), false) => return Err(format!("`{at}` is empty in the manifest")),
+                    (Some((_, Yaml::Scalar(held, origin))), false) if changes => {
+                        if let Node::Scalar(text, plain) = value
+                            && text != held
+                        {
+                            let (head, block) = scalar_text(&Node::Scalar(text.clone(), *plain), 0);
+                            if !block.is_empty() {
+                                return Err(format!("`{at}` would take a value of several lines"));
+                            }
+                            let (offset, text) = (origin.offset as usize, head.trim_start().to_string());
+                            return Ok(Some(Edit::Change(Change::Replace { path: path.clone(), offset, text })));
+                        }
+                        if let Some(edit) = missing(value, &Yaml::Scalar(held.clone(), *origin), &at, path, target)? {
+                            return Ok(Some(edit));
                         }
                     }
-                    None => {
+                    (Some(_), true) => return Err(format!("`{at}` is written as a key chaudit cannot delete")),
+                    (Some((_, inner)), false) => {
+                        if let Some(edit) = missing(value, inner, &at, path, target)? {
+                            return Ok(Some(edit));
+                        }
+                    }
+                    (None, false) => {
                         let offset = match existing.first() {
                             Some((Yaml::Scalar(_, origin), _)) => origin.offset as usize,
                             _ => return Err(format!("`{}` is written in flow style", or_root(pointer))),
                         };
-                        return Ok(Some(Insertion { offset, key: key.clone(), value: value.clone() }));
+                        return Ok(Some(Edit::Insert(Insertion { offset, key: key.clone(), value: value.clone() })));
                     }
                 }
+                path.pop();
             }
             Ok(None)
         }
@@ -280,9 +362,11 @@ fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insert
                 else {
                     return Err(format!("the fix adds an item `{name}` to the list `{pointer}`"));
                 };
-                if let Some(insertion) = missing(item, &existing[index], &format!("{pointer}/{index}"))? {
-                    return Ok(Some(insertion));
+                path.push(index.to_string());
+                if let Some(edit) = missing(item, &existing[index], &format!("{pointer}/{index}"), path, target)? {
+                    return Ok(Some(edit));
                 }
+                path.pop();
             }
             Ok(None)
         }
@@ -292,6 +376,11 @@ fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insert
         }
         _ => Err(format!("the manifest holds something else than the fix expects at `{}`", or_root(pointer))),
     }
+}
+
+/// A plain `null` (or `~`, or nothing): a merge patch's deletion.
+fn is_null(node: &Node) -> bool {
+    matches!(node, Node::Scalar(text, true) if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
 }
 
 fn or_root(pointer: &str) -> &str {
@@ -464,6 +553,25 @@ fn holds(outer: &Yaml, inner: &Yaml) -> bool {
 mod tests {
     use super::*;
 
+    fn merge(text: &str, fix: &str) -> Result<String, String> {
+        merge_into(text, fix, Target::Installation)
+    }
+
+    const CLUSTER: &str = "# the cluster\napiVersion: clickhouse.com/v1alpha1\nkind: ClickHouseCluster\nmetadata:\n  name: shop\nspec:\n  settings:\n    extraConfig:\n      # why eight\n      max_threads: 8 # a comment\n      logger:\n        level: test # for now\n";
+
+    #[test]
+    fn a_cluster_fix_replaces_a_value_deletes_a_key_and_adds_one() {
+        let fix = "spec:\n  settings:\n    extraConfig:\n      max_threads: null\n      logger:\n        level: \"information\"\n      query_log:\n        ttl: \"x\"\n";
+        let fixed = merge_into(CLUSTER, fix, Target::ClickHouseCluster).unwrap();
+        assert_eq!(
+            fixed,
+            "# the cluster\napiVersion: clickhouse.com/v1alpha1\nkind: ClickHouseCluster\nmetadata:\n  name: shop\nspec:\n  settings:\n    extraConfig:\n      query_log:\n        ttl: \"x\"\n      logger:\n        level: \"information\" # for now\n"
+        );
+        assert_eq!(merge_into(&fixed, fix, Target::ClickHouseCluster).unwrap(), fixed);
+        // an installation's values are never changed
+        assert!(merge_into(CLUSTER, fix, Target::Installation).is_err());
+    }
+
     const MANIFEST: &str = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n# the installation\n\
 apiVersion: \"clickhouse.altinity.com/v1\"\nkind: \"ClickHouseInstallation\"\nmetadata:\n  name: \"demo\"\nspec:\n  \
 configuration:\n    settings:\n      max_threads: 8 # a comment\n    clusters:\n      - name: \"a\"\n        \
@@ -471,7 +579,7 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn a_cluster_secret_goes_into_its_list_item_and_the_rest_stays_as_written() {
-        let fixed = merge_into(
+        let fixed = merge(
             MANIFEST,
             "spec:\n  configuration:\n    clusters:\n      - name: a\n        secret:\n          auto: \"true\"\n",
         )
@@ -487,47 +595,47 @@ layout:\n          replicasCount: 2\n";
     fn files_are_added_as_literal_blocks_and_a_second_fix_adds_up() {
         let first = "spec:\n  configuration:\n    files:\n      config.d/zz-1.xml: |\n        <clickhouse>\n          <a>1</a>\n        </clickhouse>\n";
         let second = first.replace("zz-1", "zz-2").replace("<a>1", "<a>2");
-        let fixed = merge_into(&merge_into(MANIFEST, first).unwrap(), &second).unwrap();
+        let fixed = merge(&merge(MANIFEST, first).unwrap(), &second).unwrap();
         let documents = read(&fixed).unwrap();
-        let files = installation(&documents).unwrap().get("spec").unwrap().get("configuration").unwrap().get("files");
+        let files = installation(&documents, Target::Installation).unwrap().1.get("spec").unwrap().get("configuration").unwrap().get("files");
         let file = |name: &str| files.and_then(|f| f.get(name)).and_then(Yaml::as_str).map(str::to_string);
         assert_eq!(file("config.d/zz-1.xml").as_deref(), Some("<clickhouse>\n  <a>1</a>\n</clickhouse>\n"));
         assert_eq!(file("config.d/zz-2.xml").as_deref(), Some("<clickhouse>\n  <a>2</a>\n</clickhouse>\n"));
         assert!(fixed.contains("max_threads: 8 # a comment") && fixed.starts_with("apiVersion: v1\nkind: Secret"));
         // merging the same fix again changes nothing
-        assert_eq!(merge_into(&fixed, &second).unwrap(), fixed);
+        assert_eq!(merge(&fixed, &second).unwrap(), fixed);
     }
 
     #[test]
     fn a_fix_that_would_change_or_append_is_left_to_the_user() {
         let change =
-            merge_into(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
+            merge(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
         assert!(change.contains("/spec/configuration/settings/max_threads"), "{change}");
-        let append = merge_into(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
+        let append = merge(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
         assert!(append.contains("adds an item"), "{append}");
         let flow = "kind: ClickHouseInstallation\nmetadata: {name: x}\nspec: {configuration: {settings: {a: 1}}}\n";
-        let err = merge_into(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
+        let err = merge(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
         assert!(err.contains("cannot be inserted as text"), "{err}");
     }
 
     #[test]
     fn a_comment_stays_with_the_key_below_it() {
         let text = "kind: ClickHouseInstallation\nspec:\n  configuration:\n    files:\n      # about a.xml\n      # more\n      a.xml: x\n";
-        let fixed = merge_into(text, "spec:\n  configuration:\n    files:\n      b.xml: \"y\"\n").unwrap();
+        let fixed = merge(text, "spec:\n  configuration:\n    files:\n      b.xml: \"y\"\n").unwrap();
         assert_eq!(fixed, text.replace("      # about", "      b.xml: \"y\"\n      # about"));
     }
 
     #[test]
     fn a_new_list_goes_in_whole_and_once() {
         let nodes = "spec:\n  configuration:\n    zookeeper:\n      nodes:\n        - host: k1\n          port: \"9181\"\n        - host: k2\n";
-        let fixed = merge_into(MANIFEST, nodes).unwrap();
+        let fixed = merge(MANIFEST, nodes).unwrap();
         assert!(fixed.contains("    zookeeper:\n      nodes:\n        - host: k1\n          port: \"9181\"\n        - host: k2\n    settings:"), "{fixed}");
-        assert_eq!(merge_into(&fixed, nodes).unwrap(), fixed);
+        assert_eq!(merge(&fixed, nodes).unwrap(), fixed);
     }
 
     #[test]
     fn scalars_keep_their_quoting() {
-        let fixed = merge_into(
+        let fixed = merge(
             MANIFEST,
             "spec:\n  configuration:\n    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: 'a: b'\n",
         )

@@ -7,6 +7,7 @@
 //! (see [`manifest`]).
 
 mod manifest;
+mod manifest_change;
 
 use manifest::ManifestEdit;
 
