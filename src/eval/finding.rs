@@ -69,6 +69,12 @@ pub struct Remediation {
     /// the config is a ClickHouseInstallation.
     #[serde(skip)]
     pub manifest_manual: Option<String>,
+    /// The rule's snippet and step in a ClickHouseCluster's terms: the audit makes them
+    /// `manifest` and `manual` when the config is one.
+    #[serde(skip)]
+    pub cluster_manifest: Option<String>,
+    #[serde(skip)]
+    pub cluster_manual: Option<String>,
 }
 
 /// A `<clickhouse>` document merged into one config tree.
@@ -113,12 +119,13 @@ impl Remediation {
     /// not write.
     pub fn in_manifest_terms(&mut self, fingerprint: &str, installation: Option<&Installation>) {
         let own_manual = self.manifest_manual.take();
+        let (cluster_manifest, cluster_manual) = (self.cluster_manifest.take(), self.cluster_manual.take());
         let Some(installation) = installation else {
             self.manifest = None;
             return;
         };
         if installation.is_clickhouse_cluster() {
-            return self.in_cluster_terms(installation);
+            return self.in_cluster_terms(installation, cluster_manifest, cluster_manual);
         }
         let merge = match self.manifest.take() {
             Some(own) => {
@@ -150,11 +157,26 @@ impl Remediation {
 }
 
 impl Remediation {
-    /// The fix of a ClickHouseCluster (ClickHouse's operator): the fragments as keys of its
-    /// `extraConfig` and `extraUsersConfig` (a rule's manifest snippet and manual step speak
-    /// of a ClickHouseInstallation's keys, so they are not this cluster's).
-    fn in_cluster_terms(&mut self, cluster: &Installation) {
+    /// The fix of a ClickHouseCluster (ClickHouse's operator): the rule's own in its terms
+    /// (`own`, and `own_manual` for the values only the user chooses), else the fragments as
+    /// keys of its `extraConfig` and `extraUsersConfig` (a rule's `manifest` speaks of a
+    /// ClickHouseInstallation's keys, so it is not this cluster's).
+    fn in_cluster_terms(&mut self, cluster: &Installation, own: Option<String>, own_manual: Option<String>) {
         self.manifest = None;
+        if own_manual.is_some() {
+            self.manual = own_manual;
+        }
+        if let Some(own) = own {
+            match cluster.fix(&own) {
+                Ok(fix) => {
+                    self.manifest = Some(fix);
+                    self.config = None;
+                    self.fragments.clear();
+                }
+                Err(why) => self.manual = Some(format!("Change the ClickHouseCluster `{}`: {why}.", cluster.name)),
+            }
+            return;
+        }
         // a fragment holding a secret is not printed (see `manual`)
         if self.config.is_none() || self.fragments.is_empty() {
             return;
