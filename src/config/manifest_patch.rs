@@ -31,12 +31,15 @@ pub struct ManifestFix {
     pub patch: Value,
     /// `kubectl patch` with that patch.
     pub command: String,
+    /// What the command patches, as the reports name it: `installation` or `cluster`.
+    #[serde(skip)]
+    pub patches: &'static str,
 }
 
 impl ManifestFix {
     /// A rule's snippet as rendered, before it is made a patch of the manifest it is for.
     pub fn snippet(merge: String) -> ManifestFix {
-        ManifestFix { merge, patch_type: "", patch: Value::Null, command: String::new() }
+        ManifestFix { merge, patch_type: "", patch: Value::Null, command: String::new(), patches: "" }
     }
 }
 
@@ -100,6 +103,7 @@ impl Installation {
             merge: merge.trim_end().to_string() + "\n",
             patch_type,
             command: format!("kubectl patch {resource} {} --type {patch_type} -p '{quoted}'", self.name),
+            patches: if self.is_clickhouse_cluster() { "cluster" } else { "installation" },
             patch,
         })
     }

@@ -1,15 +1,18 @@
 //! `chaudit fix` on a Kubernetes manifest: a fix in the manifest's terms (YAML to merge into
-//! the ClickHouseInstallation) written into the manifest file itself. The file is edited, not
+//! the ClickHouseInstallation, or a ClickHouseCluster's `spec.settings`) written into the
+//! manifest file itself. The file is edited, not
 //! rewritten: each key the fix adds is inserted as text into the mapping that receives it
 //! (after a list item's first line, else above the key that heads the mapping and its
 //! comments), so the file's comments, its other documents, its key order and its quoting stay
 //! as they were; each insertion must read back as the manifest with exactly that key added. A
-//! fix that would change a value the manifest sets, add an item to one of its lists, or reach
-//! a mapping written in flow style (`{a: 1}`) is not written: the user merges it.
+//! fix that would change a value the manifest sets (outside a ClickHouseCluster's extraConfig,
+//! see manifest_change.rs), add an item to one of its lists, or reach a mapping written in
+//! flow style (`{a: 1}`) is not written: the user merges it.
 
 use std::path::{Path, PathBuf};
 
 use super::manifest_change::Change;
+use super::manifest_yaml::{entry, scalar_text};
 use super::{FixError, FixFile, FixRequest};
 use crate::config::LoadedConfig;
 use crate::config::clickhouse_operator;
@@ -60,8 +63,9 @@ impl ManifestEdit {
         edit
     }
 
-    /// A finding whose fix is config fragments, on a manifest that takes none in its terms
-    /// (a ClickHouseCluster): what the user does instead.
+    /// A finding whose fix is config fragments on a manifest and was made neither a change of
+    /// the manifest nor a step of the user's (the audit makes it one or the other): what the
+    /// user does instead, since no fragment is written beside a manifest.
     pub fn operator_owned(&self, finding: &Finding) -> Option<String> {
         let fix = &finding.remediation;
         if !self.operator_files || fix.fragments.is_empty() || fix.manual.is_some() || fix.manifest.is_some() {
@@ -93,8 +97,8 @@ impl ManifestEdit {
     pub fn merge(&mut self, fix: &ManifestFix) -> Result<(), String> {
         let by_hand = |why: String| {
             format!(
-                "{why}, so chaudit does not write it. Merge into the manifest:\n{}or patch the installation:\n{}",
-                fix.merge, fix.command
+                "{why}, so chaudit does not write it. Merge into the manifest:\n{}or patch the {}:\n{}",
+                fix.merge, fix.patches, fix.command
             )
         };
         if self.installation.is_none() {
@@ -133,7 +137,7 @@ impl ManifestEdit {
 
 /// The fix's YAML as written, each scalar with whether it was plain (`true`) or quoted (`"true"`).
 #[derive(Debug, Clone, PartialEq)]
-enum Node {
+pub(super) enum Node {
     Scalar(String, bool),
     Sequence(Vec<Node>),
     Mapping(Vec<(String, Node)>),
@@ -449,91 +453,6 @@ fn insert(text: &str, insertion: &Insertion, after_first: bool) -> Option<String
         added.insert_str(0, &pad);
     }
     Some(format!("{}{added}{}", &text[..at], &text[at..]))
-}
-
-/// `key: value` as block YAML lines, at `indent`.
-fn entry(key: &str, value: &Node, indent: usize, out: &mut Vec<String>) {
-    let pad = " ".repeat(indent);
-    let key = if plain_safe(key) { key.to_string() } else { quoted(key) };
-    match value {
-        Node::Mapping(pairs) if !pairs.is_empty() => {
-            out.push(format!("{pad}{key}:"));
-            pairs.iter().for_each(|(k, v)| entry(k, v, indent + 2, out));
-        }
-        Node::Sequence(items) if !items.is_empty() => {
-            out.push(format!("{pad}{key}:"));
-            items.iter().for_each(|item| list_item(item, indent + 2, out));
-        }
-        scalar => {
-            let (head, block) = scalar_text(scalar, indent + 2);
-            out.push(format!("{pad}{key}:{head}"));
-            out.extend(block);
-        }
-    }
-}
-
-fn list_item(item: &Node, indent: usize, out: &mut Vec<String>) {
-    let pad = " ".repeat(indent);
-    match item {
-        Node::Mapping(pairs) if !pairs.is_empty() => {
-            let mut lines = Vec::new();
-            pairs.iter().for_each(|(k, v)| entry(k, v, indent + 2, &mut lines));
-            if let Some(first) = lines.first_mut() {
-                *first = format!("{pad}- {}", first.trim_start());
-            }
-            out.extend(lines);
-        }
-        Node::Sequence(items) if !items.is_empty() => {
-            out.push(format!("{pad}-"));
-            items.iter().for_each(|i| list_item(i, indent + 2, out));
-        }
-        scalar => {
-            let (head, block) = scalar_text(scalar, indent + 2);
-            out.push(format!("{pad}-{head}"));
-            out.extend(block);
-        }
-    }
-}
-
-/// What follows `key:` on its line, and the lines of a block scalar below it.
-fn scalar_text(node: &Node, indent: usize) -> (String, Vec<String>) {
-    let (text, plain) = match node {
-        Node::Mapping(_) => return (" {}".into(), Vec::new()),
-        Node::Sequence(_) => return (" []".into(), Vec::new()),
-        Node::Scalar(text, plain) => (text, *plain),
-    };
-    if plain {
-        return (if text.is_empty() { String::new() } else { format!(" {text}") }, Vec::new());
-    }
-    let printable = text.chars().all(|c| c == '\n' || !c.is_control());
-    if text.contains('\n') && printable && !text.starts_with([' ', '\n']) {
-        let body = text.trim_end_matches('\n');
-        let chomp = match text.len() - body.len() {
-            0 => "-",
-            1 => "",
-            _ => "+",
-        };
-        let pad = " ".repeat(indent);
-        let mut lines: Vec<String> =
-            body.split('\n').map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") }).collect();
-        // `|+` keeps the trailing line breaks as empty lines
-        lines.extend(std::iter::repeat_n(String::new(), (text.len() - body.len()).saturating_sub(1)));
-        return (format!(" |{chomp}"), lines);
-    }
-    (format!(" {}", quoted(text)), Vec::new())
-}
-
-/// A key written as it is: letters, digits and `_./-`, not starting with `-`.
-fn plain_safe(text: &str) -> bool {
-    !text.is_empty()
-        && !text.starts_with('-')
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
-        && !matches!(text, "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n")
-}
-
-/// Double-quoted (JSON's string syntax is YAML's double-quoted style).
-fn quoted(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
 }
 
 /// Whether `outer` holds everything `inner` does (positions ignored; lists item for item).

@@ -8,6 +8,7 @@
 
 mod manifest;
 mod manifest_change;
+mod manifest_yaml;
 
 use manifest::ManifestEdit;
 
