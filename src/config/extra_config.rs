@@ -170,7 +170,8 @@ mod tests {
             of(&[(SERVER_KEY, server)]).unwrap(),
             "spec:\n  settings:\n    extraConfig:\n      listen_host:\n        - \"::1\"\n        - \"127.0.0.1\"\n      secret:\n        - \"@from_env\": \"S\"\n        - \"x\"\n      empty: \"\"\n"
         );
-        let nodes = "<clickhouse><zookeeper><node><host>a</host></node><node><host>b</host></node></zookeeper></clickhouse>";
+        let nodes =
+            "<clickhouse><zookeeper><node><host>a</host></node><node><host>b</host></node></zookeeper></clickhouse>";
         assert!(of(&[(SERVER_KEY, nodes)]).unwrap_err().contains("<node>"));
     }
 
@@ -181,8 +182,8 @@ mod tests {
         let text = of(&[(SERVER_KEY, server)]).unwrap();
         let document = read_document(&text, FileId(0)).unwrap();
         let extra = document.get("spec").and_then(|s| s.get("settings")).and_then(|s| s.get(SERVER_KEY)).unwrap();
-        let root = super::super::yaml::convert(extra.clone(), crate::source::Origin { file: FileId(0), offset: 0 })
-            .unwrap();
+        let root =
+            super::super::yaml::convert(extra.clone(), crate::source::Origin { file: FileId(0), offset: 0 }).unwrap();
         let ttl = root.find("query_log/ttl").map(|e| e.inner_text());
         assert_eq!(ttl.as_deref(), Some("event_date + INTERVAL 30 DAY DELETE"));
         assert_eq!(root.child("secret").and_then(|e| e.attribute("from_env")), Some("S"));

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use crate::config::Location;
-pub use crate::config::manifest_patch::ManifestFix;
 use crate::config::extra_config::{self, SERVER_KEY, USERS_KEY};
+pub use crate::config::manifest_patch::ManifestFix;
 use crate::config::manifest_patch::{Installation, files_snippet};
 use crate::rules::{ConfigTree, FIX_FILE, OutcomeKind, Severity};
 
@@ -347,5 +347,47 @@ mod tests {
     fn fingerprints_are_stable() {
         assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
         assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+    }
+
+    fn cluster() -> Installation {
+        let text = "kind: ClickHouseCluster\nmetadata: {name: shop}\nspec:\n  settings:\n    extraConfig:\n      max_threads: 8\n";
+        Installation {
+            kind: "ClickHouseCluster".into(),
+            name: "shop".into(),
+            document: crate::spanned_yaml::read_document(text, crate::source::FileId(0)).unwrap(),
+        }
+    }
+
+    /// On a ClickHouseCluster the rule's ClickHouseInstallation snippet and step give way: its
+    /// fragments become extraConfig keys, or its own snippet and step in the cluster's terms.
+    #[test]
+    fn a_clickhouse_clusters_fix_is_in_its_own_terms() {
+        let fragments = vec![Fragment {
+            tree: ConfigTree::Server,
+            xml: "<clickhouse><max_threads remove=\"1\"/></clickhouse>".into(),
+        }];
+        let mut fix = Remediation {
+            config: Some("<clickhouse/>".into()),
+            fragments,
+            manifest: Some(ManifestFix::snippet("spec:\n  configuration:\n    files: {}\n".into())),
+            manifest_manual: Some("in spec.configuration".into()),
+            ..Remediation::default()
+        };
+        fix.in_manifest_terms("0123abcd", Some(&cluster()));
+        let manifest = fix.manifest.as_ref().unwrap();
+        assert_eq!(manifest.merge, "spec:\n  settings:\n    extraConfig:\n      max_threads: null\n");
+        assert_eq!(manifest.patches, "cluster");
+        assert!(fix.config.is_none() && fix.fragments.is_empty() && fix.manual.is_none());
+
+        let mut own = Remediation {
+            manual: Some("for config files".into()),
+            cluster_manifest: Some("spec:\n  settings:\n    tls:\n      enabled: \"true\"\n".into()),
+            cluster_manual: Some("in spec.settings".into()),
+            ..Remediation::default()
+        };
+        own.in_manifest_terms("0123abcd", Some(&cluster()));
+        assert_eq!(own.manual.as_deref(), Some("in spec.settings"));
+        let command = &own.manifest.as_ref().unwrap().command;
+        assert!(command.starts_with("kubectl patch clickhousecluster shop --type merge -p '{"), "{command}");
     }
 }

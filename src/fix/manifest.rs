@@ -16,6 +16,7 @@ use super::manifest_yaml::{entry, scalar_text};
 use super::{FixError, FixFile, FixRequest};
 use crate::config::LoadedConfig;
 use crate::config::clickhouse_operator;
+use crate::config::extra_config::{SERVER_KEY, USERS_KEY};
 use crate::config::manifest::{KINDS, MAX_DOCUMENTS};
 use crate::config::manifest_patch::ManifestFix;
 use crate::eval::Finding;
@@ -154,6 +155,15 @@ pub enum Target {
 }
 
 impl Target {
+    /// Whether the fix may change or delete what the manifest holds at `path`: a key inside a
+    /// ClickHouseCluster's extraConfig or extraUsersConfig (ClickHouse's config, which a fix
+    /// overrides as a later config.d file would), never the operator's own keys.
+    fn may_change(self, path: &[String]) -> bool {
+        self == Target::ClickHouseCluster
+            && matches!(path, [spec, settings, map, _, ..]
+                if spec == "spec" && settings == "settings" && (map == SERVER_KEY || map == USERS_KEY))
+    }
+
     fn kinds(self) -> &'static [&'static str] {
         match self {
             Target::Installation => &KINDS,
@@ -182,9 +192,9 @@ pub fn merge_into(text: &str, merge: &str, target: Target) -> Result<String, Str
             None => return Ok(edited),
             Some(Edit::Insert(insertion)) => insertion,
             Some(Edit::Change(change)) => {
-                let changed = change.apply(&edited).filter(|text| {
-                    read(text).is_ok_and(|read_back| change.made(&documents, &read_back, index))
-                });
+                let changed = change
+                    .apply(&edited)
+                    .filter(|text| read(text).is_ok_and(|read_back| change.made(&documents, &read_back, index)));
                 edited = changed.ok_or_else(|| {
                     format!("`/{}` cannot be changed as text where it is written", change.path().join("/"))
                 })?;
@@ -305,13 +315,13 @@ fn missing(
     path: &mut Vec<String>,
     target: Target,
 ) -> Result<Option<Edit>, String> {
-    let changes = target == Target::ClickHouseCluster;
     match (wanted, present) {
         (Node::Mapping(pairs), Yaml::Mapping(existing, _)) => {
             for (key, value) in pairs {
                 let at = format!("{pointer}/{key}");
                 let held = existing.iter().find(|(k, _)| k.as_str() == Some(key));
                 path.push(key.clone());
+                let changes = target.may_change(path);
                 match (held, changes && is_null(value)) {
                     // a merge patch's null deletes the key, when there is one
                     (None, true) => {}
@@ -487,8 +497,10 @@ mod tests {
             "# the cluster\napiVersion: clickhouse.com/v1alpha1\nkind: ClickHouseCluster\nmetadata:\n  name: shop\nspec:\n  settings:\n    extraConfig:\n      query_log:\n        ttl: \"x\"\n      logger:\n        level: \"information\" # for now\n"
         );
         assert_eq!(merge_into(&fixed, fix, Target::ClickHouseCluster).unwrap(), fixed);
-        // an installation's values are never changed
+        // an installation's values are never changed, nor a cluster's own keys
         assert!(merge_into(CLUSTER, fix, Target::Installation).is_err());
+        let own = merge_into(CLUSTER, "metadata:\n  name: other\n", Target::ClickHouseCluster).unwrap_err();
+        assert!(own.contains("/metadata/name"), "{own}");
     }
 
     const MANIFEST: &str = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n# the installation\n\
@@ -516,7 +528,14 @@ layout:\n          replicasCount: 2\n";
         let second = first.replace("zz-1", "zz-2").replace("<a>1", "<a>2");
         let fixed = merge(&merge(MANIFEST, first).unwrap(), &second).unwrap();
         let documents = read(&fixed).unwrap();
-        let files = installation(&documents, Target::Installation).unwrap().1.get("spec").unwrap().get("configuration").unwrap().get("files");
+        let files = installation(&documents, Target::Installation)
+            .unwrap()
+            .1
+            .get("spec")
+            .unwrap()
+            .get("configuration")
+            .unwrap()
+            .get("files");
         let file = |name: &str| files.and_then(|f| f.get(name)).and_then(Yaml::as_str).map(str::to_string);
         assert_eq!(file("config.d/zz-1.xml").as_deref(), Some("<clickhouse>\n  <a>1</a>\n</clickhouse>\n"));
         assert_eq!(file("config.d/zz-2.xml").as_deref(), Some("<clickhouse>\n  <a>2</a>\n</clickhouse>\n"));
@@ -527,8 +546,7 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn a_fix_that_would_change_or_append_is_left_to_the_user() {
-        let change =
-            merge(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
+        let change = merge(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
         assert!(change.contains("/spec/configuration/settings/max_threads"), "{change}");
         let append = merge(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
         assert!(append.contains("adds an item"), "{append}");

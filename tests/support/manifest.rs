@@ -168,4 +168,3 @@ pub fn write_manifest(dir: &Path, name: &str, docs: &[Value]) {
     }
     std::fs::write(dir.join(name), text).unwrap();
 }
-

@@ -68,10 +68,8 @@ pub struct Applies {
 
 /// `remediation:`: the fix, in the forms it has.
 #[derive(Deserialize)]
-#[serde(
-    expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command`, `manifest`, `manifest_manual`, \
-                 `cluster_manifest` and `cluster_manual`"
-)]
+#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command`, `manifest`, `manifest_manual`, \
+                 `cluster_manifest` and `cluster_manual`")]
 pub struct RemediationFile {
     #[serde(default)]
     pub restart: Lenient<bool>,
