@@ -9,6 +9,7 @@ use std::path::Path;
 
 use chaudit::config::{self, Element, LoadOptions};
 use serde_json::Value;
+use support::manifest::{apply, documents, write_manifest};
 
 fn audit(manifest: &str) -> (i32, Value, String) {
     let dir = support::repo_root().join("tests/manifests");
@@ -159,21 +160,7 @@ fn a_huge_layout_is_refused_at_its_line() {
 /// manifest (the server config amended for this machine): it starts, except on
 /// `mistakes.yaml`, whose query setting at the server's root stops it.
 fn start_rendered(manifests: &Path, manifest: &str, amend: impl Fn(String) -> String) {
-    let render = |users: bool| {
-        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
-        if users {
-            args.push("--users");
-        }
-        let (code, stdout, stderr) = support::chaudit(manifests, &args);
-        assert_eq!(code, 0, "{manifest}: {stderr}");
-        stdout
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let tree = dir.path().join("tree");
-    std::fs::create_dir_all(&tree).unwrap();
-    std::fs::write(tree.join("config.xml"), amend(render(false))).unwrap();
-    std::fs::write(tree.join("users.xml"), render(true)).unwrap();
-    let verdict = support::engine_start(&tree);
+    let verdict = support::manifest::start_rendered(manifests, manifest, amend);
     if manifest == "mistakes.yaml" {
         assert!(!verdict.started, "{verdict:?}");
         assert!(verdict.errors.iter().any(|e| e.contains("max_threads")), "{verdict:?}");
@@ -190,9 +177,7 @@ fn the_real_server_starts_on_the_rendered_files() {
     let manifests = support::repo_root().join("tests/manifests");
     for manifest in EXAMPLES.iter().chain(&["mistakes.yaml"]) {
         // the users config beside it, named as the image's config.xml names it
-        start_rendered(&manifests, manifest, |server| {
-            server.replacen("</clickhouse>", "    <users_config>users.xml</users_config>\n</clickhouse>", 1)
-        });
+        start_rendered(&manifests, manifest, support::manifest::beside_users_xml);
     }
 }
 
@@ -266,142 +251,9 @@ fn clickhouse_cluster_findings_point_at_the_manifest_lines() {
 #[test]
 fn the_real_server_starts_on_the_clickhouse_operator_files() {
     let manifests = support::repo_root().join("tests/manifests/clickhouse-operator");
-    // each `<tag>...</tag>` of the text left out
-    let without = |text: &str, tag: &str| -> String {
-        let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
-        let mut out = text.to_string();
-        while let (Some(start), Some(end)) = (out.find(&open), out.find(&close)) {
-            out.replace_range(start..end + close.len(), "");
-        }
-        out
-    };
     for manifest in CLICKHOUSE_OPERATOR_EXAMPLES.iter().chain(&["mistakes.yaml"]) {
-        start_rendered(&manifests, manifest, |server| {
-            // the users file holds XML here: named .xml, as the server picks its parser by name
-            let server = server.replace("<path>users.yaml</path>", "<path>users.xml</path>");
-            without(&without(&server, "zookeeper"), "replicated")
-                .lines()
-                .map(|l| if l.contains(".svc.cluster.local</host>") { "<host>localhost</host>" } else { l })
-                .collect::<Vec<_>>()
-                .join("\n")
-        });
+        start_rendered(&manifests, manifest, support::manifest::on_this_machine);
     }
-}
-
-/// A manifest's documents as JSON values (JSON is YAML: the patched manifest is written so).
-fn documents(text: &str) -> Vec<Value> {
-    fn json(yaml: &chaudit::spanned_yaml::Yaml) -> Value {
-        use chaudit::spanned_yaml::Yaml;
-        match yaml {
-            Yaml::Null(_) => Value::Null,
-            Yaml::Scalar(s, _) => Value::String(s.clone()),
-            Yaml::Sequence(items, _) => Value::Array(items.iter().map(json).collect()),
-            Yaml::Mapping(pairs, _) => {
-                Value::Object(pairs.iter().map(|(k, v)| (k.as_str().unwrap().to_string(), json(v))).collect())
-            }
-        }
-    }
-    let parsed = chaudit::spanned_yaml::read_documents(text, chaudit::source::FileId(0), 100).unwrap();
-    parsed.iter().map(json).collect()
-}
-
-/// RFC 7386: objects merge, anything else replaces.
-fn merge_patch(target: &mut Value, patch: &Value) {
-    let Value::Object(changes) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Value::Object(Default::default());
-    }
-    for (key, change) in changes {
-        let map = target.as_object_mut().unwrap();
-        if change.is_null() {
-            map.remove(key);
-        } else {
-            merge_patch(map.entry(key.clone()).or_insert(Value::Null), change);
-        }
-    }
-}
-
-/// RFC 6902 `add` and `replace`, the operations chaudit prints.
-fn json_patch(target: &mut Value, operations: &Value) {
-    for op in operations.as_array().unwrap() {
-        let path = op["path"].as_str().unwrap();
-        let (parent, last) = path.rsplit_once('/').unwrap();
-        let last = last.replace("~1", "/").replace("~0", "~");
-        let value = op["value"].clone();
-        match (op["op"].as_str().unwrap(), target.pointer_mut(parent).unwrap_or_else(|| panic!("no {parent}"))) {
-            ("add", Value::Array(items)) if last == "-" => items.push(value),
-            ("add", Value::Array(items)) => items.insert(last.parse().unwrap(), value),
-            ("add" | "replace", Value::Object(map)) => {
-                map.insert(last, value);
-            }
-            ("replace", Value::Array(items)) => items[last.parse::<usize>().unwrap()] = value,
-            (other, at) => panic!("{other} at {path} on {at}"),
-        }
-    }
-}
-
-/// Applies a finding's manifest fix to the installation among `docs`.
-fn apply(docs: &mut [Value], fix: &Value) {
-    let installation =
-        docs.iter_mut().find(|d| d["kind"].as_str().is_some_and(|k| k.starts_with("ClickHouseInstallation"))).unwrap();
-    match fix["patch_type"].as_str().unwrap() {
-        "merge" => merge_patch(installation, &fix["patch"]),
-        "json" => json_patch(installation, &fix["patch"]),
-        other => panic!("patch type {other}"),
-    }
-}
-
-/// Block YAML of a JSON value, every scalar a double-quoted string (as JSON quotes it).
-fn block_yaml(value: &Value, indent: usize, out: &mut String) {
-    let pad = " ".repeat(indent);
-    let key = |k: &str| {
-        let plain = k.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
-        if plain { k.to_string() } else { serde_json::to_string(k).unwrap() }
-    };
-    let nested =
-        |v: &Value| matches!(v, Value::Object(m) if !m.is_empty()) || matches!(v, Value::Array(a) if !a.is_empty());
-    let scalar = |v: &Value| match v {
-        Value::Object(_) => "{}".to_string(),
-        Value::Array(_) => "[]".to_string(),
-        Value::Null => "null".to_string(),
-        Value::String(s) => serde_json::to_string(s).unwrap(),
-        other => serde_json::to_string(&other.to_string()).unwrap(),
-    };
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                if nested(v) {
-                    out.push_str(&format!("{pad}{}:\n", key(k)));
-                    block_yaml(v, indent + 2, out);
-                } else {
-                    out.push_str(&format!("{pad}{}: {}\n", key(k), scalar(v)));
-                }
-            }
-        }
-        Value::Array(items) => {
-            for v in items {
-                if nested(v) {
-                    out.push_str(&format!("{pad}-\n"));
-                    block_yaml(v, indent + 2, out);
-                } else {
-                    out.push_str(&format!("{pad}- {}\n", scalar(v)));
-                }
-            }
-        }
-        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
-    }
-}
-
-fn write_manifest(dir: &Path, name: &str, docs: &[Value]) {
-    let mut text = String::new();
-    for doc in docs {
-        text.push_str("---\n");
-        block_yaml(doc, 0, &mut text);
-    }
-    std::fs::write(dir.join(name), text).unwrap();
 }
 
 /// Every manifest fix chaudit prints for an installation, applied as `kubectl patch` would:
@@ -476,33 +328,12 @@ fn every_manifest_fix_applied_as_kubectl_would_clears_its_finding() {
         let fixed = format!("fixed-{manifest}");
         write_manifest(&manifests.join("..").join("..").join("target"), &fixed, &all);
         let target = support::repo_root().join("target");
-        start_rendered_fixed(&target, &fixed);
+        let verdict = support::manifest::start_rendered(&target, &fixed, support::manifest::beside_users_xml);
+        assert!(verdict.started, "{manifest} with every fix applied: {verdict:?}");
         let _ = std::fs::remove_file(target.join(&fixed));
     }
     eprintln!("{fixes_seen} manifest fix(es) applied, {native} in the manifest's own terms");
     assert!(fixes_seen >= 6 && native >= 2, "{fixes_seen} fixes, {native} native");
-}
-
-/// The real server starts on the files rendered from a fixed manifest.
-fn start_rendered_fixed(dir: &Path, manifest: &str) {
-    let render = |users: bool| {
-        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
-        if users {
-            args.push("--users");
-        }
-        let (code, stdout, stderr) = support::chaudit(dir, &args);
-        assert_eq!(code, 0, "{manifest}: {stderr}");
-        stdout
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    std::fs::create_dir_all(&tree).unwrap();
-    let server =
-        render(false).replacen("</clickhouse>", "    <users_config>users.xml</users_config>\n</clickhouse>", 1);
-    std::fs::write(tree.join("config.xml"), server).unwrap();
-    std::fs::write(tree.join("users.xml"), render(true)).unwrap();
-    let verdict = support::engine_start(&tree);
-    assert!(verdict.started, "{manifest} with every fix applied: {verdict:?}");
 }
 
 /// An installation runs the version of its pod template's image: the audit judges it as that

@@ -95,7 +95,8 @@ fn chaudit_fix_writes_the_fixes_into_the_manifest() {
         let (_, again, _) = support::chaudit(dir.path(), &["fix", "--config", manifest]);
         assert!(!again.contains("wrote "), "{manifest}: {again}");
         assert_eq!(std::fs::read_to_string(dir.path().join(manifest)).unwrap(), fixed);
-        start_rendered(dir.path(), manifest);
+        let verdict = support::manifest::start_rendered(dir.path(), manifest, support::manifest::beside_users_xml);
+        assert!(verdict.started, "{manifest} fixed by chaudit fix: {verdict:?}");
     }
     eprintln!("{written} fix(es) written into the manifests, {native} in the manifest's own terms");
     assert!(written >= 12 && native >= 6, "{written} written, {native} native");
@@ -116,45 +117,6 @@ fn a_dry_run_shows_the_manifest_diff_and_writes_nothing() {
     assert!(stdout.contains("replace `analyst/password`"), "{stdout}");
     assert!(!stdout.contains("users.d/zz-chaudit-fix.xml"), "{stdout}");
     assert!(stdout.contains("spec.configuration.zookeeper.nodes"), "{stdout}");
-    assert_eq!(std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap(), original);
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "a file was left beside the manifest");
-}
-
-/// The real server starts on the files rendered from a fixed manifest.
-fn start_rendered(dir: &Path, manifest: &str) {
-    let render = |users: bool| {
-        let mut args = vec!["config", "show", "--show-secrets", "--config", manifest];
-        if users {
-            args.push("--users");
-        }
-        let (code, stdout, stderr) = support::chaudit(dir, &args);
-        assert_eq!(code, 0, "{manifest}: {stderr}");
-        stdout
-    };
-    let tmp = tempfile::tempdir().unwrap();
-    let tree = tmp.path().join("tree");
-    std::fs::create_dir_all(&tree).unwrap();
-    let server =
-        render(false).replacen("</clickhouse>", "    <users_config>users.xml</users_config>\n</clickhouse>", 1);
-    std::fs::write(tree.join("config.xml"), server).unwrap();
-    std::fs::write(tree.join("users.xml"), render(true)).unwrap();
-    let verdict = support::engine_start(&tree);
-    assert!(verdict.started, "{manifest} fixed by chaudit fix: {verdict:?}");
-}
-
-/// A ClickHouseCluster of ClickHouse's operator takes no fix in its terms yet: `chaudit fix`
-/// writes nothing (no config.d file beside the manifest, where it would change nothing) and
-/// lists its config fixes for the manifest's extraConfig.
-#[test]
-fn a_clickhouse_cluster_is_left_as_it_is() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = support::repo_root().join("tests/manifests/clickhouse-operator/mistakes.yaml");
-    let original = std::fs::read_to_string(source).unwrap();
-    std::fs::write(dir.path().join("mistakes.yaml"), &original).unwrap();
-    let (code, stdout, _) = support::chaudit(dir.path(), &["fix", "--config", "mistakes.yaml"]);
-    assert_eq!(code, 1, "{stdout}");
-    assert!(stdout.contains("no finding has a config fix"), "{stdout}");
-    assert!(stdout.contains("in spec.settings.extraConfig:"), "{stdout}");
     assert_eq!(std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap(), original);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "a file was left beside the manifest");
 }

@@ -116,7 +116,13 @@ pub fn render(sources: &mut SourceMap, file: FileId) -> Result<Option<Rendered>>
     if let Some(password) = password {
         env.push((DEFAULT_PASSWORD_ENV.into(), secret_value(&documents, password, password_type)));
     }
-    Ok(Some(Rendered { server, users, env, installation: None }))
+    // its fixes are made in its own terms (extra_config.rs)
+    let installation = Some(super::manifest_patch::Installation {
+        kind: KIND.to_string(),
+        name: metadata(cluster, "name").unwrap_or_else(|| "cluster".into()),
+        document: cluster.clone(),
+    });
+    Ok(Some(Rendered { server, users, env, installation }))
 }
 
 /// The value `defaultUserPassword` selects: the Secret's or ConfigMap's data when the

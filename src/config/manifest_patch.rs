@@ -31,12 +31,15 @@ pub struct ManifestFix {
     pub patch: Value,
     /// `kubectl patch` with that patch.
     pub command: String,
+    /// What the command patches, as the reports name it: `installation` or `cluster`.
+    #[serde(skip)]
+    pub patches: &'static str,
 }
 
 impl ManifestFix {
     /// A rule's snippet as rendered, before it is made a patch of the manifest it is for.
     pub fn snippet(merge: String) -> ManifestFix {
-        ManifestFix { merge, patch_type: "", patch: Value::Null, command: String::new() }
+        ManifestFix { merge, patch_type: "", patch: Value::Null, command: String::new(), patches: "" }
     }
 }
 
@@ -81,18 +84,35 @@ impl Installation {
     /// mapping or meets the manifest where a mapping or list holds a value of another shape.
     pub fn fix(&self, merge: &str) -> Result<ManifestFix, String> {
         let snippet = read_document(merge, FileId(u32::MAX)).map_err(|(_, m)| format!("the manifest fix: {m}"))?;
-        let mut operations = Vec::new();
-        let meets_list = diff(&snippet, Some(&self.document), "", &mut operations)?;
-        let (patch_type, patch) =
-            if meets_list { ("json", Value::Array(operations)) } else { ("merge", value(&snippet)) };
-        let resource = if self.kind == "ClickHouseInstallationTemplate" { "chit" } else { "chi" };
+        let (patch_type, patch) = if self.is_clickhouse_cluster() {
+            // its fixes are under extraConfig, ClickHouse's config as a map: a merge patch
+            // replaces a list there whole and deletes a key set to null, as meant
+            ("merge", value(&snippet))
+        } else {
+            let mut operations = Vec::new();
+            let meets_list = diff(&snippet, Some(&self.document), "", &mut operations)?;
+            if meets_list { ("json", Value::Array(operations)) } else { ("merge", value(&snippet)) }
+        };
+        let resource = match self.kind.as_str() {
+            "ClickHouseInstallationTemplate" => "chit",
+            super::clickhouse_operator::KIND => "clickhousecluster",
+            _ => "chi",
+        };
         let quoted = patch.to_string().replace('\'', "'\\''");
         Ok(ManifestFix {
             merge: merge.trim_end().to_string() + "\n",
             patch_type,
             command: format!("kubectl patch {resource} {} --type {patch_type} -p '{quoted}'", self.name),
+            patches: if self.is_clickhouse_cluster() { "cluster" } else { "installation" },
             patch,
         })
+    }
+}
+
+impl Installation {
+    /// A ClickHouseCluster of ClickHouse's operator: its fixes go under `spec.settings`.
+    pub fn is_clickhouse_cluster(&self) -> bool {
+        self.kind == super::clickhouse_operator::KIND
     }
 }
 
@@ -152,7 +172,7 @@ fn escape(key: &str) -> String {
 }
 
 /// YAML as JSON; scalars stay text, as the operator's fields are.
-fn value(yaml: &Yaml) -> Value {
+pub(crate) fn value(yaml: &Yaml) -> Value {
     match yaml {
         Yaml::Null(_) => Value::Null,
         Yaml::Scalar(text, _) => Value::String(text.clone()),

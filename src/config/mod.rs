@@ -6,6 +6,7 @@ pub mod base;
 pub mod clickhouse_operator;
 pub mod env_file;
 pub mod error;
+pub mod extra_config;
 pub mod files;
 pub mod fragment;
 pub mod fs;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::config::Location;
+use crate::config::extra_config::{self, SERVER_KEY, USERS_KEY};
 pub use crate::config::manifest_patch::ManifestFix;
 use crate::config::manifest_patch::{Installation, files_snippet};
 use crate::rules::{ConfigTree, FIX_FILE, OutcomeKind, Severity};
@@ -68,6 +69,12 @@ pub struct Remediation {
     /// the config is a ClickHouseInstallation.
     #[serde(skip)]
     pub manifest_manual: Option<String>,
+    /// The rule's snippet and step in a ClickHouseCluster's terms: the audit makes them
+    /// `manifest` and `manual` when the config is one.
+    #[serde(skip)]
+    pub cluster_manifest: Option<String>,
+    #[serde(skip)]
+    pub cluster_manual: Option<String>,
 }
 
 /// A `<clickhouse>` document merged into one config tree.
@@ -112,10 +119,14 @@ impl Remediation {
     /// not write.
     pub fn in_manifest_terms(&mut self, fingerprint: &str, installation: Option<&Installation>) {
         let own_manual = self.manifest_manual.take();
+        let (cluster_manifest, cluster_manual) = (self.cluster_manifest.take(), self.cluster_manual.take());
         let Some(installation) = installation else {
             self.manifest = None;
             return;
         };
+        if installation.is_clickhouse_cluster() {
+            return self.in_cluster_terms(installation, cluster_manifest, cluster_manual);
+        }
         let merge = match self.manifest.take() {
             Some(own) => {
                 self.manual = own_manual;
@@ -141,6 +152,53 @@ impl Remediation {
                 self.fragments.clear();
             }
             Err(why) => self.manual = Some(format!("Change the {} `{}`: {why}.", installation.kind, installation.name)),
+        }
+    }
+}
+
+impl Remediation {
+    /// The fix of a ClickHouseCluster (ClickHouse's operator): the rule's own in its terms
+    /// (`own`, and `own_manual` for the values only the user chooses), else the fragments as
+    /// keys of its `extraConfig` and `extraUsersConfig` (a rule's `manifest` speaks of a
+    /// ClickHouseInstallation's keys, so it is not this cluster's).
+    fn in_cluster_terms(&mut self, cluster: &Installation, own: Option<String>, own_manual: Option<String>) {
+        self.manifest = None;
+        if own_manual.is_some() {
+            self.manual = own_manual;
+        }
+        if let Some(own) = own {
+            match cluster.fix(&own) {
+                Ok(fix) => {
+                    self.manifest = Some(fix);
+                    self.config = None;
+                    self.fragments.clear();
+                }
+                Err(why) => self.manual = Some(format!("Change the ClickHouseCluster `{}`: {why}.", cluster.name)),
+            }
+            return;
+        }
+        // a fragment holding a secret is not printed (see `manual`)
+        if self.config.is_none() || self.fragments.is_empty() {
+            return;
+        }
+        let fragments: Vec<(&str, &str)> = self
+            .fragments
+            .iter()
+            .map(|f| (if f.tree == ConfigTree::Users { USERS_KEY } else { SERVER_KEY }, f.xml.as_str()))
+            .collect();
+        match extra_config::snippet(&fragments, &cluster.document).and_then(|merge| cluster.fix(&merge)) {
+            Ok(fix) => {
+                self.manifest = Some(fix);
+                self.config = None;
+                self.fragments.clear();
+            }
+            Err(why) => {
+                self.manual = Some(format!(
+                    "Put this fix into the ClickHouseCluster `{}`'s spec.settings.{SERVER_KEY} (server) or \
+                     {USERS_KEY} (users), written as YAML: {why}.",
+                    cluster.name
+                ))
+            }
         }
     }
 }
@@ -289,5 +347,47 @@ mod tests {
     fn fingerprints_are_stable() {
         assert_eq!(fingerprint(&["a", "b"]), fingerprint(&["a", "b"]));
         assert_ne!(fingerprint(&["ab", ""]), fingerprint(&["a", "b"]));
+    }
+
+    fn cluster() -> Installation {
+        let text = "kind: ClickHouseCluster\nmetadata: {name: shop}\nspec:\n  settings:\n    extraConfig:\n      max_threads: 8\n";
+        Installation {
+            kind: "ClickHouseCluster".into(),
+            name: "shop".into(),
+            document: crate::spanned_yaml::read_document(text, crate::source::FileId(0)).unwrap(),
+        }
+    }
+
+    /// On a ClickHouseCluster the rule's ClickHouseInstallation snippet and step give way: its
+    /// fragments become extraConfig keys, or its own snippet and step in the cluster's terms.
+    #[test]
+    fn a_clickhouse_clusters_fix_is_in_its_own_terms() {
+        let fragments = vec![Fragment {
+            tree: ConfigTree::Server,
+            xml: "<clickhouse><max_threads remove=\"1\"/></clickhouse>".into(),
+        }];
+        let mut fix = Remediation {
+            config: Some("<clickhouse/>".into()),
+            fragments,
+            manifest: Some(ManifestFix::snippet("spec:\n  configuration:\n    files: {}\n".into())),
+            manifest_manual: Some("in spec.configuration".into()),
+            ..Remediation::default()
+        };
+        fix.in_manifest_terms("0123abcd", Some(&cluster()));
+        let manifest = fix.manifest.as_ref().unwrap();
+        assert_eq!(manifest.merge, "spec:\n  settings:\n    extraConfig:\n      max_threads: null\n");
+        assert_eq!(manifest.patches, "cluster");
+        assert!(fix.config.is_none() && fix.fragments.is_empty() && fix.manual.is_none());
+
+        let mut own = Remediation {
+            manual: Some("for config files".into()),
+            cluster_manifest: Some("spec:\n  settings:\n    tls:\n      enabled: \"true\"\n".into()),
+            cluster_manual: Some("in spec.settings".into()),
+            ..Remediation::default()
+        };
+        own.in_manifest_terms("0123abcd", Some(&cluster()));
+        assert_eq!(own.manual.as_deref(), Some("in spec.settings"));
+        let command = &own.manifest.as_ref().unwrap().command;
+        assert!(command.starts_with("kubectl patch clickhousecluster shop --type merge -p '{"), "{command}");
     }
 }

@@ -440,6 +440,8 @@ fn finding(
             .filter(|m| !m.trim().is_empty())
             .map(finding::ManifestFix::snippet),
         manifest_manual: render(&rule.remediation.manifest_manual)?.filter(|m| !m.trim().is_empty()),
+        cluster_manifest: render(&rule.remediation.cluster_manifest)?.filter(|m| !m.trim().is_empty()),
+        cluster_manual: render(&rule.remediation.cluster_manual)?.filter(|m| !m.trim().is_empty()),
     };
     Ok(Finding {
         fingerprint,

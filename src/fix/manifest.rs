@@ -1,16 +1,22 @@
 //! `chaudit fix` on a Kubernetes manifest: a fix in the manifest's terms (YAML to merge into
-//! the ClickHouseInstallation) written into the manifest file itself. The file is edited, not
+//! the ClickHouseInstallation, or a ClickHouseCluster's `spec.settings`) written into the
+//! manifest file itself. The file is edited, not
 //! rewritten: each key the fix adds is inserted as text into the mapping that receives it
 //! (after a list item's first line, else above the key that heads the mapping and its
 //! comments), so the file's comments, its other documents, its key order and its quoting stay
 //! as they were; each insertion must read back as the manifest with exactly that key added. A
-//! fix that would change a value the manifest sets, add an item to one of its lists, or reach
-//! a mapping written in flow style (`{a: 1}`) is not written: the user merges it.
+//! fix that would change a value the manifest sets (outside a ClickHouseCluster's extraConfig,
+//! see manifest_change.rs), add an item to one of its lists, or reach a mapping written in
+//! flow style (`{a: 1}`) is not written: the user merges it.
 
 use std::path::{Path, PathBuf};
 
+use super::manifest_change::Change;
+use super::manifest_yaml::{entry, scalar_text};
 use super::{FixError, FixFile, FixRequest};
 use crate::config::LoadedConfig;
+use crate::config::clickhouse_operator;
+use crate::config::extra_config::{SERVER_KEY, USERS_KEY};
 use crate::config::manifest::{KINDS, MAX_DOCUMENTS};
 use crate::config::manifest_patch::ManifestFix;
 use crate::eval::Finding;
@@ -26,6 +32,7 @@ pub(super) struct ManifestEdit {
     pub operator_files: bool,
     /// `ClickHouseInstallation `NAME``, when the manifest holds one (fixes in its terms).
     installation: Option<String>,
+    target: Target,
     path: PathBuf,
     before: String,
     text: String,
@@ -38,6 +45,7 @@ impl ManifestEdit {
         let mut edit = ManifestEdit {
             operator_files: loaded.from_manifest,
             installation: None,
+            target: Target::Installation,
             path,
             before: String::new(),
             text: String::new(),
@@ -49,12 +57,16 @@ impl ManifestEdit {
             edit.before = text;
             edit.text = edit.before.clone();
             edit.installation = Some(format!("{} `{}`", installation.kind, installation.name));
+            if installation.is_clickhouse_cluster() {
+                edit.target = Target::ClickHouseCluster;
+            }
         }
         edit
     }
 
-    /// A finding whose fix is config fragments, on a manifest that takes none in its terms
-    /// (a ClickHouseCluster): what the user does instead.
+    /// A finding whose fix is config fragments on a manifest and was made neither a change of
+    /// the manifest nor a step of the user's (the audit makes it one or the other): what the
+    /// user does instead, since no fragment is written beside a manifest.
     pub fn operator_owned(&self, finding: &Finding) -> Option<String> {
         let fix = &finding.remediation;
         if !self.operator_files || fix.fragments.is_empty() || fix.manual.is_some() || fix.manifest.is_some() {
@@ -86,8 +98,8 @@ impl ManifestEdit {
     pub fn merge(&mut self, fix: &ManifestFix) -> Result<(), String> {
         let by_hand = |why: String| {
             format!(
-                "{why}, so chaudit does not write it. Merge into the manifest:\n{}or patch the installation:\n{}",
-                fix.merge, fix.command
+                "{why}, so chaudit does not write it. Merge into the manifest:\n{}or patch the {}:\n{}",
+                fix.merge, fix.patches, fix.command
             )
         };
         if self.installation.is_none() {
@@ -96,7 +108,7 @@ impl ManifestEdit {
         if crate::mask::holds_secret(&fix.merge) {
             return Err(by_hand("the fix would copy a secret value".into()));
         }
-        self.text = merge_into(&self.text, &fix.merge).map_err(by_hand)?;
+        self.text = merge_into(&self.text, &fix.merge, self.target).map_err(by_hand)?;
         self.fixes += 1;
         Ok(())
     }
@@ -126,21 +138,69 @@ impl ManifestEdit {
 
 /// The fix's YAML as written, each scalar with whether it was plain (`true`) or quoted (`"true"`).
 #[derive(Debug, Clone, PartialEq)]
-enum Node {
+pub(super) enum Node {
     Scalar(String, bool),
     Sequence(Vec<Node>),
     Mapping(Vec<(String, Node)>),
 }
 
+/// The document a fix goes into, and what the fix may do to what it holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Target {
+    /// A ClickHouseInstallation (or its template): keys are added, nothing written changes.
+    Installation,
+    /// A ClickHouseCluster: a fix is ClickHouse's config under its `extraConfig`, where it
+    /// replaces a value or deletes a key, as a later config.d file would override them.
+    ClickHouseCluster,
+}
+
+impl Target {
+    /// Whether the fix may change or delete what the manifest holds at `path`: a key inside a
+    /// ClickHouseCluster's extraConfig or extraUsersConfig (ClickHouse's config, which a fix
+    /// overrides as a later config.d file would), never the operator's own keys.
+    fn may_change(self, path: &[String]) -> bool {
+        self == Target::ClickHouseCluster
+            && matches!(path, [spec, settings, map, _, ..]
+                if spec == "spec" && settings == "settings" && (map == SERVER_KEY || map == USERS_KEY))
+    }
+
+    fn kinds(self) -> &'static [&'static str] {
+        match self {
+            Target::Installation => &KINDS,
+            Target::ClickHouseCluster => &[clickhouse_operator::KIND],
+        }
+    }
+}
+
+/// An edit of the manifest's text: a key added, or (a ClickHouseCluster) a value changed.
+enum Edit {
+    Insert(Insertion),
+    Change(Change),
+}
+
 /// The manifest's text with `merge` merged into its installation (maps merge by key, list
 /// items by their `name`), or why it cannot be written into the file.
-pub fn merge_into(text: &str, merge: &str) -> Result<String, String> {
+pub fn merge_into(text: &str, merge: &str, target: Target) -> Result<String, String> {
     let wanted = parse(merge)?;
     let mut edited = text.to_string();
-    // each round inserts one missing key (with everything under it); a fix adds a few
+    // each round makes one edit (a missing key with everything under it); a fix makes a few
     for _ in 0..64 {
         let documents = read(&edited)?;
-        let Some(insertion) = missing(&wanted, installation(&documents)?, "")? else { return Ok(edited) };
+        let (index, document) = installation(&documents, target)?;
+        let mut path = Vec::new();
+        let insertion = match missing(&wanted, document, "", &mut path, target)? {
+            None => return Ok(edited),
+            Some(Edit::Insert(insertion)) => insertion,
+            Some(Edit::Change(change)) => {
+                let changed = change
+                    .apply(&edited)
+                    .filter(|text| read(text).is_ok_and(|read_back| change.made(&documents, &read_back, index)));
+                edited = changed.ok_or_else(|| {
+                    format!("`/{}` cannot be changed as text where it is written", change.path().join("/"))
+                })?;
+                continue;
+            }
+        };
         // after a list item's first line (`- name: a` stays first) when that reads back as
         // meant, else before the mapping's first key
         let placed = [true, false].into_iter().find_map(|after_first| {
@@ -183,11 +243,13 @@ fn read(text: &str) -> Result<Vec<Yaml>, String> {
     read_documents(text, FileId(0), MAX_DOCUMENTS).map_err(|(_, m)| format!("the manifest does not read as YAML: {m}"))
 }
 
-fn installation(documents: &[Yaml]) -> Result<&Yaml, String> {
+fn installation(documents: &[Yaml], target: Target) -> Result<(usize, &Yaml), String> {
+    let kinds = target.kinds();
     documents
         .iter()
-        .find(|d| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| KINDS.contains(&k)))
-        .ok_or_else(|| "the manifest holds no ClickHouseInstallation".to_string())
+        .enumerate()
+        .find(|(_, d)| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| kinds.contains(&k)))
+        .ok_or_else(|| format!("the manifest holds no {}", kinds[0]))
 }
 
 /// The fix's YAML, quoting kept (the events say which scalars were plain).
@@ -243,27 +305,61 @@ struct Insertion {
     value: Node,
 }
 
-/// The first key of `wanted` the manifest lacks, or why the fix cannot be merged as text.
-fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insertion>, String> {
+/// The first edit `wanted` needs (a key the manifest lacks; on a ClickHouseCluster also a
+/// value it holds otherwise or a key to delete), or why the fix cannot be merged as text.
+/// `path` is where `present` is, as keys.
+fn missing(
+    wanted: &Node,
+    present: &Yaml,
+    pointer: &str,
+    path: &mut Vec<String>,
+    target: Target,
+) -> Result<Option<Edit>, String> {
     match (wanted, present) {
         (Node::Mapping(pairs), Yaml::Mapping(existing, _)) => {
             for (key, value) in pairs {
                 let at = format!("{pointer}/{key}");
-                match present.get(key) {
-                    Some(Yaml::Null(_)) => return Err(format!("`{at}` is empty in the manifest")),
-                    Some(inner) => {
-                        if let Some(insertion) = missing(value, inner, &at)? {
-                            return Ok(Some(insertion));
+                let held = existing.iter().find(|(k, _)| k.as_str() == Some(key));
+                path.push(key.clone());
+                let changes = target.may_change(path);
+                match (held, changes && is_null(value)) {
+                    // a merge patch's null deletes the key, when there is one
+                    (None, true) => {}
+                    (Some((Yaml::Scalar(_, origin), _)), true) => {
+                        let offset = origin.offset as usize;
+                        return Ok(Some(Edit::Change(Change::Delete { path: path.clone(), offset })));
+                    }
+                    (Some((_, Yaml::Null(_))), false) => return Err(format!("`{at}` is empty in the manifest")),
+                    (Some((_, Yaml::Scalar(held, origin))), false) if changes => {
+                        if let Node::Scalar(text, plain) = value
+                            && text != held
+                        {
+                            let (head, block) = scalar_text(&Node::Scalar(text.clone(), *plain), 0);
+                            if !block.is_empty() {
+                                return Err(format!("`{at}` would take a value of several lines"));
+                            }
+                            let (offset, text) = (origin.offset as usize, head.trim_start().to_string());
+                            return Ok(Some(Edit::Change(Change::Replace { path: path.clone(), offset, text })));
+                        }
+                        if let Some(edit) = missing(value, &Yaml::Scalar(held.clone(), *origin), &at, path, target)? {
+                            return Ok(Some(edit));
                         }
                     }
-                    None => {
+                    (Some(_), true) => return Err(format!("`{at}` is written as a key chaudit cannot delete")),
+                    (Some((_, inner)), false) => {
+                        if let Some(edit) = missing(value, inner, &at, path, target)? {
+                            return Ok(Some(edit));
+                        }
+                    }
+                    (None, false) => {
                         let offset = match existing.first() {
                             Some((Yaml::Scalar(_, origin), _)) => origin.offset as usize,
                             _ => return Err(format!("`{}` is written in flow style", or_root(pointer))),
                         };
-                        return Ok(Some(Insertion { offset, key: key.clone(), value: value.clone() }));
+                        return Ok(Some(Edit::Insert(Insertion { offset, key: key.clone(), value: value.clone() })));
                     }
                 }
+                path.pop();
             }
             Ok(None)
         }
@@ -280,9 +376,11 @@ fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insert
                 else {
                     return Err(format!("the fix adds an item `{name}` to the list `{pointer}`"));
                 };
-                if let Some(insertion) = missing(item, &existing[index], &format!("{pointer}/{index}"))? {
-                    return Ok(Some(insertion));
+                path.push(index.to_string());
+                if let Some(edit) = missing(item, &existing[index], &format!("{pointer}/{index}"), path, target)? {
+                    return Ok(Some(edit));
                 }
+                path.pop();
             }
             Ok(None)
         }
@@ -292,6 +390,11 @@ fn missing(wanted: &Node, present: &Yaml, pointer: &str) -> Result<Option<Insert
         }
         _ => Err(format!("the manifest holds something else than the fix expects at `{}`", or_root(pointer))),
     }
+}
+
+/// A plain `null` (or `~`, or nothing): a merge patch's deletion.
+fn is_null(node: &Node) -> bool {
+    matches!(node, Node::Scalar(text, true) if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL"))
 }
 
 fn or_root(pointer: &str) -> &str {
@@ -362,91 +465,6 @@ fn insert(text: &str, insertion: &Insertion, after_first: bool) -> Option<String
     Some(format!("{}{added}{}", &text[..at], &text[at..]))
 }
 
-/// `key: value` as block YAML lines, at `indent`.
-fn entry(key: &str, value: &Node, indent: usize, out: &mut Vec<String>) {
-    let pad = " ".repeat(indent);
-    let key = if plain_safe(key) { key.to_string() } else { quoted(key) };
-    match value {
-        Node::Mapping(pairs) if !pairs.is_empty() => {
-            out.push(format!("{pad}{key}:"));
-            pairs.iter().for_each(|(k, v)| entry(k, v, indent + 2, out));
-        }
-        Node::Sequence(items) if !items.is_empty() => {
-            out.push(format!("{pad}{key}:"));
-            items.iter().for_each(|item| list_item(item, indent + 2, out));
-        }
-        scalar => {
-            let (head, block) = scalar_text(scalar, indent + 2);
-            out.push(format!("{pad}{key}:{head}"));
-            out.extend(block);
-        }
-    }
-}
-
-fn list_item(item: &Node, indent: usize, out: &mut Vec<String>) {
-    let pad = " ".repeat(indent);
-    match item {
-        Node::Mapping(pairs) if !pairs.is_empty() => {
-            let mut lines = Vec::new();
-            pairs.iter().for_each(|(k, v)| entry(k, v, indent + 2, &mut lines));
-            if let Some(first) = lines.first_mut() {
-                *first = format!("{pad}- {}", first.trim_start());
-            }
-            out.extend(lines);
-        }
-        Node::Sequence(items) if !items.is_empty() => {
-            out.push(format!("{pad}-"));
-            items.iter().for_each(|i| list_item(i, indent + 2, out));
-        }
-        scalar => {
-            let (head, block) = scalar_text(scalar, indent + 2);
-            out.push(format!("{pad}-{head}"));
-            out.extend(block);
-        }
-    }
-}
-
-/// What follows `key:` on its line, and the lines of a block scalar below it.
-fn scalar_text(node: &Node, indent: usize) -> (String, Vec<String>) {
-    let (text, plain) = match node {
-        Node::Mapping(_) => return (" {}".into(), Vec::new()),
-        Node::Sequence(_) => return (" []".into(), Vec::new()),
-        Node::Scalar(text, plain) => (text, *plain),
-    };
-    if plain {
-        return (if text.is_empty() { String::new() } else { format!(" {text}") }, Vec::new());
-    }
-    let printable = text.chars().all(|c| c == '\n' || !c.is_control());
-    if text.contains('\n') && printable && !text.starts_with([' ', '\n']) {
-        let body = text.trim_end_matches('\n');
-        let chomp = match text.len() - body.len() {
-            0 => "-",
-            1 => "",
-            _ => "+",
-        };
-        let pad = " ".repeat(indent);
-        let mut lines: Vec<String> =
-            body.split('\n').map(|l| if l.is_empty() { String::new() } else { format!("{pad}{l}") }).collect();
-        // `|+` keeps the trailing line breaks as empty lines
-        lines.extend(std::iter::repeat_n(String::new(), (text.len() - body.len()).saturating_sub(1)));
-        return (format!(" |{chomp}"), lines);
-    }
-    (format!(" {}", quoted(text)), Vec::new())
-}
-
-/// A key written as it is: letters, digits and `_./-`, not starting with `-`.
-fn plain_safe(text: &str) -> bool {
-    !text.is_empty()
-        && !text.starts_with('-')
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
-        && !matches!(text, "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n")
-}
-
-/// Double-quoted (JSON's string syntax is YAML's double-quoted style).
-fn quoted(text: &str) -> String {
-    serde_json::Value::String(text.to_string()).to_string()
-}
-
 /// Whether `outer` holds everything `inner` does (positions ignored; lists item for item).
 fn holds(outer: &Yaml, inner: &Yaml) -> bool {
     match (outer, inner) {
@@ -464,6 +482,27 @@ fn holds(outer: &Yaml, inner: &Yaml) -> bool {
 mod tests {
     use super::*;
 
+    fn merge(text: &str, fix: &str) -> Result<String, String> {
+        merge_into(text, fix, Target::Installation)
+    }
+
+    const CLUSTER: &str = "# the cluster\napiVersion: clickhouse.com/v1alpha1\nkind: ClickHouseCluster\nmetadata:\n  name: shop\nspec:\n  settings:\n    extraConfig:\n      # why eight\n      max_threads: 8 # a comment\n      logger:\n        level: test # for now\n";
+
+    #[test]
+    fn a_cluster_fix_replaces_a_value_deletes_a_key_and_adds_one() {
+        let fix = "spec:\n  settings:\n    extraConfig:\n      max_threads: null\n      logger:\n        level: \"information\"\n      query_log:\n        ttl: \"x\"\n";
+        let fixed = merge_into(CLUSTER, fix, Target::ClickHouseCluster).unwrap();
+        assert_eq!(
+            fixed,
+            "# the cluster\napiVersion: clickhouse.com/v1alpha1\nkind: ClickHouseCluster\nmetadata:\n  name: shop\nspec:\n  settings:\n    extraConfig:\n      query_log:\n        ttl: \"x\"\n      logger:\n        level: \"information\" # for now\n"
+        );
+        assert_eq!(merge_into(&fixed, fix, Target::ClickHouseCluster).unwrap(), fixed);
+        // an installation's values are never changed, nor a cluster's own keys
+        assert!(merge_into(CLUSTER, fix, Target::Installation).is_err());
+        let own = merge_into(CLUSTER, "metadata:\n  name: other\n", Target::ClickHouseCluster).unwrap_err();
+        assert!(own.contains("/metadata/name"), "{own}");
+    }
+
     const MANIFEST: &str = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\n# the installation\n\
 apiVersion: \"clickhouse.altinity.com/v1\"\nkind: \"ClickHouseInstallation\"\nmetadata:\n  name: \"demo\"\nspec:\n  \
 configuration:\n    settings:\n      max_threads: 8 # a comment\n    clusters:\n      - name: \"a\"\n        \
@@ -471,7 +510,7 @@ layout:\n          replicasCount: 2\n";
 
     #[test]
     fn a_cluster_secret_goes_into_its_list_item_and_the_rest_stays_as_written() {
-        let fixed = merge_into(
+        let fixed = merge(
             MANIFEST,
             "spec:\n  configuration:\n    clusters:\n      - name: a\n        secret:\n          auto: \"true\"\n",
         )
@@ -487,47 +526,53 @@ layout:\n          replicasCount: 2\n";
     fn files_are_added_as_literal_blocks_and_a_second_fix_adds_up() {
         let first = "spec:\n  configuration:\n    files:\n      config.d/zz-1.xml: |\n        <clickhouse>\n          <a>1</a>\n        </clickhouse>\n";
         let second = first.replace("zz-1", "zz-2").replace("<a>1", "<a>2");
-        let fixed = merge_into(&merge_into(MANIFEST, first).unwrap(), &second).unwrap();
+        let fixed = merge(&merge(MANIFEST, first).unwrap(), &second).unwrap();
         let documents = read(&fixed).unwrap();
-        let files = installation(&documents).unwrap().get("spec").unwrap().get("configuration").unwrap().get("files");
+        let files = installation(&documents, Target::Installation)
+            .unwrap()
+            .1
+            .get("spec")
+            .unwrap()
+            .get("configuration")
+            .unwrap()
+            .get("files");
         let file = |name: &str| files.and_then(|f| f.get(name)).and_then(Yaml::as_str).map(str::to_string);
         assert_eq!(file("config.d/zz-1.xml").as_deref(), Some("<clickhouse>\n  <a>1</a>\n</clickhouse>\n"));
         assert_eq!(file("config.d/zz-2.xml").as_deref(), Some("<clickhouse>\n  <a>2</a>\n</clickhouse>\n"));
         assert!(fixed.contains("max_threads: 8 # a comment") && fixed.starts_with("apiVersion: v1\nkind: Secret"));
         // merging the same fix again changes nothing
-        assert_eq!(merge_into(&fixed, &second).unwrap(), fixed);
+        assert_eq!(merge(&fixed, &second).unwrap(), fixed);
     }
 
     #[test]
     fn a_fix_that_would_change_or_append_is_left_to_the_user() {
-        let change =
-            merge_into(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
+        let change = merge(MANIFEST, "spec:\n  configuration:\n    settings:\n      max_threads: 4\n").unwrap_err();
         assert!(change.contains("/spec/configuration/settings/max_threads"), "{change}");
-        let append = merge_into(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
+        let append = merge(MANIFEST, "spec:\n  configuration:\n    clusters:\n      - name: b\n").unwrap_err();
         assert!(append.contains("adds an item"), "{append}");
         let flow = "kind: ClickHouseInstallation\nmetadata: {name: x}\nspec: {configuration: {settings: {a: 1}}}\n";
-        let err = merge_into(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
+        let err = merge(flow, "spec:\n  configuration:\n    files:\n      a.xml: x\n").unwrap_err();
         assert!(err.contains("cannot be inserted as text"), "{err}");
     }
 
     #[test]
     fn a_comment_stays_with_the_key_below_it() {
         let text = "kind: ClickHouseInstallation\nspec:\n  configuration:\n    files:\n      # about a.xml\n      # more\n      a.xml: x\n";
-        let fixed = merge_into(text, "spec:\n  configuration:\n    files:\n      b.xml: \"y\"\n").unwrap();
+        let fixed = merge(text, "spec:\n  configuration:\n    files:\n      b.xml: \"y\"\n").unwrap();
         assert_eq!(fixed, text.replace("      # about", "      b.xml: \"y\"\n      # about"));
     }
 
     #[test]
     fn a_new_list_goes_in_whole_and_once() {
         let nodes = "spec:\n  configuration:\n    zookeeper:\n      nodes:\n        - host: k1\n          port: \"9181\"\n        - host: k2\n";
-        let fixed = merge_into(MANIFEST, nodes).unwrap();
+        let fixed = merge(MANIFEST, nodes).unwrap();
         assert!(fixed.contains("    zookeeper:\n      nodes:\n        - host: k1\n          port: \"9181\"\n        - host: k2\n    settings:"), "{fixed}");
-        assert_eq!(merge_into(&fixed, nodes).unwrap(), fixed);
+        assert_eq!(merge(&fixed, nodes).unwrap(), fixed);
     }
 
     #[test]
     fn scalars_keep_their_quoting() {
-        let fixed = merge_into(
+        let fixed = merge(
             MANIFEST,
             "spec:\n  configuration:\n    zookeeper:\n      root: \"true\"\n      port: 9181\n      note: 'a: b'\n",
         )

@@ -7,6 +7,8 @@
 //! (see [`manifest`]).
 
 mod manifest;
+mod manifest_change;
+mod manifest_yaml;
 
 use manifest::ManifestEdit;
 

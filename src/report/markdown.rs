@@ -96,7 +96,7 @@ pub fn render(report: &Report) -> String {
         if let Some(manifest) = &f.remediation.manifest {
             let label = if f.remediation.manual.is_some() { "For example, merge" } else { "Merge" };
             let _ = writeln!(out, "{label} into the manifest:\n\n{}\n", fenced("yaml", &manifest.merge));
-            let _ = writeln!(out, "Or patch the installation:\n\n{}\n", fenced("sh", &manifest.command));
+            let _ = writeln!(out, "Or patch the {}:\n\n{}\n", manifest.patches, fenced("sh", &manifest.command));
         }
         if let Some(command) = &f.remediation.command {
             let _ = writeln!(out, "On the host:\n\n{}\n", fenced("sh", command));

@@ -307,7 +307,7 @@ fn write_fix(out: &mut String, f: &Finding) {
         for line in manifest.merge.trim_end().lines() {
             let _ = writeln!(out, "        {line}");
         }
-        let _ = writeln!(out, "      or patch the installation:");
+        let _ = writeln!(out, "      or patch the {}:", manifest.patches);
         let _ = writeln!(out, "      $ {}", manifest.command);
     }
     if let Some(command) = &f.remediation.command {

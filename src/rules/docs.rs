@@ -68,6 +68,8 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         || fix.command.is_some()
         || fix.manifest.is_some()
         || fix.manifest_manual.is_some()
+        || fix.cluster_manifest.is_some()
+        || fix.cluster_manual.is_some()
     {
         // each finding's advice is judged again (src/eval/restart.rs): what the audited
         // version reloads, or a removal of an element no server code reads, needs none
@@ -105,6 +107,17 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
         }
         if let Some(manual) = &fix.manifest_manual {
             let _ = writeln!(out, "\nOn a ClickHouseInstallation, for you to do instead: {}", manual.text().trim_end());
+        }
+        if let Some(manifest) = &fix.cluster_manifest {
+            let how = if fix.cluster_manual.is_some() {
+                "an example to merge into the manifest (the values are yours to choose; chaudit prints the `kubectl patch`)"
+            } else {
+                "merged into the manifest instead (`chaudit fix` writes it; chaudit prints the `kubectl patch`)"
+            };
+            let _ = writeln!(out, "\nOn a ClickHouseCluster, {how}:\n\n```yaml\n{}\n```", manifest.text().trim_end());
+        }
+        if let Some(manual) = &fix.cluster_manual {
+            let _ = writeln!(out, "\nOn a ClickHouseCluster, for you to do instead: {}", manual.text().trim_end());
         }
     }
     let _ = writeln!(out, "\nRule file: `{}`", r.file);

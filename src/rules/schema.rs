@@ -137,6 +137,11 @@ pub struct Remediation {
     /// replaces `manual` when the config is a manifest; with `manifest` beside it, that
     /// snippet is printed as an example and `chaudit fix` does not write it.
     pub manifest_manual: Option<Template>,
+    /// The same two in a ClickHouseCluster's terms (ClickHouse's operator: `spec.settings`,
+    /// such as `defaultUserPassword`); without them its fix is the config fragments as keys
+    /// of its `extraConfig`.
+    pub cluster_manifest: Option<Template>,
+    pub cluster_manual: Option<Template>,
 }
 
 impl Remediation {
@@ -148,6 +153,8 @@ impl Remediation {
             self.command.as_ref(),
             self.manifest.as_ref(),
             self.manifest_manual.as_ref(),
+            self.cluster_manifest.as_ref(),
+            self.cluster_manual.as_ref(),
         ]
         .into_iter()
         .flatten()

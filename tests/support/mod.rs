@@ -6,6 +6,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 pub mod browser;
+pub mod manifest;
 pub mod preprocessed;
 
 pub fn repo_root() -> PathBuf {

@@ -41,7 +41,7 @@ pub struct Rendered {
     /// The variables the operator adds to the pod for Secret values: the Secret's
     /// `stringData` when the manifest holds it, else a stand-in naming the Secret.
     pub env: Vec<(String, String)>,
-    /// The installation itself (a ClickHouseCluster of ClickHouse's operator has no fixes in its terms yet).
+    /// The installation (or ClickHouseCluster) itself: its fixes are made in its terms.
     pub installation: Option<super::manifest_patch::Installation>,
 }
 

@@ -418,11 +418,12 @@ fn fix(out: &mut String, f: &Finding) {
     let _ = writeln!(out, "<div class=\"fix\"><h4>Fix <span class=\"restart\">({restart})</span></h4>");
     let merge = r.manifest.as_ref().map(|m| m.merge.clone());
     let patch = r.manifest.as_ref().map(|m| m.command.clone());
+    let patch_label = format!("Or patch the {}", r.manifest.as_ref().map_or("installation", |m| m.patches));
     for (kind, label, text) in [
         ("manual", "What only you can do", &r.manual),
         ("config", "Config fragment", &r.config),
         ("manifest", "Merge into the manifest", &merge),
-        ("manifest", "Or patch the installation", &patch),
+        ("manifest", patch_label.as_str(), &patch),
         ("sql", "SQL", &r.sql),
         ("command", "On the server's host", &r.command),
     ] {

@@ -68,7 +68,8 @@ pub struct Applies {
 
 /// `remediation:`: the fix, in the forms it has.
 #[derive(Deserialize)]
-#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command`, `manifest` and `manifest_manual`")]
+#[serde(expecting = "a mapping of `restart`, `config`, `manual`, `sql`, `command`, `manifest`, `manifest_manual`, \
+                 `cluster_manifest` and `cluster_manual`")]
 pub struct RemediationFile {
     #[serde(default)]
     pub restart: Lenient<bool>,
@@ -80,6 +81,9 @@ pub struct RemediationFile {
     /// What only the user can do, in a ClickHouseInstallation's keys: replaces `manual` when
     /// the config is a manifest.
     pub manifest_manual: Option<Spanned<String>>,
+    /// The same two for a ClickHouseCluster of ClickHouse's operator (its `spec.settings`).
+    pub cluster_manifest: Option<Spanned<String>>,
+    pub cluster_manual: Option<Spanned<String>>,
 }
 
 /// `remediation.config:`: the `<clickhouse>` fragment merged into each tree.

@@ -105,6 +105,8 @@ impl Parser<'_> {
         let command = self.template(file.command.as_ref())?;
         let manifest = self.template(file.manifest.as_ref())?;
         let manifest_manual = self.template(file.manifest_manual.as_ref())?;
+        let cluster_manifest = self.template(file.cluster_manifest.as_ref())?;
+        let cluster_manual = self.template(file.cluster_manual.as_ref())?;
         if config.is_empty() && manual.is_none() && sql.is_none() && command.is_none() {
             self.error(
                 remediation.origin,
@@ -115,7 +117,17 @@ impl Parser<'_> {
         // with both, each finding has the one its templates render non-empty (a section with
         // an <engine> gets the manual step, one without it the fragment); a finding that
         // renders a fragment is written by `chaudit fix`, its manual text left unused
-        Some(Remediation { restart: file.restart.0?, config, manual, sql, command, manifest, manifest_manual })
+        Some(Remediation {
+            restart: file.restart.0?,
+            config,
+            manual,
+            sql,
+            command,
+            manifest,
+            manifest_manual,
+            cluster_manifest,
+            cluster_manual,
+        })
     }
 
     /// `effect:`: what ClickHouse does with the problem (every built-in config rule states
