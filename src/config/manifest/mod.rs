@@ -17,10 +17,12 @@ use crate::spanned_yaml::{Yaml, read_documents};
 
 mod clusters;
 mod files;
+mod keeper;
 mod paths;
 
 use clusters::*;
 use files::*;
+pub use keeper::{KEEPER_OPERATOR_FILES, render_keeper};
 use paths::*;
 pub(super) use paths::{held_value, stand_in};
 
@@ -45,10 +47,12 @@ pub struct Rendered {
     pub installation: Option<super::manifest_patch::Installation>,
 }
 
-/// The Altinity operator's Keeper kind: recognised, not audited (its config is Keeper's own).
+/// The Altinity operator's Keeper kind: audited as a Keeper node's config when the file holds
+/// no ClickHouse kind ([`render_keeper`]).
 pub const KEEPER_KIND: &str = "ClickHouseKeeperInstallation";
 
-/// The ClickHouseKeeperInstallations of a manifest, each a warning that it is not audited.
+/// The ClickHouseKeeperInstallations beside the audited ClickHouseInstallation, each a warning
+/// that it is not audited in this run (one configuration is audited per run).
 pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError> {
     let Ok(documents) = read_documents(&source.text, file, MAX_DOCUMENTS) else { return Vec::new() };
     documents
@@ -85,22 +89,12 @@ pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigErr
         .filter_map(|d| d.get("kind").and_then(Yaml::as_str))
         .collect();
     let first = documents.iter().find(|d| d.get("apiVersion").is_some())?;
-    if let Some(keeper) = documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND)) {
-        let name = keeper.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
-        return Some(ConfigError::syntax(
-            Pointer::in_file(source, keeper.origin().offset, 1),
-            format!(
-                "a ClickHouseKeeperInstallation (`{name}`) and no ClickHouseInstallation: chaudit audits a ClickHouse \
-                 server's configuration, not Keeper's, so nothing was audited; audit the ClickHouseInstallation \
-                 that uses this Keeper"
-            ),
-        ));
-    }
     Some(ConfigError::syntax(
         Pointer::in_file(source, first.origin().offset, 1),
         format!(
-            "a Kubernetes manifest with no ClickHouseInstallation, ClickHouseInstallationTemplate or \
-             ClickHouseCluster (it holds {}): chaudit reads the ClickHouse config out of those",
+            "a Kubernetes manifest with no ClickHouseInstallation, ClickHouseInstallationTemplate, \
+             ClickHouseKeeperInstallation or ClickHouseCluster (it holds {}): chaudit reads the ClickHouse \
+             config out of those",
             kinds.join(", ")
         ),
     ))

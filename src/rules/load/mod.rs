@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::error::FileProblem;
 use crate::config::{ConfigFs, Origin, SourceMap};
-use crate::facts::Source;
+use crate::facts::{ConfigKind, Source};
 use crate::spanned_yaml::de::{self, Spanned};
 use crate::spanned_yaml::{Yaml, read_document, read_recorded};
 
@@ -95,6 +95,7 @@ impl Parser<'_> {
             Some(applies) => self.applies(applies),
             None => (Vec::new(), Vec::new(), None),
         };
+        let configs = rule.applies.0.as_ref().map_or_else(|| vec![ConfigKind::Server], |a| self.configs(a));
         let effect = self.effect(rule.effect.as_ref().and_then(|e| e.0.as_ref()), severity, &sources);
         let item = rule.item.clone().unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(rule.for_each.as_ref());
@@ -151,6 +152,7 @@ impl Parser<'_> {
             optional_sources,
             checked: reads.map(std::sync::OnceLock::from).unwrap_or_default(),
             versions,
+            configs,
             for_each,
             item,
             lets,
