@@ -85,7 +85,11 @@ impl Installation {
         let meets_list = diff(&snippet, Some(&self.document), "", &mut operations)?;
         let (patch_type, patch) =
             if meets_list { ("json", Value::Array(operations)) } else { ("merge", value(&snippet)) };
-        let resource = if self.kind == "ClickHouseInstallationTemplate" { "chit" } else { "chi" };
+        let resource = match self.kind.as_str() {
+            "ClickHouseInstallationTemplate" => "chit",
+            super::manifest::KEEPER_KIND => "chk",
+            _ => "chi",
+        };
         let quoted = patch.to_string().replace('\'', "'\\''");
         Ok(ManifestFix {
             merge: merge.trim_end().to_string() + "\n",
