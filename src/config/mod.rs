@@ -215,8 +215,7 @@ fn load_manifest(
     // a Keeper installation beside a ClickHouse installation is recognised, and said not to
     // be audited in this run
     let keeper_audited = rendered.installation.as_ref().is_some_and(|i| i.kind == manifest::KEEPER_KIND);
-    let mut problems =
-        if keeper_audited { Vec::new() } else { manifest::keepers_not_audited(sources.file(id), id) };
+    let mut problems = if keeper_audited { Vec::new() } else { manifest::keepers_not_audited(sources.file(id), id) };
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables
     let mut env = options.env.clone();
