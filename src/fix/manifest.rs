@@ -184,9 +184,12 @@ fn read(text: &str) -> Result<Vec<Yaml>, String> {
 }
 
 fn installation(documents: &[Yaml]) -> Result<&Yaml, String> {
-    documents
-        .iter()
-        .find(|d| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| KINDS.contains(&k)))
+    let of_kind = |wanted: &dyn Fn(&str) -> bool| {
+        documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str).is_some_and(wanted))
+    };
+    // a Keeper installation is the one audited only in a file without a ClickHouse one
+    of_kind(&|k| KINDS.contains(&k))
+        .or_else(|| of_kind(&|k| k == crate::config::manifest::KEEPER_KIND))
         .ok_or_else(|| "the manifest holds no ClickHouseInstallation".to_string())
 }
 
