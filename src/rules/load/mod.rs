@@ -266,4 +266,29 @@ mod tests {
         let rule = startup_rule("quota-duration-invalid").expect("loads");
         assert_eq!(rule.reads().start_checks.iter().copied().collect::<Vec<_>>(), [StartCheck::QuotaDurationInvalid]);
     }
+
+    /// A rule judges a server's config unless `applies.configs` says otherwise; an unknown
+    /// config is refused where it is written.
+    #[test]
+    fn the_configs_a_rule_judges_are_read_from_applies() {
+        use crate::facts::ConfigKind;
+        let rule_with = |configs: &str| {
+            let text = format!(
+                "id: x\ntitle: t\nseverity: low\ndescription: d\napplies:\n  sources: [config]\n{configs}\
+                 when: 'true'\nmessage: m\nremediation:\n  manual: fix it\n"
+            );
+            let mut sources = SourceMap::new(PathBuf::new());
+            let id = sources.add(PathBuf::from("rules/x.yaml"), text);
+            parse_rule(&sources, id, Path::new("rules"), None, false)
+        };
+        assert_eq!(rule_with("").expect("loads").configs, [ConfigKind::Server]);
+        let both = rule_with("  configs: [server, keeper]\n").expect("loads");
+        assert_eq!(both.configs, [ConfigKind::Server, ConfigKind::Keeper]);
+        let errors = rule_with("  configs: [kepeer]\n").expect_err("refused");
+        let [RuleError::Invalid(problem)] = errors.as_slice() else { panic!("one problem: {errors:?}") };
+        assert_eq!(
+            (problem.message.as_str(), problem.at.as_str()),
+            ("unknown config `kepeer` (server, keeper)", "rules/x.yaml:7:14")
+        );
+    }
 }
