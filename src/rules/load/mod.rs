@@ -288,7 +288,7 @@ mod tests {
         let [RuleError::Invalid(problem)] = errors.as_slice() else { panic!("one problem: {errors:?}") };
         assert_eq!(
             (problem.message.as_str(), problem.at.as_str()),
-            ("unknown config `kepeer` (server, keeper)", "rules/x.yaml:7:14")
+            ("unknown config `kepeer` (server, keeper)", "rules/x.yaml:7:13")
         );
     }
 }
