@@ -9,6 +9,9 @@
 //! `<macros>`, the settings of its cluster, shard and replica over the global ones, and
 //! `users`, `profiles` and `quotas` as users.d/chop-generated-users.xml. A value from a
 //! Secret (`valueFrom.secretKeyRef`) becomes `from_env`, as the operator passes it to the pod.
+//!
+//! A ClickHouseKeeperInstallation in a file without a ClickHouse installation is read as the
+//! Keeper config of its first host ([`render_keeper`], in keeper.rs).
 
 use super::error::{ConfigError, Pointer, Result};
 use super::source::{FileId, Origin, SourceFile, SourceMap};
