@@ -114,11 +114,12 @@ fn raft_port(settings: Option<&Yaml>) -> Option<&str> {
 /// (`chk-NAME-CLUSTER-SHARD-REPLICA`), its port the raft port of the settings or 9444. Each
 /// server keeps the line of the layout that made it.
 fn raft_configuration(name: &str, clusters: &[&Yaml], settings: Option<&Yaml>, at: Origin) -> Element {
-    let global_port = raft_port(settings).unwrap_or(DEFAULT_RAFT_PORT);
+    // the installation's settings are the fallback the normalizer reads for every host
+    // (hostEnsurePortValuesFromSettings); a host's own port settings are not rendered
+    let port = raft_port(settings).unwrap_or(DEFAULT_RAFT_PORT);
     let mut servers = Vec::new();
     for cluster in clusters {
         let (cluster_name, _) = cluster_name(cluster);
-        let port = raft_port(cluster.get("settings")).unwrap_or(global_port);
         let made_at = cluster.get("layout").map_or(cluster.origin(), |l| l.get("replicasCount").unwrap_or(l).origin());
         for (shard, (_, _, replicas)) in layout(cluster).into_iter().enumerate() {
             for replica in 0..replicas {
