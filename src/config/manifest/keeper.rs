@@ -54,10 +54,8 @@ pub fn render_keeper(sources: &mut SourceMap, file: FileId, defaults: Vec<Elemen
         Some(Yaml::Sequence(items, _)) => items.iter().collect(),
         _ => Vec::new(),
     };
-    let hosts: usize = clusters.iter().flat_map(|c| layout(c)).map(|(_, _, replicas)| replicas).sum();
-    if hosts > MAX_HOSTS {
-        let at = clusters.first().map_or(root, |c| c.origin());
-        return Err(fail(at, format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")));
+    if let Some((at, message)) = too_many_hosts(&clusters) {
+        return Err(fail(at, message));
     }
     let settings = section("settings");
     let mut fragments = defaults;
@@ -72,21 +70,10 @@ pub fn render_keeper(sources: &mut SourceMap, file: FileId, defaults: Vec<Elemen
     }
     let id_at = clusters.first().map_or(installation.origin(), |c| c.origin());
     fragments.push(fragment(root, vec![element("keeper_server", id_at, vec![leaf("server_id", "0", id_at)])]));
-    let mut given_files = Vec::new();
     let host_files = clusters.first().and_then(|c| c.get("files"));
-    for (given, cluster_level) in [(section("files"), false), (host_files, true)] {
-        let Some(Yaml::Mapping(pairs, _)) = given else { continue };
-        for (key, value) in pairs {
-            let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
-            // Keeper reads no users config: only the server-side files count
-            let Some((Place::Server, file_name)) = placement(name) else { continue };
-            given_files.push((merge_path(name, cluster_level), file_name, content, *at));
-        }
-    }
-    // ClickHouse merges a directory's fragments in the order of their paths, not the manifest's
-    given_files.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, file_name, content, at) in given_files {
-        if let Some(given) = file_fragment(sources, source, file_name, content, at)? {
+    for (place, given) in inline_files(sources, source, section("files"), host_files)? {
+        // Keeper reads no users config: only the server-side files count
+        if matches!(place, Place::Server) {
             fragments.push(given);
         }
     }

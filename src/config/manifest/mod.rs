@@ -175,10 +175,8 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
         _ => Vec::new(),
     };
     if !clusters.is_empty() {
-        let hosts: usize = clusters.iter().flat_map(|c| layout(c)).map(|(_, _, replicas)| replicas).sum();
-        if hosts > MAX_HOSTS {
-            let at = clusters.first().map_or(root, |c| c.origin());
-            return Err(fail(at, format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")));
+        if let Some((at, message)) = too_many_hosts(&clusters) {
+            return Err(fail(at, message));
         }
         fragments.push(remote_servers(name, &clusters, root, &secrets));
     }
@@ -190,19 +188,7 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
     }
     let mut users_files = Vec::new();
     let host_files = clusters.first().and_then(|c| c.get("files"));
-    // ClickHouse merges a directory's fragments in the order of their paths, not the manifest's
-    let mut given_files = Vec::new();
-    for (given, cluster_level) in [(section("files"), false), (host_files, true)] {
-        let Some(Yaml::Mapping(pairs, _)) = given else { continue };
-        for (key, value) in pairs {
-            let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
-            let Some((place, file_name)) = placement(name) else { continue };
-            given_files.push((merge_path(name, cluster_level), place, file_name, content, *at));
-        }
-    }
-    given_files.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, place, file_name, content, at) in given_files {
-        let Some(fragment) = file_fragment(sources, source, file_name, content, at)? else { continue };
+    for (place, fragment) in inline_files(sources, source, section("files"), host_files)? {
         match place {
             Place::Users => users_files.push(fragment),
             Place::Server => fragments.push(fragment),
