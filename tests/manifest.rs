@@ -242,7 +242,7 @@ fn clickhouse_cluster_findings_point_at_the_manifest_lines() {
     );
     assert_eq!(code, 2);
     let said = stderr.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(said.contains("no ClickHouseInstallation, ClickHouseInstallationTemplate or ClickHouseCluster"), "{said}");
+    assert!(said.contains("no ClickHouseInstallation, ClickHouseInstallationTemplate, ClickHouseKeeperInstallation or ClickHouseCluster"), "{said}");
 }
 
 /// The real clickhouse-server 25.8 starts on the files rendered from ClickHouse's operator's
@@ -385,27 +385,52 @@ fn the_stock_readonly_profile_exists_under_a_manifest() {
     }
 }
 
-/// A ClickHouseKeeperInstallation is recognised, never audited as a ClickHouse server: alone
-/// in its file it is an error (exit 2, nothing audited) that names it; beside an installation
+/// A ClickHouseKeeperInstallation alone is audited as the Keeper config of its first host:
+/// the operator's examples bring no finding (a server's rules do not judge a Keeper node's
+/// config), the planted raft id and log level are found at the settings that wrote them, and
+/// the raft configuration is the operator's (one server per replica). Beside an installation
 /// the installation is audited and a warning names the Keeper installation left out.
 #[test]
-fn a_keeper_installation_is_named_as_not_audited() {
+fn a_keeper_installation_is_audited_as_a_keeper_node() {
     let dir = support::repo_root().join("tests/manifests/keeper");
-    let (code, stdout, stderr) = support::chaudit(&dir, &["--config", "02-extended-3-nodes.yaml"]);
-    let said = stderr.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
-    assert_eq!((code, stdout.as_str()), (2, ""), "{said}");
-    assert!(
-        said.contains("a ClickHouseKeeperInstallation (`chk- 3-nodes`)") || said.contains("(`chk-3-nodes`)"),
-        "{said}"
+    let audit = |file: &str| {
+        let (code, stdout, stderr) = support::chaudit(&dir, &["--config", file, "--format", "json"]);
+        let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{file}: {e}: {stderr}"));
+        let found: Vec<String> =
+            findings(&report).into_iter().map(|(rule, file, line)| format!("{rule} {file}:{line}")).collect();
+        (code, report, found, stderr)
+    };
+    for clean in ["01-simple-3.yaml", "02-extended-1-node.yaml", "02-extended-3-nodes.yaml"] {
+        let (code, report, found, stderr) = audit(clean);
+        assert_eq!((code, found), (0, Vec::<String>::new()), "{clean}: {stderr}");
+        assert!(report["summary"]["outcomes"]["passed"].as_u64() > Some(0), "{clean}: {}", report["summary"]);
+    }
+    let (code, report, found, _) = audit("mistakes.yaml");
+    assert_eq!(code, 1);
+    assert_eq!(
+        found,
+        [
+            "keeper-raft-duplicate-server mistakes.yaml:16",
+            "keeper-server-id-not-in-raft mistakes.yaml:10",
+            "logger-level-test mistakes.yaml:17"
+        ]
     );
-    assert!(said.contains("nothing was audited"), "{said}");
+    let fixes: Vec<&str> =
+        report["findings"].as_array().unwrap().iter().filter_map(|f| f["remediation"]["manual"].as_str()).collect();
+    assert!(fixes[0].contains("replicasCount: 3") && fixes[1].contains("keeper_server/server_id"), "{fixes:?}");
 
-    let (code, stdout, stderr) = support::chaudit(&dir, &["--config", "chi-with-keeper.yaml", "--format", "json"]);
+    let loaded = config::load(&dir.join("01-simple-3.yaml"), &LoadOptions::for_fixture(&dir)).unwrap();
+    let raft = loaded.server.root.find("keeper_server/raft_configuration").unwrap();
+    let servers: Vec<String> = raft
+        .children_named("server")
+        .map(|s| format!("{} {}", s.find("id").unwrap().value(), s.find("hostname").unwrap().value()))
+        .collect();
+    assert_eq!(servers, ["0 chk-simple-3-cluster1-0-0", "1 chk-simple-3-cluster1-0-1", "2 chk-simple-3-cluster1-0-2"]);
+    assert_eq!(loaded.server.root.find("keeper_server/server_id").unwrap().value(), "0");
+
+    let (code, report, found, stderr) = audit("chi-with-keeper.yaml");
     assert_eq!(code, 0, "{stderr}");
-    let report: Value = serde_json::from_str(&stdout).unwrap();
-    let found: Vec<String> =
-        findings(&report).into_iter().map(|(rule, file, line)| format!("{rule} {file}:{line}")).collect();
     assert_eq!(found, ["keeper-single-node chi-with-keeper.yaml:21", "cluster-without-secret chi-with-keeper.yaml:25"]);
     let warned = format!("{} {stderr}", report["warnings"]);
-    assert!(warned.contains("the ClickHouseKeeperInstallation `simple-1` is not audited"), "{warned}");
+    assert!(warned.contains("the ClickHouseKeeperInstallation `simple-1` is not audited in this run"), "{warned}");
 }

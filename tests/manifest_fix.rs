@@ -120,3 +120,23 @@ fn a_dry_run_shows_the_manifest_diff_and_writes_nothing() {
     assert_eq!(std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap(), original);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "a file was left beside the manifest");
 }
+
+/// A ClickHouseKeeperInstallation's fixes go into it as into a ClickHouseInstallation: the log
+/// level's fragment as a `spec.configuration.files` entry (only lines added, the finding gone
+/// on re-audit); the raft id and server id need the user, in the installation's terms.
+#[test]
+fn a_keeper_installation_takes_its_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = std::fs::read_to_string(support::repo_root().join("tests/manifests/keeper/mistakes.yaml")).unwrap();
+    std::fs::write(dir.path().join("mistakes.yaml"), &original).unwrap();
+    let (code, stdout, _) = support::chaudit(dir.path(), &["fix", "--config", "mistakes.yaml"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("merged into the ClickHouseKeeperInstallation `mistakes`"), "{stdout}");
+    assert!(stdout.contains("re-audit: every fixed finding is gone"), "{stdout}");
+    assert!(stdout.contains("replicasCount: 3"), "{stdout}");
+    let fixed = std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap();
+    assert!(only_added(&original, &fixed), "lines changed or lost:\n{fixed}");
+    let left: Vec<String> =
+        findings(dir.path(), "mistakes.yaml").iter().map(|f| f["rule_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(left, ["keeper-raft-duplicate-server", "keeper-server-id-not-in-raft"]);
+}

@@ -335,6 +335,15 @@ pub fn run(
             "judged as ClickHouse {version}, the version of the pod template's image {image} (--clickhouse-version overrides it)"
         ));
     }
+    if let Some(keeper) =
+        loaded.as_ref().and_then(|l| l.manifest.as_ref()).filter(|m| m.kind == config::manifest::KEEPER_KIND)
+    {
+        warnings.push(format!(
+            "the ClickHouseKeeperInstallation `{}` is audited as the Keeper config of its first host: the rules of a \
+             ClickHouse server's config do not apply",
+            keeper.name
+        ));
+    }
     let unread = evaluation.outcomes.iter().filter(|o| o.outcome == OutcomeKind::Inconclusive).count();
     if unread > 0 {
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));

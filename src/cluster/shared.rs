@@ -153,6 +153,7 @@ fn facts_for(rules: &[&Rule], base: &Facts, live: &Document, log: Option<&Value>
     let mut facts = Facts::empty(base.target.clone());
     facts.version = live.version().or(base.version);
     facts.sources = base.sources.clone();
+    facts.config_kind = base.config_kind;
     facts.typed = base.typed.clone();
     let documents = base.document.iter().filter_map(|(name, doc)| Some((Source::parse(name)?, doc)));
     for (source, document) in documents.chain(log.map(|l| (Source::Log, l))) {

@@ -353,7 +353,7 @@ pub enum ConfigError {
     },
 
     #[error(
-        "{at}: the ClickHouseKeeperInstallation `{name}` is not audited: chaudit reads a ClickHouse server's configuration, not Keeper's"
+        "{at}: the ClickHouseKeeperInstallation `{name}` is not audited in this run, the ClickHouseInstallation beside it is: give it in a file of its own to audit its Keeper config"
     )]
     #[diagnostic(code(chaudit::config::keeper_not_audited), severity(Warning))]
     KeeperNotAudited {

@@ -46,7 +46,8 @@ impl ManifestFix {
 impl Installation {
     /// The image the installation's ClickHouse container runs and its version: the pod
     /// template the installation's defaults (else its first cluster) name, else the first one;
-    /// its container named `clickhouse`, else the first running a clickhouse-server image.
+    /// its container named `clickhouse` (`clickhouse-keeper` in a Keeper installation), else
+    /// the first running a clickhouse-server (or clickhouse-keeper) image.
     /// None when the tag is no version (`latest`, a digest).
     pub fn image_version(&self) -> Option<(String, crate::version::Version)> {
         let spec = self.document.get("spec")?;
@@ -69,9 +70,13 @@ impl Installation {
         let image = |c: &Yaml| c.get("image").and_then(Yaml::as_str).map(str::to_string);
         let image = containers
             .iter()
-            .find(|c| c.get("name").and_then(Yaml::as_str) == Some("clickhouse"))
+            .find(|c| matches!(c.get("name").and_then(Yaml::as_str), Some("clickhouse" | "clickhouse-keeper")))
             .and_then(image)
-            .or_else(|| containers.iter().filter_map(image).find(|i| i.contains("clickhouse-server")))?;
+            .or_else(|| {
+                // a Keeper installation runs clickhouse-keeper, of ClickHouse's own versions
+                let server_image = |i: &String| i.contains("clickhouse-server") || i.contains("clickhouse-keeper");
+                containers.iter().filter_map(image).find(server_image)
+            })?;
         let (repository, tag) = image.rsplit_once(':')?;
         if tag.contains('/') || repository.ends_with("@sha256") {
             return None;
@@ -96,6 +101,7 @@ impl Installation {
         let resource = match self.kind.as_str() {
             "ClickHouseInstallationTemplate" => "chit",
             super::clickhouse_operator::KIND => "clickhousecluster",
+            super::manifest::KEEPER_KIND => "chk",
             _ => "chi",
         };
         let quoted = patch.to_string().replace('\'', "'\\''");

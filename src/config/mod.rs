@@ -199,17 +199,24 @@ fn load_manifest(
                 let fragment = files::parse(sources.file(file), file)?;
                 if name.starts_with("users.d/") { &mut defaults.1 } else { &mut defaults.0 }.push(fragment);
             }
-            let Some(rendered) = manifest::render(&mut sources, id, defaults)? else {
-                return match manifest::no_clickhouse_kind(sources.file(id), id) {
-                    Some(error) => Err(error),
-                    None => Ok(None),
-                };
-            };
-            rendered
+            match manifest::render(&mut sources, id, defaults)? {
+                Some(rendered) => rendered,
+                None => match render_keeper_installation(&mut sources, id)? {
+                    Some(rendered) => rendered,
+                    None => {
+                        return match manifest::no_clickhouse_kind(sources.file(id), id) {
+                            Some(error) => Err(error),
+                            None => Ok(None),
+                        };
+                    }
+                },
+            }
         }
     };
-    // a Keeper installation beside it is recognised, and said not to be audited
-    let mut problems = manifest::keepers_not_audited(sources.file(id), id);
+    // a Keeper installation beside a ClickHouse installation is recognised, and said not to
+    // be audited in this run
+    let keeper_audited = rendered.installation.as_ref().is_some_and(|i| i.kind == manifest::KEEPER_KIND);
+    let mut problems = if keeper_audited { Vec::new() } else { manifest::keepers_not_audited(sources.file(id), id) };
     let (mut server, mut users) = (rendered.server, rendered.users);
     // the pod's environment: the operator sets the Secret values' variables
     let mut env = options.env.clone();
@@ -240,6 +247,17 @@ fn load_manifest(
         manifest: rendered.installation,
         mount: None,
     }))
+}
+
+/// A ClickHouseKeeperInstallation over the operator's keeper_config.d files, when the manifest
+/// holds one.
+fn render_keeper_installation(sources: &mut SourceMap, id: FileId) -> Result<Option<manifest::Rendered>> {
+    let mut defaults = Vec::new();
+    for (name, text) in manifest::KEEPER_OPERATOR_FILES {
+        let file = sources.add(PathBuf::from(format!("(clickhouse-operator)/{name}")), text.to_string());
+        defaults.push(files::parse(sources.file(file), file)?);
+    }
+    manifest::render_keeper(sources, id, defaults)
 }
 
 /// Each tree as far as it loads, as ClickHouse preprocesses them apart: a server config it

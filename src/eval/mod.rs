@@ -239,6 +239,12 @@ pub fn evaluate_rule_with(
         let reason = format!("needs {} facts, not collected in this audit", missing.name());
         return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
     }
+    if facts.sources.contains(&crate::facts::Source::Config) && !rule.configs.contains(&facts.config_kind) {
+        let judged: Vec<&str> = rule.configs.iter().map(|k| k.name()).collect();
+        let reason =
+            format!("judges a {} config, not the {} config audited", judged.join(" or "), facts.config_kind.name());
+        return (outcome(rule, OutcomeKind::NotApplicable, Some(reason)), Vec::new());
+    }
     if let Some((source, fact, why)) =
         rule.facts().iter().find_map(|(source, f)| facts.absent(*source, f).map(|why| (source, f, why)))
     {

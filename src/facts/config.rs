@@ -458,7 +458,7 @@ pub(crate) fn is_true(v: &str) -> bool {
 
 /// The facts of an offline audit: the merged config and, when the user states it, the version.
 pub fn facts(loaded: &LoadedConfig, target: String, version: Option<crate::version::Version>) -> super::Facts {
-    facts_for(ConfigFacts::new(loaded, version), target, version)
+    facts_for(ConfigFacts::new(loaded, version), kind_of(loaded), target, version)
 }
 
 /// The facts of an offline audit, only those named in `wanted` (what the selected rules read).
@@ -468,14 +468,26 @@ pub fn facts_read(
     target: String,
     version: Option<crate::version::Version>,
 ) -> super::Facts {
-    facts_for(ConfigFacts::only(loaded, wanted, version), target, version)
+    facts_for(ConfigFacts::only(loaded, wanted, version), kind_of(loaded), target, version)
 }
 
-fn facts_for(facts: ConfigFacts, target: String, version: Option<crate::version::Version>) -> super::Facts {
+/// A Keeper installation's config is a Keeper node's; every other a server's.
+fn kind_of(loaded: &LoadedConfig) -> super::ConfigKind {
+    let keeper = loaded.manifest.as_ref().is_some_and(|m| m.kind == crate::config::manifest::KEEPER_KIND);
+    if keeper { super::ConfigKind::Keeper } else { super::ConfigKind::Server }
+}
+
+fn facts_for(
+    facts: ConfigFacts,
+    config_kind: super::ConfigKind,
+    target: String,
+    version: Option<crate::version::Version>,
+) -> super::Facts {
     super::Facts {
         target,
         version,
         sources: [super::Source::Config].into(),
+        config_kind,
         document: Map::new(),
         typed: [(super::Source::Config, Arc::new(facts.document()))].into(),
     }

@@ -71,6 +71,8 @@ pub struct RaftServer {
     pub same_endpoint_as: String,
     /// the endpoint of an earlier server with the same id (empty when none, or when the endpoint is a duplicate already)
     pub same_id_as: String,
+    /// with same_id_as, the <id> that made the two one: of the two, the one written later in the same file (a setting merged into a generated server), else this server's
+    pub same_id_at: Location,
     pub at: Location,
 }
 
@@ -87,7 +89,7 @@ crate::fact_object!(KeeperClient { section, nodes, timeouts, at });
 crate::fact_object!(KeeperNode { host, port, at });
 crate::fact_object!(KeeperTimeout { name, value, at });
 crate::fact_object!(KeeperServer { server_id, server_id_at, raft_servers, at });
-crate::fact_object!(RaftServer { id, hostname, port, endpoint, same_endpoint_as, same_id_as, at });
+crate::fact_object!(RaftServer { id, hostname, port, endpoint, same_endpoint_as, same_id_as, same_id_at, at });
 crate::fact_object!(DistributedDdl { path, at });
 
 const TIMEOUTS: [&str; 3] = ["session_timeout_ms", "operation_timeout_ms", "connection_timeout_ms"];
@@ -122,6 +124,8 @@ pub fn keeper_server(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<
     let section = root.child("keeper_server")?;
     let server_id = section.child("server_id");
     let mut raft_servers: Vec<RaftServer> = Vec::new();
+    // each server's <id> (the server without one), to place a duplicate id where it was written
+    let mut id_origins: Vec<Origin> = Vec::new();
     let servers = section.child("raft_configuration").into_iter().flat_map(|r| r.elements());
     for s in servers.filter(|e| e.name.starts_with("server")) {
         let (id, hostname, port) = (
@@ -133,12 +137,25 @@ pub fn keeper_server(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<
         // Keeper checks the endpoint first, then the id (parseServersConfiguration)
         let same_endpoint_as =
             raft_servers.iter().find(|r| r.endpoint == endpoint).map(|r| r.id.clone()).unwrap_or_default();
-        let same_id_as = if same_endpoint_as.is_empty() {
-            raft_servers.iter().find(|r| same_number(&r.id, &id)).map(|r| r.endpoint.clone()).unwrap_or_default()
-        } else {
-            String::new()
+        let id_origin = s.child("id").map_or(s.origin, |e| e.origin);
+        let earlier_same_id =
+            if same_endpoint_as.is_empty() { raft_servers.iter().position(|r| same_number(&r.id, &id)) } else { None };
+        let same_id_as = earlier_same_id.map(|i| raft_servers[i].endpoint.clone()).unwrap_or_default();
+        let same_id_at = match earlier_same_id.map(|i| id_origins[i]) {
+            Some(earlier) if earlier.file == id_origin.file && earlier.offset > id_origin.offset => at(earlier),
+            _ => at(id_origin),
         };
-        raft_servers.push(RaftServer { id, hostname, port, endpoint, same_endpoint_as, same_id_as, at: at(s.origin) });
+        id_origins.push(id_origin);
+        raft_servers.push(RaftServer {
+            id,
+            hostname,
+            port,
+            endpoint,
+            same_endpoint_as,
+            same_id_as,
+            same_id_at,
+            at: at(s.origin),
+        });
     }
     Some(KeeperServer {
         server_id: server_id.map(|e| e.value().trim().to_string()),

@@ -122,6 +122,38 @@ impl Source {
     }
 }
 
+/// What program the audited config is for: a rule applies to the kinds its `applies.configs`
+/// names (a ClickHouse server's by default), so a server's rules stay quiet on a Keeper node's
+/// config and the Keeper rules that judge a Keeper node's own run on both.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
+#[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase")]
+pub enum ConfigKind {
+    /// clickhouse-server's config (every config but a Keeper installation's)
+    #[default]
+    Server,
+    /// a ClickHouse Keeper node's config (a ClickHouseKeeperInstallation)
+    Keeper,
+}
+
+impl ConfigKind {
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+}
+
 /// The snapshot format, `chaudit_snapshot` in the file: a reader refuses any other.
 pub const SNAPSHOT_FORMAT: u64 = 1;
 
@@ -134,6 +166,9 @@ pub struct Facts {
     /// The ClickHouse version, when known (from the server or `--clickhouse-version`).
     pub version: Option<Version>,
     pub sources: BTreeSet<Source>,
+    /// The program the audited config is for.
+    #[serde(default)]
+    pub config_kind: ConfigKind,
     /// The sources collected from a server (`live`, `log`) as JSON, their rows as the server
     /// wrote them (a newer server's columns kept), checked against the catalog: with
     /// [`Facts::typed`], the variables of rule expressions.
@@ -180,6 +215,7 @@ impl Facts {
             target,
             version: None,
             sources: BTreeSet::new(),
+            config_kind: ConfigKind::Server,
             document: serde_json::Map::new(),
             typed: Default::default(),
         }
@@ -198,6 +234,9 @@ impl Facts {
     /// Takes another set of facts in (a snapshot re-checked with the config files).
     pub fn merge(&mut self, other: Facts) {
         self.version = other.version.or(self.version);
+        if other.sources.contains(&Source::Config) {
+            self.config_kind = other.config_kind;
+        }
         self.sources.extend(other.sources);
         self.document.extend(other.document);
         self.typed.extend(other.typed);

@@ -245,10 +245,14 @@ fn read(text: &str) -> Result<Vec<Yaml>, String> {
 
 fn installation(documents: &[Yaml], target: Target) -> Result<(usize, &Yaml), String> {
     let kinds = target.kinds();
-    documents
-        .iter()
-        .enumerate()
-        .find(|(_, d)| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| kinds.contains(&k)))
+    let of_kind = |wanted: &dyn Fn(&str) -> bool| {
+        documents.iter().enumerate().find(|(_, d)| d.get("kind").and_then(Yaml::as_str).is_some_and(wanted))
+    };
+    // a Keeper installation is the one audited only in a file without a ClickHouse one
+    of_kind(&|k| kinds.contains(&k))
+        .or_else(|| {
+            (target == Target::Installation).then(|| of_kind(&|k| k == crate::config::manifest::KEEPER_KIND)).flatten()
+        })
         .ok_or_else(|| format!("the manifest holds no {}", kinds[0]))
 }
 

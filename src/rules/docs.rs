@@ -20,6 +20,15 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
     if let Some(v) = &r.versions {
         let _ = writeln!(out, "ClickHouse versions: {v}");
     }
+    // a server's config is the default: only a rule that judges another says so
+    if r.configs != [crate::facts::ConfigKind::Server] {
+        let configs: Vec<&str> = r.configs.iter().map(|k| k.name()).collect();
+        let _ = writeln!(
+            out,
+            "judges the config of: {} (keeper: a ClickHouseKeeperInstallation's node)",
+            configs.join(", ")
+        );
+    }
     if r.opt_in {
         let _ = writeln!(out, "opt-in: runs only when `--select` names it");
     }
@@ -106,7 +115,12 @@ pub fn page(r: &Rule, live_twins: &[(String, String)]) -> String {
                 writeln!(out, "\nOn a ClickHouseInstallation, {how}:\n\n```yaml\n{}\n```", manifest.text().trim_end());
         }
         if let Some(manual) = &fix.manifest_manual {
-            let _ = writeln!(out, "\nOn a ClickHouseInstallation, for you to do instead: {}", manual.text().trim_end());
+            let _ = writeln!(
+                out,
+                "\nOn a Kubernetes manifest (a ClickHouseInstallation or ClickHouseKeeperInstallation), for you to do \
+                 instead: {}",
+                manual.text().trim_end()
+            );
         }
         if let Some(manifest) = &fix.cluster_manifest {
             let how = if fix.cluster_manual.is_some() {

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::config::Origin;
-use crate::facts::Source;
+use crate::facts::{ConfigKind, Source};
 use crate::version::VersionRange;
 
 use super::expr::{Expr, Template};
@@ -268,6 +268,8 @@ pub struct Rule {
     /// loaded with deferred expressions (an audit's built-in rules) when first asked.
     pub(super) checked: std::sync::OnceLock<super::check::Reads>,
     pub versions: Option<VersionRange>,
+    /// The programs whose config it judges: on another's it is not applicable.
+    pub configs: Vec<ConfigKind>,
     /// The items checked; without it the rule is checked once.
     pub for_each: Option<Expr>,
     /// The name an item has in the other expressions.

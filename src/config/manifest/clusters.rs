@@ -63,6 +63,14 @@ pub(super) fn layout(cluster: &Yaml) -> Vec<(Origin, Option<&Yaml>, usize)> {
     }
 }
 
+/// When the clusters have more hosts than chaudit renders: where (the first cluster) and why.
+pub(super) fn too_many_hosts(clusters: &[&Yaml]) -> Option<(Origin, String)> {
+    let hosts: usize = clusters.iter().flat_map(|c| layout(c)).map(|(_, _, replicas)| replicas).sum();
+    let first = clusters.first()?;
+    (hosts > MAX_HOSTS)
+        .then(|| (first.origin(), format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")))
+}
+
 /// The host name the operator gives a replica's service (chi-NAME-CLUSTER-SHARD-REPLICA).
 pub(super) fn host_name(installation: &str, cluster: &str, shard: usize, replica: usize) -> String {
     format!("chi-{installation}-{cluster}-{shard}-{replica}")

@@ -42,6 +42,34 @@ pub(super) fn merge_path(key: &str, cluster_level: bool) -> String {
     format!("{dir}/{name}")
 }
 
+/// The files given inline in the installation's `files` and its first cluster's, each parsed
+/// with where the operator puts it, in the order ClickHouse merges them: that of their paths
+/// on the host, not the manifest's.
+pub(super) fn inline_files(
+    sources: &mut SourceMap,
+    manifest: &SourceFile,
+    installation_files: Option<&Yaml>,
+    cluster_files: Option<&Yaml>,
+) -> Result<Vec<(Place, Element)>> {
+    let mut given = Vec::new();
+    for (files, cluster_level) in [(installation_files, false), (cluster_files, true)] {
+        let Some(Yaml::Mapping(pairs, _)) = files else { continue };
+        for (key, value) in pairs {
+            let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
+            let Some((place, file_name)) = placement(name) else { continue };
+            given.push((merge_path(name, cluster_level), place, file_name, content, *at));
+        }
+    }
+    given.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut parsed = Vec::new();
+    for (_, place, file_name, content, at) in given {
+        if let Some(fragment) = file_fragment(sources, manifest, file_name, content, at)? {
+            parsed.push((place, fragment));
+        }
+    }
+    Ok(parsed)
+}
+
 /// A file given inline: parsed where it stands in the manifest when it is a block scalar
 /// (`|`), so its elements keep the manifest's lines; otherwise as a file of its own, named
 /// after the manifest and the key. A root other than `<clickhouse>`/`<yandex>` is skipped,

@@ -9,6 +9,9 @@
 //! `<macros>`, the settings of its cluster, shard and replica over the global ones, and
 //! `users`, `profiles` and `quotas` as users.d/chop-generated-users.xml. A value from a
 //! Secret (`valueFrom.secretKeyRef`) becomes `from_env`, as the operator passes it to the pod.
+//!
+//! A ClickHouseKeeperInstallation in a file without a ClickHouse installation is read as the
+//! Keeper config of its first host ([`render_keeper`], in keeper.rs).
 
 use super::error::{ConfigError, Pointer, Result};
 use super::source::{FileId, Origin, SourceFile, SourceMap};
@@ -17,10 +20,12 @@ use crate::spanned_yaml::{Yaml, read_documents};
 
 mod clusters;
 mod files;
+mod keeper;
 mod paths;
 
 use clusters::*;
 use files::*;
+pub use keeper::{KEEPER_OPERATOR_FILES, render_keeper};
 use paths::*;
 pub(super) use paths::{held_value, stand_in};
 
@@ -45,10 +50,12 @@ pub struct Rendered {
     pub installation: Option<super::manifest_patch::Installation>,
 }
 
-/// The Altinity operator's Keeper kind: recognised, not audited (its config is Keeper's own).
+/// The Altinity operator's Keeper kind: audited as a Keeper node's config when the file holds
+/// no ClickHouse kind ([`render_keeper`]).
 pub const KEEPER_KIND: &str = "ClickHouseKeeperInstallation";
 
-/// The ClickHouseKeeperInstallations of a manifest, each a warning that it is not audited.
+/// The ClickHouseKeeperInstallations beside the audited ClickHouseInstallation, each a warning
+/// that it is not audited in this run (one configuration is audited per run).
 pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError> {
     let Ok(documents) = read_documents(&source.text, file, MAX_DOCUMENTS) else { return Vec::new() };
     documents
@@ -85,22 +92,12 @@ pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigErr
         .filter_map(|d| d.get("kind").and_then(Yaml::as_str))
         .collect();
     let first = documents.iter().find(|d| d.get("apiVersion").is_some())?;
-    if let Some(keeper) = documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND)) {
-        let name = keeper.get("metadata").and_then(|m| m.get("name")).and_then(Yaml::as_str).unwrap_or("");
-        return Some(ConfigError::syntax(
-            Pointer::in_file(source, keeper.origin().offset, 1),
-            format!(
-                "a ClickHouseKeeperInstallation (`{name}`) and no ClickHouseInstallation: chaudit audits a ClickHouse \
-                 server's configuration, not Keeper's, so nothing was audited; audit the ClickHouseInstallation \
-                 that uses this Keeper"
-            ),
-        ));
-    }
     Some(ConfigError::syntax(
         Pointer::in_file(source, first.origin().offset, 1),
         format!(
-            "a Kubernetes manifest with no ClickHouseInstallation, ClickHouseInstallationTemplate or \
-             ClickHouseCluster (it holds {}): chaudit reads the ClickHouse config out of those",
+            "a Kubernetes manifest with no ClickHouseInstallation, ClickHouseInstallationTemplate, \
+             ClickHouseKeeperInstallation or ClickHouseCluster (it holds {}): chaudit reads the ClickHouse \
+             config out of those",
             kinds.join(", ")
         ),
     ))
@@ -178,10 +175,8 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
         _ => Vec::new(),
     };
     if !clusters.is_empty() {
-        let hosts: usize = clusters.iter().flat_map(|c| layout(c)).map(|(_, _, replicas)| replicas).sum();
-        if hosts > MAX_HOSTS {
-            let at = clusters.first().map_or(root, |c| c.origin());
-            return Err(fail(at, format!("the clusters have more than {MAX_HOSTS} hosts, more than chaudit renders")));
+        if let Some((at, message)) = too_many_hosts(&clusters) {
+            return Err(fail(at, message));
         }
         fragments.push(remote_servers(name, &clusters, root, &secrets));
     }
@@ -193,19 +188,7 @@ pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Resu
     }
     let mut users_files = Vec::new();
     let host_files = clusters.first().and_then(|c| c.get("files"));
-    // ClickHouse merges a directory's fragments in the order of their paths, not the manifest's
-    let mut given_files = Vec::new();
-    for (given, cluster_level) in [(section("files"), false), (host_files, true)] {
-        let Some(Yaml::Mapping(pairs, _)) = given else { continue };
-        for (key, value) in pairs {
-            let (Some(name), Yaml::Scalar(content, at)) = (key.as_str(), value) else { continue };
-            let Some((place, file_name)) = placement(name) else { continue };
-            given_files.push((merge_path(name, cluster_level), place, file_name, content, *at));
-        }
-    }
-    given_files.sort_by(|a, b| a.0.cmp(&b.0));
-    for (_, place, file_name, content, at) in given_files {
-        let Some(fragment) = file_fragment(sources, source, file_name, content, at)? else { continue };
+    for (place, fragment) in inline_files(sources, source, section("files"), host_files)? {
         match place {
             Place::Users => users_files.push(fragment),
             Place::Server => fragments.push(fragment),

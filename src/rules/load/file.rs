@@ -64,6 +64,9 @@ pub struct Applies {
     #[serde(default)]
     pub optional: Vec<Spanned<String>>,
     pub versions: Option<Spanned<String>>,
+    /// The programs whose config the rule judges (`server`, `keeper`; `[server]` without it).
+    #[serde(default)]
+    pub configs: Vec<Spanned<String>>,
 }
 
 /// `remediation:`: the fix, in the forms it has.

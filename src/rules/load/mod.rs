@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::error::FileProblem;
 use crate::config::{ConfigFs, Origin, SourceMap};
-use crate::facts::Source;
+use crate::facts::{ConfigKind, Source};
 use crate::spanned_yaml::de::{self, Spanned};
 use crate::spanned_yaml::{Yaml, read_document, read_recorded};
 
@@ -95,6 +95,7 @@ impl Parser<'_> {
             Some(applies) => self.applies(applies),
             None => (Vec::new(), Vec::new(), None),
         };
+        let configs = rule.applies.0.as_ref().map_or_else(|| vec![ConfigKind::Server], |a| self.configs(a));
         let effect = self.effect(rule.effect.as_ref().and_then(|e| e.0.as_ref()), severity, &sources);
         let item = rule.item.clone().unwrap_or_else(|| "item".into());
         let for_each = self.optional_expr(rule.for_each.as_ref());
@@ -151,6 +152,7 @@ impl Parser<'_> {
             optional_sources,
             checked: reads.map(std::sync::OnceLock::from).unwrap_or_default(),
             versions,
+            configs,
             for_each,
             item,
             lets,
@@ -263,5 +265,30 @@ mod tests {
         // another field of the problem compared with the same text is no check's id
         let rule = startup_rule("quota-duration-invalid").expect("loads");
         assert_eq!(rule.reads().start_checks.iter().copied().collect::<Vec<_>>(), [StartCheck::QuotaDurationInvalid]);
+    }
+
+    /// A rule judges a server's config unless `applies.configs` says otherwise; an unknown
+    /// config is refused where it is written.
+    #[test]
+    fn the_configs_a_rule_judges_are_read_from_applies() {
+        use crate::facts::ConfigKind;
+        let rule_with = |configs: &str| {
+            let text = format!(
+                "id: x\ntitle: t\nseverity: low\ndescription: d\napplies:\n  sources: [config]\n{configs}\
+                 when: 'true'\nmessage: m\nremediation:\n  manual: fix it\n"
+            );
+            let mut sources = SourceMap::new(PathBuf::new());
+            let id = sources.add(PathBuf::from("rules/x.yaml"), text);
+            parse_rule(&sources, id, Path::new("rules"), None, false)
+        };
+        assert_eq!(rule_with("").expect("loads").configs, [ConfigKind::Server]);
+        let both = rule_with("  configs: [server, keeper]\n").expect("loads");
+        assert_eq!(both.configs, [ConfigKind::Server, ConfigKind::Keeper]);
+        let errors = rule_with("  configs: [kepeer]\n").expect_err("refused");
+        let [RuleError::Invalid(problem)] = errors.as_slice() else { panic!("one problem: {errors:?}") };
+        assert_eq!(
+            (problem.message.as_str(), problem.at.as_str()),
+            ("unknown config `kepeer` (server, keeper)", "rules/x.yaml:7:13")
+        );
     }
 }

@@ -40,6 +40,29 @@ impl Parser<'_> {
         (sources, optional, versions)
     }
 
+    /// `applies.configs`: the programs whose config the rule judges, a server's without it.
+    pub(super) fn configs(&mut self, applies: &Spanned<Applies>) -> Vec<ConfigKind> {
+        if applies.value.configs.is_empty() {
+            return vec![ConfigKind::Server];
+        }
+        let mut configs = Vec::new();
+        for name in &applies.value.configs {
+            match name.value.parse::<ConfigKind>() {
+                Ok(kind) => configs.push(kind),
+                Err(_) => self.error(
+                    name.origin,
+                    format!(
+                        "unknown config `{}` ({})",
+                        name.value,
+                        <ConfigKind as strum::VariantNames>::VARIANTS.join(", ")
+                    ),
+                    None,
+                ),
+            }
+        }
+        configs
+    }
+
     /// `params:`: `NAME: {type, default, doc}`, or `NAME: DEFAULT` (its type read from the
     /// literal).
     pub(super) fn params(&mut self, params: &Params) -> Vec<Param> {
