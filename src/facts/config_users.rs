@@ -172,8 +172,8 @@ fn profiles(users_root: &Element, at: &dyn Fn(Origin) -> Location) -> BTreeMap<S
             name: p.name.clone(),
             at: at(p.element.origin),
             inherits: p.inherits.clone(),
-            settings: p.settings.iter().map(|s| (s.name.to_string(), s.value())).collect(),
-            settings_at: p.settings.iter().map(|s| (s.name.to_string(), at(s.origin))).collect(),
+            settings: p.settings.iter().map(|s| (String::from(s.name.as_str()), s.value())).collect(),
+            settings_at: p.settings.iter().map(|s| (String::from(s.name.as_str()), at(s.origin))).collect(),
             effective: winners.iter().map(|(n, e)| (n.to_string(), e.value())).collect(),
             // where each value in effect was set: through inheritance, in whichever fragment
             effective_at: winners.iter().map(|(n, e)| (n.to_string(), at(e.origin))).collect(),
@@ -196,7 +196,7 @@ fn users(
     let Some(users) = users_root.child("users") else { return Vec::new() };
     let quotas: BTreeSet<&str> =
         users_root.child("quotas").map(|q| q.elements().map(|e| e.name.as_str()).collect()).unwrap_or_default();
-    let effective = |name: &str| profiles.get(name).map(|p| p.effective.0.clone()).unwrap_or_default();
+    let effective = |name: &str| profiles.get(name).map(|p| &p.effective.0);
     let constrained = |name: &str| profiles.get(name).is_some_and(|p| p.constrained);
     users
         .elements()
@@ -229,10 +229,14 @@ fn users(
             let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
             let quota = u.child("quota");
             let quota_name = quota.map(Element::value).unwrap_or_default();
-            let mut settings = effective(default_profile);
-            settings.extend(effective(&profile));
+            // the default profile's settings, then the user's profile's over them, copied once
+            // each (not cloned into a map of their own first)
+            let mut settings = effective(default_profile).cloned().unwrap_or_default();
+            if let Some(own) = effective(&profile) {
+                settings.extend(own.iter().map(|(name, value)| (name.clone(), value.clone())));
+            }
             ConfigUser {
-                name: u.name.to_string(),
+                name: String::from(u.name.as_str()),
                 at: at(u.origin),
                 auth: kind.to_string(),
                 auth_at,
