@@ -83,6 +83,9 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         }
         n.query("SYSTEM FLUSH LOGS"); // query_log exists once flushed
     }
+    // b has logs of its own written (metric_log, part_log), and no query_log: a log turned
+    // off, not one a server that has just started has yet to create
+    b.query("SYSTEM FLUSH LOGS");
 
     // through clusterAllReplicas a remote replica's interactive_delay is the fan-out's own
     // making, another on each replica and in each query: the audit leaves it out

@@ -75,8 +75,9 @@ impl LogDocument {
         for name in missing {
             self.unavailable.remove(&name);
             let why = format!(
-                "the server has been up {uptime} s and has not created this log table yet (it does at its \
-                 first flush of entries): no history to judge; audit again in a minute"
+                "the server has been up {uptime} s and has flushed none of its logs: it creates a log table at \
+                 its first flush of entries (unless its config turns the log off), so there is no history to \
+                 judge yet; audit again in a minute"
             );
             if name == keys::log::SHAPES.name() {
                 self.absent.insert(keys::log::PLANS.name().to_string(), why.clone());
