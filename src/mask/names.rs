@@ -95,7 +95,11 @@ pub fn is_secret_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     let is_switch_or_path =
         SWITCH_PREFIXES.iter().any(|p| lower.starts_with(p)) || NOT_VALUE_SUFFIXES.iter().any(|s| lower.ends_with(s));
-    if is_switch_or_path {
+    // a name about a credential's absence (`passwordless_users`) holds names, not one
+    let about_absence = SECRET_WORDS
+        .iter()
+        .any(|word| lower.match_indices(word).any(|(at, _)| lower[at + word.len()..].starts_with("less")));
+    if is_switch_or_path || about_absence {
         return false;
     }
     if SECRET_WORDS.iter().any(|word| lower.contains(word)) {
@@ -181,6 +185,7 @@ mod tests {
             "nats_credential_file",
             "keys",
             "region",
+            "passwordless_users",
         ] {
             assert!(!is_secret_name(name), "{name}");
         }
