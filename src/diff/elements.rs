@@ -23,12 +23,8 @@ pub(super) const EMPTY: &str = "(empty)";
 /// The elements of the merged server config that the settings sections do not hold.
 pub(super) fn config_elements(loaded: &LoadedConfig) -> Items {
     let mut items = Items::new();
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for element in loaded.server.root.elements() {
+    for (element, index) in numbered(&loaded.server.root) {
         let name = element.name.as_str();
-        let occurrence = seen.entry(name).or_default();
-        let index = *occurrence;
-        *occurrence += 1;
         // a root leaf with a value, first of its name, is a server setting
         let setting = index == 0 && !element.has_element_children() && !element.value().trim().is_empty();
         if COMPARED_ELSEWHERE.contains(&name) || setting {
@@ -37,6 +33,16 @@ pub(super) fn config_elements(loaded: &LoadedConfig) -> Items {
         add(loaded, element, keyed(name, index), false, &mut items);
     }
     items
+}
+
+/// Each child element with how many of its name came before it.
+fn numbered(parent: &Element) -> impl Iterator<Item = (&Element, usize)> {
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    parent.elements().map(move |child| {
+        let occurrence = seen.entry(child.name.as_str()).or_default();
+        *occurrence += 1;
+        (child, *occurrence - 1)
+    })
 }
 
 fn keyed(name: &str, index: usize) -> String {
@@ -65,11 +71,7 @@ fn add(loaded: &LoadedConfig, e: &Element, key: String, hidden: bool, items: &mu
         items.insert(key, item(&e.name, shown, Some(&at(e.origin))));
         return;
     }
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for child in e.elements() {
-        let occurrence = seen.entry(child.name.as_str()).or_default();
-        let index = *occurrence;
-        *occurrence += 1;
+    for (child, index) in numbered(e) {
         add(loaded, child, format!("{key}/{}", keyed(&child.name, index)), hidden, items);
     }
 }
