@@ -8,7 +8,6 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use serde_json::Value;
 use support::manifest::{apply, documents, on_this_machine, start_rendered, write_manifest};
@@ -21,14 +20,6 @@ const MANIFESTS: [&str; 6] = [
     "minimal.yaml",
     "mistakes.yaml",
 ];
-
-fn findings(dir: &Path, manifest: &str) -> Vec<Value> {
-    let (code, stdout, stderr) = support::chaudit(dir, &["--config", manifest, "--format", "json"]);
-    let report: Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
-    assert!(report.get("errors").is_none(), "{manifest}: {}", report["errors"]);
-    report["findings"].as_array().unwrap().clone()
-}
 
 fn key(finding: &Value) -> String {
     format!("{} {}", finding["rule_id"], finding["object"])
@@ -59,7 +50,7 @@ fn every_clickhouse_cluster_fix_clears_its_finding_printed_and_written() {
         let dir = tempfile::tempdir().unwrap();
         let original = std::fs::read_to_string(source.join(manifest)).unwrap();
         std::fs::write(dir.path().join(manifest), &original).unwrap();
-        let before = findings(dir.path(), manifest);
+        let before = support::manifest::findings(dir.path(), manifest);
         for f in &before {
             assert!(f["remediation"].get("config").is_none(), "{manifest}: {} prints config.d files", f["rule_id"]);
         }
@@ -73,7 +64,7 @@ fn every_clickhouse_cluster_fix_clears_its_finding_printed_and_written() {
         let patched_dir = tempfile::tempdir().unwrap();
         let reaudit = |docs: &[Value]| {
             write_manifest(patched_dir.path(), manifest, docs);
-            findings(patched_dir.path(), manifest)
+            support::manifest::findings(patched_dir.path(), manifest)
         };
         let mut all = documents(&original);
         for finding in &fixes {
@@ -119,7 +110,7 @@ fn every_clickhouse_cluster_fix_clears_its_finding_printed_and_written() {
         assert_eq!(documents(&fixed), all, "{manifest}: chaudit fix and the printed patches differ:\n{fixed}");
         let comments = |text: &str| text.lines().filter(|l| l.trim_start().starts_with('#')).count();
         assert_eq!(comments(&fixed), comments(&original), "{manifest}: comments lost:\n{fixed}");
-        let after = findings(dir.path(), manifest);
+        let after = support::manifest::findings(dir.path(), manifest);
         for finding in &fixes {
             assert!(!after.iter().any(|f| f["fingerprint"] == finding["fingerprint"]), "{manifest}: {stdout}");
         }

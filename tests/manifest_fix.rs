@@ -7,7 +7,6 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -22,14 +21,6 @@ const MANIFESTS: [&str; 8] = [
     // an installation with a Keeper installation beside it: that document is left as it is
     "keeper/chi-with-keeper.yaml",
 ];
-
-fn findings(dir: &Path, manifest: &str) -> Vec<Value> {
-    let (code, stdout, stderr) = support::chaudit(dir, &["--config", manifest, "--format", "json"]);
-    let report: Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
-    assert!(report.get("errors").is_none(), "{manifest}: {}", report["errors"]);
-    report["findings"].as_array().unwrap().clone()
-}
 
 /// Whether every line of `original` is in `edited`, in order: the fix only added lines.
 fn only_added(original: &str, edited: &str) -> bool {
@@ -53,7 +44,7 @@ fn chaudit_fix_writes_the_fixes_into_the_manifest() {
         std::fs::write(dir.path().join(manifest), &original).unwrap();
         // a manifest may hold Secrets: readable by its owner only, and kept so
         std::fs::set_permissions(dir.path().join(manifest), std::fs::Permissions::from_mode(0o600)).unwrap();
-        let before = findings(dir.path(), manifest);
+        let before = support::manifest::findings(dir.path(), manifest);
         let key = |f: &Value| format!("{} {}", f["rule_id"], f["object"]);
         let old: BTreeSet<String> = before.iter().map(key).collect();
         // what chaudit writes: a fix in the manifest's terms that needs no value of the user's
@@ -64,7 +55,7 @@ fn chaudit_fix_writes_the_fixes_into_the_manifest() {
 
         let (code, stdout, stderr) = support::chaudit(dir.path(), &["fix", "--config", manifest]);
         let fixed = std::fs::read_to_string(dir.path().join(manifest)).unwrap();
-        let after = findings(dir.path(), manifest);
+        let after = support::manifest::findings(dir.path(), manifest);
         for finding in &writable {
             written += 1;
             if !finding["remediation"]["manifest"]["merge"].as_str().unwrap().contains("files:") {
@@ -137,6 +128,6 @@ fn a_keeper_installation_takes_its_fixes() {
     let fixed = std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap();
     assert!(only_added(&original, &fixed), "lines changed or lost:\n{fixed}");
     let left: Vec<String> =
-        findings(dir.path(), "mistakes.yaml").iter().map(|f| f["rule_id"].as_str().unwrap().to_string()).collect();
+        support::manifest::findings(dir.path(), "mistakes.yaml").iter().map(|f| f["rule_id"].as_str().unwrap().to_string()).collect();
     assert_eq!(left, ["keeper-raft-duplicate-server", "keeper-server-id-not-in-raft"]);
 }

@@ -168,3 +168,12 @@ pub fn write_manifest(dir: &Path, name: &str, docs: &[Value]) {
     }
     std::fs::write(dir.join(name), text).unwrap();
 }
+
+/// The findings of auditing `manifest` in `dir` (JSON report), none of the run's errors.
+pub fn findings(dir: &Path, manifest: &str) -> Vec<Value> {
+    let (code, stdout, stderr) = super::chaudit(dir, &["--config", manifest, "--format", "json"]);
+    let report: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{manifest}: exit {code}, {e}: {stderr}"));
+    assert!(report.get("errors").is_none(), "{manifest}: {}", report["errors"]);
+    report["findings"].as_array().unwrap().clone()
+}
