@@ -17,11 +17,14 @@
 //! forked per tree); each tree is then loaded by chaudit and compared with the engine's
 //! preprocessed config.xml and users.xml as differential_engine compares its hand-picked
 //! trees (tests/support/preprocessed.rs). A tree the engine refuses must be refused.
+//! Each tree is read again split over a base, as `--base DIR` reads it (generated_trees/based.rs).
 //!
 //! `CHAUDIT_GENERATED_TREES=N` runs N trees (default 400), `CHAUDIT_GENERATED_SEED=S` draws
 //! another sequence (default 0).
 
 mod support;
+#[path = "generated_trees/based.rs"]
+mod based;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -615,10 +618,20 @@ fn generated_trees_merge_as_the_engine_merges() {
     let files: usize = results.iter().map(|r| r.files).sum();
     let refused = results.iter().filter(|r| r.refused_by_both).count();
     let failing: Vec<usize> = (0..n).filter(|&i| !results[i].failures.is_empty()).collect();
+    // and each tree split over a base (`--base DIR`), against the same engine merge
+    let based: Vec<preprocessed::Compared> = (0..n)
+        .map(|i| {
+            let case = dir.path().join(format!("trees/{i:05}"));
+            based::compare(&case, i, options(&case))
+        })
+        .collect();
+    let based_files: usize = based.iter().map(|r| r.files).sum();
+    let based: Vec<String> = based.into_iter().flat_map(|r| r.failures).collect();
     let yaml = trees.iter().flat_map(|t| &t.files).filter(|f| f.yaml).count();
     eprintln!(
-        "{n} generated trees (seed {seed}, {yaml} YAML fragments): {files} files compared, {refused} trees refused by both, {} differ; {:.1} s (engine and comparison {engine:.1} s)",
+        "{n} generated trees (seed {seed}, {yaml} YAML fragments): {files} files compared, {refused} trees refused by both, {} differ; over a base {based_files} files compared, {} differ; {:.1} s (engine and comparison {engine:.1} s)",
         failing.len(),
+        based.len(),
         started.elapsed().as_secs_f64()
     );
     for &i in &failing {
@@ -647,6 +660,7 @@ fn generated_trees_merge_as_the_engine_merges() {
             small.listing()
         ));
     }
+    assert!(based.is_empty(), "{} differences of trees read over a base:\n{}", based.len(), based.join("\n"));
     assert!(
         failing.is_empty(),
         "{} of {n} trees differ ({} kinds):\n{}\n\n{}",
