@@ -159,6 +159,8 @@ fn every_finding_on_a_public_docker_tree_is_recorded_true() {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
             .current_dir(support::repo_root())
             .args(["--config", &tree, "--base", base, "--format", "json"])
+            // the compose file's `environment:` for the container, where it sets one
+            .args(case["env_file"].as_str().map(|file| ["--env-file", file]).into_iter().flatten())
             .env_clear()
             .output()
             .expect("run chaudit");
@@ -179,5 +181,84 @@ fn every_finding_on_a_public_docker_tree_is_recorded_true() {
         for rule in found.iter().map(|f| f.split(' ').next().unwrap()) {
             assert!(reasons.contains_key(rule), "{name}: {rule} has no recorded reason");
         }
+    }
+}
+
+/// The file the image's entrypoint writes into users.d/ before the server starts, as its
+/// script writes it (ClickHouse's docker/server/entrypoint.sh, `manage_clickhouse_user`), for
+/// the container's environment; `None` where it writes none.
+fn entrypoint_file(env: &[(&str, &str)]) -> Option<String> {
+    let get = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).filter(|v| !v.is_empty());
+    if get("CLICKHOUSE_SKIP_USER_SETUP") == Some("1") {
+        return None;
+    }
+    let user = get("CLICKHOUSE_USER").unwrap_or("default");
+    let password = get("CLICKHOUSE_PASSWORD").unwrap_or("");
+    if user != "default" || !password.is_empty() {
+        return Some(format!(
+            "<clickhouse>\n  <users>\n    <default remove=\"remove\">\n    </default>\n\n    <{user}>\n      \
+             <profile>default</profile>\n      <networks>\n        <ip>::/0</ip>\n      </networks>\n      \
+             <password><![CDATA[{password}]]></password>\n      <quota>default</quota>\n      \
+             <access_management>0</access_management>\n    </{user}>\n  </users>\n</clickhouse>\n"
+        ));
+    }
+    // (the tree below leaves the default user as the image has it)
+    Some(
+        "<clickhouse>\n  <users>\n    <default>\n      <networks>\n        <ip>::1</ip>\n        \
+         <ip>127.0.0.1</ip>\n      </networks>\n    </default>\n  </users>\n</clickhouse>\n"
+            .into(),
+    )
+}
+
+/// A tree that leaves the default user alone, in the three environments the entrypoint tells
+/// apart: the real clickhouse-server 25.8, given the image's files, the tree's and the file
+/// the entrypoint writes, merges the users as `config show --base image --env ...` prints
+/// them, and starts; `default-user-open` holds only where the entrypoint leaves the image's
+/// default user open to every network.
+#[test]
+fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
+    let scratch = tempfile::tempdir().unwrap();
+    let tree = scratch.path().join("deploy");
+    std::fs::create_dir_all(tree.join("config.d")).unwrap();
+    std::fs::write(tree.join("config.d/logger.xml"), "<clickhouse><logger><level>warning</level></logger></clickhouse>")
+        .unwrap();
+    let cases: [(&[(&str, &str)], bool); 3] = [
+        (&[], false),
+        (&[("CLICKHOUSE_SKIP_USER_SETUP", "1")], true),
+        (&[("CLICKHOUSE_USER", "app"), ("CLICKHOUSE_PASSWORD", "s3cret")], false),
+    ];
+    for (env, open) in cases {
+        let dir = installed(&tree, &support::repo_root().join("data/image"));
+        let server_dir = dir.path().join("clickhouse-server");
+        if let Some(text) = entrypoint_file(env) {
+            // the image has the directory, empty
+            std::fs::create_dir_all(server_dir.join("users.d")).unwrap();
+            std::fs::write(server_dir.join("users.d/default-user.xml"), text).unwrap();
+        }
+        let expected = engine_preprocessed(&server_dir);
+        let env_args: Vec<String> = env.iter().flat_map(|(k, v)| ["--env".to_string(), format!("{k}={v}")]).collect();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_chaudit"))
+            .current_dir(scratch.path())
+            .args(["config", "show", "--users", "--show-secrets", "--config", "deploy", "--base", "image"])
+            .args(&env_args)
+            .output()
+            .expect("run chaudit");
+        assert!(out.status.success(), "{env:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let ours = preprocessed::parse_xml(String::from_utf8(out.stdout).unwrap(), "chaudit");
+        let theirs =
+            preprocessed::parse_xml(std::fs::read_to_string(expected.path().join("users.xml")).unwrap(), "engine");
+        let difference = preprocessed::difference(&preprocessed::shape(&ours), &preprocessed::shape(&theirs), "");
+        assert_eq!(difference, None, "{env:?}");
+        let verdict = support::engine_start(&server_dir);
+        assert!(verdict.started, "{env:?}: {verdict:?}");
+
+        let mut args = vec!["--config", "deploy", "--base", "image", "--format", "json"];
+        args.extend(env_args.iter().map(String::as_str));
+        let (_, report, stderr) = support::chaudit(scratch.path(), &args);
+        let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let rules: Vec<&str> =
+            report["findings"].as_array().unwrap().iter().filter_map(|f| f["rule_id"].as_str()).collect();
+        assert_eq!(rules.contains(&"default-user-open"), open, "{env:?}: {rules:?}");
+        assert!(!report.to_string().contains("s3cret"), "a password from the environment is never printed");
     }
 }

@@ -87,7 +87,8 @@ struct Cli {
     /// /etc/clickhouse-server. `image`: stock files bundled into chaudit (not proven to be a
     /// given release's); DIR: a copy of the image's directory (docker run --rm --entrypoint tar
     /// clickhouse/clickhouse-server:VERSION -C /etc/clickhouse-server -c . | tar -x -C DIR).
-    /// Fixes go into the config's directory, never the base.
+    /// With the users.d/default-user.xml the image's entrypoint writes from the container's
+    /// environment (--env, --env-file). Fixes go into the config's directory, never the base.
     #[arg(long, value_name = "image|DIR", global = true, value_parser = chaudit::config::Base::parse)]
     base: Option<chaudit::config::Base>,
     #[command(flatten)]

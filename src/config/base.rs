@@ -150,6 +150,8 @@ pub(super) struct Overlay<'a> {
     mount: Mount,
     /// The bundled files (`--base image`); otherwise the base is read from `tree_fs`.
     image: Option<MemoryFs>,
+    /// The file the image's entrypoint writes into the tree at start (see [`super::entrypoint`]).
+    written: Option<(PathBuf, String)>,
 }
 
 impl<'a> Overlay<'a> {
@@ -161,7 +163,16 @@ impl<'a> Overlay<'a> {
             }
             files
         });
-        Overlay { tree_fs, mount: Mount::new(tree, base), image }
+        Overlay { tree_fs, mount: Mount::new(tree, base), image, written: None }
+    }
+
+    /// The same files with the one the entrypoint writes at `path` (in the tree).
+    pub(super) fn with_written(self, path: &Path, text: String) -> Overlay<'a> {
+        Overlay { written: Some((normalize(path), text)), ..self }
+    }
+
+    fn written(&self, path: &Path) -> Option<&str> {
+        self.written.as_ref().filter(|(at, _)| *at == normalize(path)).map(|(_, text)| text.as_str())
     }
 
     pub(super) fn mount(&self) -> &Mount {
@@ -185,6 +196,9 @@ impl<'a> Overlay<'a> {
 
 impl ConfigFs for Overlay<'_> {
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        if let Some(text) = self.written(path) {
+            return Ok(text.as_bytes().to_vec());
+        }
         match self.in_base(path) {
             Some(base) => self.base_fs().read(&base),
             None => self.tree_fs.read(path),
@@ -197,10 +211,17 @@ impl ConfigFs for Overlay<'_> {
         let base_dir = self.mount.base.join(rest);
         let missing = |e: &io::Error| matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory);
         let (own, base) = (self.tree_fs.read_dir(dir), self.base_fs().read_dir(&base_dir));
+        let written = self.written.as_ref().filter(|(at, _)| at.parent() == Some(normal.as_path()));
         let mut entries = match (own, &base) {
             (Err(e), Ok(_)) if missing(&e) => Vec::new(),
+            (Err(e), Err(_)) if missing(&e) && written.is_some() => Vec::new(),
             (own, _) => own?,
         };
+        // the entrypoint's file replaces the tree's of its name, and hides the base's
+        if let Some((at, _)) = written {
+            entries.retain(|(p, _)| p.file_name() != at.file_name());
+            entries.push((dir.join(at.file_name().unwrap_or_default()), true));
+        }
         let names: BTreeSet<_> = entries.iter().filter_map(|(p, _)| p.file_name().map(|n| n.to_owned())).collect();
         match base {
             Ok(listed) => {
@@ -220,6 +241,9 @@ impl ConfigFs for Overlay<'_> {
     }
 
     fn is_file(&self, path: &Path) -> io::Result<bool> {
+        if self.written(path).is_some() {
+            return Ok(true);
+        }
         match self.in_base(path) {
             Some(base) => self.base_fs().is_file(&base),
             None => self.tree_fs.is_file(path),
@@ -227,6 +251,9 @@ impl ConfigFs for Overlay<'_> {
     }
 
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        if self.written(path).is_some() {
+            return Ok(normalize(path));
+        }
         match self.in_base(path) {
             Some(base) => self.base_fs().canonicalize(&base),
             None => self.tree_fs.canonicalize(path),
@@ -234,6 +261,9 @@ impl ConfigFs for Overlay<'_> {
     }
 
     fn read_from(&self, path: &Path) -> PathBuf {
+        if self.written(path).is_some() {
+            return Path::new(super::entrypoint::ENTRYPOINT_DIR).join(super::entrypoint::WRITTEN_FILE);
+        }
         match self.in_base(path) {
             // written from the tree's directory (`deploy/../base/config.xml`), so that it is
             // shown relative to it like every other file (`../base/config.xml`) and a report

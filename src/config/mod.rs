@@ -4,6 +4,7 @@
 
 pub mod base;
 pub mod clickhouse_operator;
+pub mod entrypoint;
 pub mod env_file;
 pub mod error;
 pub mod extra_config;
@@ -123,8 +124,14 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
         return Err(ConfigError::NotFound { path: tree.to_path_buf() });
     }
     let overlay = base::Overlay::new(fs, tree, base);
-    let mut loaded = load_tree(&overlay, main, &base::mounted_options(options, tree))?;
-    loaded.mount = Some(overlay.mount().clone());
+    let mounted = base::mounted_options(options, tree);
+    let mut loaded = load_tree(&overlay, main, &mounted)?;
+    let mount = overlay.mount().clone();
+    // the container starts on the files and the one its entrypoint writes from its environment
+    if let Some((path, text)) = entrypoint::written_file(&overlay, main, &mounted, &loaded) {
+        loaded = load_tree(&overlay.with_written(&path, text), main, &mounted)?;
+    }
+    loaded.mount = Some(mount);
     Ok(loaded)
 }
 
