@@ -22,9 +22,9 @@
 //! `CHAUDIT_GENERATED_TREES=N` runs N trees (default 400), `CHAUDIT_GENERATED_SEED=S` draws
 //! another sequence (default 0).
 
-mod support;
 #[path = "generated_trees/based.rs"]
 mod based;
+mod support;
 
 use std::fmt::Write as _;
 use std::path::Path;

@@ -127,7 +127,9 @@ fn a_keeper_installation_takes_its_fixes() {
     assert!(stdout.contains("replicasCount: 3"), "{stdout}");
     let fixed = std::fs::read_to_string(dir.path().join("mistakes.yaml")).unwrap();
     assert!(only_added(&original, &fixed), "lines changed or lost:\n{fixed}");
-    let left: Vec<String> =
-        support::manifest::findings(dir.path(), "mistakes.yaml").iter().map(|f| f["rule_id"].as_str().unwrap().to_string()).collect();
+    let left: Vec<String> = support::manifest::findings(dir.path(), "mistakes.yaml")
+        .iter()
+        .map(|f| f["rule_id"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(left, ["keeper-raft-duplicate-server", "keeper-server-id-not-in-raft"]);
 }
