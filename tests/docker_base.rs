@@ -220,8 +220,11 @@ fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
     let scratch = tempfile::tempdir().unwrap();
     let tree = scratch.path().join("deploy");
     std::fs::create_dir_all(tree.join("config.d")).unwrap();
-    std::fs::write(tree.join("config.d/logger.xml"), "<clickhouse><logger><level>warning</level></logger></clickhouse>")
-        .unwrap();
+    std::fs::write(
+        tree.join("config.d/logger.xml"),
+        "<clickhouse><logger><level>warning</level></logger></clickhouse>",
+    )
+    .unwrap();
     let cases: [(&[(&str, &str)], bool); 3] = [
         (&[], false),
         (&[("CLICKHOUSE_SKIP_USER_SETUP", "1")], true),

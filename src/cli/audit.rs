@@ -8,7 +8,6 @@ use chaudit::audit::{self, AuditError, Live, ProjectSuppressions, Request, Rules
 use chaudit::report::{self, text::TextOptions};
 use chaudit::rules::RulePack;
 use chaudit::verdict::{Policy, Status};
-use chaudit::version::Version;
 
 use super::{AuditArgs, Format, color_stdout, exit, live, report_all, stream_output, warn, write_output};
 
@@ -46,13 +45,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         return exit::of_write_error(&e);
     }
     chaudit::rules::budget::set_limit(std::time::Duration::from_secs_f64(args.rule_budget));
-    let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
-        Ok(v) => v,
-        Err(message) => {
-            eprintln!("chaudit: --clickhouse-version: {message}");
-            return ExitCode::from(exit::USAGE_OR_CONFIG);
-        }
-    };
+    let version = args.clickhouse_version;
     let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
         Ok(load) => load,
         Err(code) => return code,

@@ -38,8 +38,8 @@ pub struct DiffArgs {
     pub ca_cert: Option<PathBuf>,
     /// The ClickHouse version the config sides run on (e.g. 25.8): a setting one config
     /// leaves unset is compared as that release's default. A manifest's image says its own.
-    #[arg(long, value_name = "VERSION")]
-    pub clickhouse_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = str::parse::<chaudit::version::Version>)]
+    pub clickhouse_version: Option<chaudit::version::Version>,
     /// The include file for `incl` when a config side has no <include_from>, or `none`.
     #[arg(long, value_name = "FILE|none")]
     pub default_include_from: Option<String>,
@@ -57,13 +57,7 @@ pub enum DiffFormat {
 }
 
 pub fn run(args: &DiffArgs) -> ExitCode {
-    let version = match args.clickhouse_version.as_deref().map(str::parse::<chaudit::version::Version>).transpose() {
-        Ok(v) => v,
-        Err(message) => {
-            eprintln!("chaudit: diff: --clickhouse-version: {message}");
-            return ExitCode::from(super::exit::USAGE_OR_CONFIG);
-        }
-    };
+    let version = args.clickhouse_version;
     let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
         Ok(load) => load,
         Err(code) => return code,

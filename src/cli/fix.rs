@@ -6,10 +6,9 @@ use std::process::ExitCode;
 
 use chaudit::audit::RulesRequest;
 use chaudit::fix::{self, FixOutcome, FixRequest, Item};
-use chaudit::version::Version;
 use clap::Args;
 
-use super::{FailOn, RuleArgs, exit, report_all, warn};
+use super::{FailOn, RuleArgs, report_all, warn};
 
 #[derive(Args)]
 pub struct FixArgs {
@@ -34,8 +33,8 @@ pub struct FixArgs {
     #[arg(long, value_name = "FILE")]
     pub sql: Option<PathBuf>,
     /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
-    #[arg(long, value_name = "VERSION")]
-    pub clickhouse_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = str::parse::<chaudit::version::Version>)]
+    pub clickhouse_version: Option<chaudit::version::Version>,
     /// The include file for `incl` when the config has no <include_from>, or `none`.
     #[arg(long, value_name = "FILE|none")]
     pub default_include_from: Option<String>,
@@ -44,13 +43,7 @@ pub struct FixArgs {
 }
 
 pub fn run(args: &FixArgs) -> ExitCode {
-    let version = match args.clickhouse_version.as_deref().map(str::parse::<Version>).transpose() {
-        Ok(v) => v,
-        Err(message) => {
-            eprintln!("chaudit: --clickhouse-version: {message}");
-            return ExitCode::from(exit::USAGE_OR_CONFIG);
-        }
-    };
+    let version = args.clickhouse_version;
     let load = match super::config_show::load_options(args.default_include_from.as_deref()) {
         Ok(load) => load,
         Err(code) => return code,

@@ -112,8 +112,8 @@ pub struct AuditArgs {
     #[arg(long)]
     pub host_facts: bool,
     /// The ClickHouse version the config runs on, for version-gated rules (e.g. 25.8).
-    #[arg(long, value_name = "VERSION")]
-    pub clickhouse_version: Option<String>,
+    #[arg(long, value_name = "VERSION", value_parser = str::parse::<chaudit::version::Version>)]
+    pub clickhouse_version: Option<chaudit::version::Version>,
     #[command(flatten)]
     pub rules: RuleArgs,
     /// Only these rules: ids, tags or categories (repeat or comma-separate).

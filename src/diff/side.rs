@@ -282,19 +282,6 @@ pub(super) fn findings_of(report: &crate::report::Report) -> BTreeMap<String, Fi
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sides_are_told_apart_by_their_syntax() {
-        assert_eq!(Side::parse("http://h:8123"), Side::Server("http://h:8123".into()));
-        assert_eq!(Side::parse("HTTPS://h"), Side::Server("HTTPS://h".into()));
-        assert_eq!(Side::parse("/nonexistent/a.json"), Side::Config("/nonexistent/a.json".into()));
-        assert_eq!(Side::parse("deploy/clickhouse"), Side::Config("deploy/clickhouse".into()));
-    }
-}
-
 /// Why a replica of a cluster snapshot could not be read.
 enum ReplicaError {
     /// The file is no cluster snapshot, or has no such replica: the user's to mend.
@@ -337,4 +324,17 @@ fn replica(path: &Path, host: &str) -> Result<NodeDocuments, ReplicaError> {
         return Err(ReplicaError::Unread(format!("{shown}: replica {} was not read when collected: {why}", node.name)));
     };
     Ok(NodeDocuments { live, log: node.log.clone(), settings_changes: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_are_told_apart_by_their_syntax() {
+        assert_eq!(Side::parse("http://h:8123"), Side::Server("http://h:8123".into()));
+        assert_eq!(Side::parse("HTTPS://h"), Side::Server("HTTPS://h".into()));
+        assert_eq!(Side::parse("/nonexistent/a.json"), Side::Config("/nonexistent/a.json".into()));
+        assert_eq!(Side::parse("deploy/clickhouse"), Side::Config("deploy/clickhouse".into()));
+    }
 }
