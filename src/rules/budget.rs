@@ -65,16 +65,23 @@ pub const CHECK: &str = "@budget";
 /// see `facts::value`) while the rule is within its budget, an error after.
 pub fn check() -> crate::rules::expr::Function {
     Box::new(|call| {
-        let n = LOOKUPS.get().wrapping_add(1);
-        LOOKUPS.set(n);
-        if EXHAUSTED.get()
-            || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
-        {
-            EXHAUSTED.set(true);
+        if !pass() {
             return Err(cel::ExecutionError::function_error(CHECK, "the evaluation budget is spent"));
         }
         Ok(if call.args.is_empty() { CowVal::owned(CelNull) } else { call.args.swap_remove(0) })
     })
+}
+
+/// One loop pass: whether the rule evaluating on this thread is still within its budget.
+pub fn pass() -> bool {
+    let n = LOOKUPS.get().wrapping_add(1);
+    LOOKUPS.set(n);
+    if EXHAUSTED.get() || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
+    {
+        EXHAUSTED.set(true);
+        return false;
+    }
+    true
 }
 
 /// `expr` with a [`CHECK`] in each loop's per-pass condition, or, where the interpreter

@@ -11,6 +11,7 @@ use cel::{Context, Env, ExecutionError, Value};
 use crate::config::Origin;
 use crate::facts::catalog;
 use crate::facts::value::to_value;
+use crate::rules::native::Native;
 
 /// A compiled expression and its source, for error messages.
 #[derive(Clone)]
@@ -26,6 +27,9 @@ pub struct Expr {
     /// The syntax tree with a budget check in every loop (see [`budget::guard`]), written on
     /// the first evaluation: an audit evaluates only the rules that apply to what it read.
     guarded: Arc<OnceLock<cel::IdedExpr>>,
+    /// The guarded tree as the audit evaluates it itself, when it is of a shape it knows (see
+    /// `rules::native`), written with it.
+    native: Arc<OnceLock<Option<Native>>>,
 }
 
 impl std::fmt::Debug for Expr {
@@ -60,6 +64,7 @@ impl Expr {
             at: Arc::from(""),
             tree: Arc::new(OnceLock::from(tree)),
             guarded: Arc::default(),
+            native: Arc::default(),
         })
     }
 
@@ -68,7 +73,14 @@ impl Expr {
     /// apply to what it read. Should one not parse, it is an expression naming an undeclared
     /// variable, which errs when evaluated: the rule is errored, never silently passed.
     pub fn deferred(source: &str, origin: Origin) -> Expr {
-        Expr { source: source.to_string(), origin, at: Arc::from(""), tree: Arc::default(), guarded: Arc::default() }
+        Expr {
+            source: source.to_string(),
+            origin,
+            at: Arc::from(""),
+            tree: Arc::default(),
+            guarded: Arc::default(),
+            native: Arc::default(),
+        }
     }
 
     /// The syntax tree, as written.
@@ -98,13 +110,27 @@ impl Expr {
         self
     }
 
+    fn native(&self) -> Option<&Native> {
+        self.native.get_or_init(|| Native::compile(self.guarded())).as_ref()
+    }
+
     pub fn eval(&self, context: &Context) -> Result<Value, String> {
-        Value::resolve_val(self.guarded(), context).and_then(|v| to_value(v.as_ref())).map_err(|e| self.failed(e))
+        self.eval_val(context).and_then(|v| to_value(v.as_ref()).map_err(|e| self.failed(e)))
     }
 
     /// The value itself, not converted to a [`Value`]: a list of facts stays the facts
-    /// (shared, see `facts::value`) instead of being copied whole.
+    /// (shared, see `facts::value`) instead of being copied whole. The native tree answers
+    /// where it can, else the interpreter.
     pub fn eval_val<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
+        if let Some(value) = self.native().and_then(|native| native.eval(context)) {
+            #[cfg(test)]
+            cross_check::compare(self, context, value.as_ref());
+            return Ok(value);
+        }
+        self.interpreted(context)
+    }
+
+    fn interpreted<'e, 'v>(&'e self, context: &'e Context<'_, 'v>) -> Result<CowVal<'e, 'v>, String> {
         Value::resolve_val(self.guarded(), context).map_err(|e| self.failed(e))
     }
 
@@ -233,7 +259,7 @@ fn flatten(args: &[Value]) -> Value {
 
 /// A value as a number: strings as ClickHouse writes them (JSON output quotes 64-bit
 /// integers), numbers as they are.
-fn number_of(value: &Value) -> f64 {
+pub(crate) fn number_of(value: &Value) -> f64 {
     match value {
         Value::String(s) => parse_number(s),
         Value::Int(i) => *i as f64,
@@ -381,6 +407,28 @@ pub fn display(value: &Value) -> String {
         Value::Null => "null".into(),
         Value::List(items) => items.iter().map(display).collect::<Vec<_>>().join(", "),
         other => other.json().map(|j| j.to_string()).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}
+
+/// Under test, every value the native tree gives is compared with the interpreter's (see
+/// `rules::native`): each expression answered natively, with what differed.
+#[cfg(test)]
+pub(crate) mod cross_check {
+    use std::sync::Mutex;
+
+    /// The source of each expression answered natively, and the difference if any.
+    pub(crate) static ANSWERED: Mutex<Vec<(String, Option<String>)>> = Mutex::new(Vec::new());
+
+    pub(super) fn compare(expr: &super::Expr, context: &cel::Context, native: &dyn cel::common::value::Val) {
+        let native = super::to_value(native).map_err(|e| e.to_string());
+        let interpreted =
+            expr.interpreted(context).and_then(|v| super::to_value(v.as_ref()).map_err(|e| e.to_string()));
+        // NaN is no number equal to itself: the same value shows the same
+        let same = native == interpreted || format!("{native:?}") == format!("{interpreted:?}");
+        let difference = (!same).then(|| format!("native {native:?}, interpreter {interpreted:?}"));
+        if let Ok(mut answered) = ANSWERED.lock() {
+            answered.push((expr.source.clone(), difference));
+        }
     }
 }
 

@@ -7,6 +7,7 @@ pub mod docs;
 pub mod error;
 pub mod expr;
 pub mod load;
+mod native;
 pub mod schema;
 pub mod twin;
 
