@@ -35,8 +35,8 @@ pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&
 pub struct Index {
     names: Vec<String>,
     /// each name's trigrams, sorted
-    grams: Vec<Vec<[u8; 3]>>,
-    postings: FxHashMap<[u8; 3], Vec<u32>>,
+    grams: Vec<Vec<Trigram>>,
+    postings: FxHashMap<Trigram, Vec<u32>>,
     min_score: f64,
     /// answer only likely misspellings (see [`typo_of`]), not merely similar names
     typos_only: bool,
@@ -46,8 +46,8 @@ pub struct Index {
 impl Index {
     pub fn new<'a>(names: impl Iterator<Item = &'a str>, min_score: f64) -> Index {
         let names: Vec<String> = names.map(str::to_string).collect();
-        let grams: Vec<Vec<[u8; 3]>> = names.iter().map(|name| trigrams(name)).collect();
-        let mut postings: FxHashMap<[u8; 3], Vec<u32>> = FxHashMap::default();
+        let grams: Vec<Vec<Trigram>> = names.iter().map(|name| trigrams(name)).collect();
+        let mut postings: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
         for (id, name_grams) in grams.iter().enumerate() {
             for gram in name_grams {
                 postings.entry(*gram).or_default().push(id as u32);
@@ -109,7 +109,7 @@ impl Index {
     /// (`_ma`, `ax_`) are on hundreds of names, and counting them for each of 100,000 words
     /// was most of the cost. The names are gathered in a bit set (in id order, each once,
     /// without sorting) and `near`, the cheaper test, goes before counting.
-    fn candidates(&self, grams: &[[u8; 3]], needed: usize, near: impl Fn(u32) -> bool) -> Vec<u32> {
+    fn candidates(&self, grams: &[Trigram], needed: usize, near: impl Fn(u32) -> bool) -> Vec<u32> {
         let mut lists: Vec<&[u32]> =
             grams.iter().map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice)).collect();
         lists.sort_unstable_by_key(|list| list.len());
@@ -136,11 +136,14 @@ impl Index {
     }
 }
 
+/// Three bytes of a word as one number: sorted and compared as a word, not byte by byte.
+type Trigram = u32;
+
 /// The distinct trigrams of a word padded at both ends (`^^ab$`), so short words have some
 /// and the first letters, where Jaro-Winkler weighs most, count twice.
-fn trigrams(word: &str) -> Vec<[u8; 3]> {
+fn trigrams(word: &str) -> Vec<Trigram> {
     let padded: Vec<u8> = [b'^', b'^'].into_iter().chain(word.bytes()).chain([b'$']).collect();
-    let mut grams: Vec<[u8; 3]> = padded.windows(3).map(|w| [w[0], w[1], w[2]]).collect();
+    let mut grams: Vec<Trigram> = padded.windows(3).map(|w| u32::from_be_bytes([0, w[0], w[1], w[2]])).collect();
     grams.sort_unstable();
     grams.dedup();
     grams
