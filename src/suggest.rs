@@ -35,8 +35,8 @@ pub fn closest<'a>(word: &str, names: impl Iterator<Item = &'a str>) -> Option<&
 pub struct Index {
     names: Vec<String>,
     /// each name's trigrams, sorted
-    grams: Vec<Vec<[u8; 3]>>,
-    postings: FxHashMap<[u8; 3], Vec<u32>>,
+    grams: Vec<Vec<Trigram>>,
+    postings: FxHashMap<Trigram, Vec<u32>>,
     min_score: f64,
     /// answer only likely misspellings (see [`typo_of`]), not merely similar names
     typos_only: bool,
@@ -46,8 +46,8 @@ pub struct Index {
 impl Index {
     pub fn new<'a>(names: impl Iterator<Item = &'a str>, min_score: f64) -> Index {
         let names: Vec<String> = names.map(str::to_string).collect();
-        let grams: Vec<Vec<[u8; 3]>> = names.iter().map(|name| trigrams(name)).collect();
-        let mut postings: FxHashMap<[u8; 3], Vec<u32>> = FxHashMap::default();
+        let grams: Vec<Vec<Trigram>> = names.iter().map(|name| trigrams(name)).collect();
+        let mut postings: FxHashMap<Trigram, Vec<u32>> = FxHashMap::default();
         for (id, name_grams) in grams.iter().enumerate() {
             for gram in name_grams {
                 postings.entry(*gram).or_default().push(id as u32);
@@ -83,14 +83,16 @@ impl Index {
     fn search(&self, word: &str) -> Option<u32> {
         let grams = trigrams(word);
         if self.typos_only {
-            // an edit changes at most 3 trigrams: fewer shared than that cannot be a typo
+            // an edit changes at most 3 trigrams: fewer shared than that cannot be a typo; nor
+            // can a name longer or shorter by more than the edits allowed (`typo_of` checks both)
             let allowed = typo_edits(word);
             let needed = grams.len().saturating_sub(3 * allowed).max(1);
-            let names = self.candidates(&grams, needed).into_iter().map(|id| self.names[id as usize].as_str());
+            let near = |id: u32| self.names[id as usize].len().abs_diff(word.len()) <= allowed;
+            let names = self.candidates(&grams, needed, near).into_iter().map(|id| self.names[id as usize].as_str());
             return typo_of(word, names).and_then(|n| self.names.iter().position(|x| x == n)).map(|i| i as u32);
         }
         let needed = grams.len().div_ceil(3);
-        self.candidates(&grams, needed)
+        self.candidates(&grams, needed, |_| true)
             .into_iter()
             .map(|id| (strsim::jaro_winkler(word, &self.names[id as usize]), id))
             .filter(|(score, _)| *score > self.min_score)
@@ -101,31 +103,47 @@ impl Index {
 }
 
 impl Index {
-    /// The names sharing at least `needed` of the word's trigrams (`grams`, sorted), by id.
-    /// Such a name shares one of any `len - needed + 1` of them, so only the names of that
-    /// many of the rarest trigrams are counted: the common ones (`_ma`, `ax_`) are on
-    /// hundreds of names, and counting them for each of 100,000 words was most of the cost.
-    fn candidates(&self, grams: &[[u8; 3]], needed: usize) -> Vec<u32> {
+    /// The names sharing at least `needed` of the word's trigrams (`grams`, sorted) and
+    /// passing `near`, by id. Such a name shares one of any `len - needed + 1` of them, so
+    /// only the names of that many of the rarest trigrams are counted: the common ones
+    /// (`_ma`, `ax_`) are on hundreds of names, and counting them for each of 100,000 words
+    /// was most of the cost. The names are gathered in a bit set (in id order, each once,
+    /// without sorting) and `near`, the cheaper test, goes before counting.
+    fn candidates(&self, grams: &[Trigram], needed: usize, near: impl Fn(u32) -> bool) -> Vec<u32> {
         let mut lists: Vec<&[u32]> =
             grams.iter().map(|g| self.postings.get(g).map_or(&[][..], Vec::as_slice)).collect();
         lists.sort_unstable_by_key(|list| list.len());
         let probes = (grams.len() + 1).saturating_sub(needed).min(lists.len());
-        let mut ids: Vec<u32> = lists[..probes].iter().flat_map(|list| list.iter().copied()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        ids.retain(|id| {
-            let name = &self.grams[*id as usize];
+        let mut seen = vec![0u64; self.names.len().div_ceil(64)];
+        for id in lists[..probes].iter().flat_map(|list| list.iter()) {
+            seen[*id as usize / 64] |= 1 << (id % 64);
+        }
+        let shares_enough = |id: u32| {
+            let name = &self.grams[id as usize];
             grams.iter().filter(|g| name.binary_search(g).is_ok()).count() >= needed
-        });
+        };
+        let mut ids = Vec::new();
+        for (block, mut bits) in seen.into_iter().enumerate() {
+            while bits != 0 {
+                let id = (block * 64) as u32 + bits.trailing_zeros();
+                bits &= bits - 1;
+                if near(id) && shares_enough(id) {
+                    ids.push(id);
+                }
+            }
+        }
         ids
     }
 }
 
+/// Three bytes of a word as one number: sorted and compared as a word, not byte by byte.
+type Trigram = u32;
+
 /// The distinct trigrams of a word padded at both ends (`^^ab$`), so short words have some
 /// and the first letters, where Jaro-Winkler weighs most, count twice.
-fn trigrams(word: &str) -> Vec<[u8; 3]> {
+fn trigrams(word: &str) -> Vec<Trigram> {
     let padded: Vec<u8> = [b'^', b'^'].into_iter().chain(word.bytes()).chain([b'$']).collect();
-    let mut grams: Vec<[u8; 3]> = padded.windows(3).map(|w| [w[0], w[1], w[2]]).collect();
+    let mut grams: Vec<Trigram> = padded.windows(3).map(|w| u32::from_be_bytes([0, w[0], w[1], w[2]])).collect();
     grams.sort_unstable();
     grams.dedup();
     grams

@@ -90,23 +90,33 @@ impl Remediation {
     /// snippets of several findings pasted as printed add up, and pasting one twice writes
     /// the same file.
     pub fn pasteable(fragments: &[Fragment], fingerprint: &str) -> Option<String> {
-        let shown: Vec<String> = fragments
-            .iter()
-            .map(|f| {
-                let file = Self::snippet_file(f.tree, fingerprint);
-                format!(
-                    "<!-- {file}: sorts after every other fragment (or run `chaudit fix`) -->\n{}",
-                    f.xml.trim_end()
-                )
-            })
-            .collect();
-        (!shown.is_empty()).then(|| shown.join("\n"))
+        // written piece by piece into one string: one per finding, 100,000 for a large tree
+        let mut shown = String::new();
+        for f in fragments {
+            if !shown.is_empty() {
+                shown.push('\n');
+            }
+            shown.push_str("<!-- ");
+            Self::write_snippet_file(&mut shown, f.tree, fingerprint);
+            shown.push_str(": sorts after every other fragment (or run `chaudit fix`) -->\n");
+            shown.push_str(f.xml.trim_end());
+        }
+        (!fragments.is_empty()).then_some(shown)
     }
 
     /// The file a printed fragment goes in: `config.d/zz-chaudit-fix-0123abcd.xml`.
     pub fn snippet_file(tree: ConfigTree, fingerprint: &str) -> String {
+        let mut file = String::new();
+        Self::write_snippet_file(&mut file, tree, fingerprint);
+        file
+    }
+
+    fn write_snippet_file(out: &mut String, tree: ConfigTree, fingerprint: &str) {
         let short = fingerprint.get(..8).unwrap_or(fingerprint);
-        format!("{}/{}", tree.fragment_dir(), FIX_FILE.replace(".xml", &format!("-{short}.xml")))
+        let stem = FIX_FILE.strip_suffix(".xml").unwrap_or(FIX_FILE);
+        for part in [tree.fragment_dir(), "/", stem, "-", short, ".xml"] {
+            out.push_str(part);
+        }
     }
 
     /// The fix in the terms of the ClickHouseInstallation the config was rendered from (none:

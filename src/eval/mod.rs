@@ -368,11 +368,12 @@ fn own_name(item: &dyn Val) -> Option<String> {
 /// point and what they say: two problems never share one identity. `rules test` fails a
 /// rule whose fixtures need this.
 fn tell_apart(found: &mut [Finding]) {
-    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
     for f in found.iter() {
-        *seen.entry(f.fingerprint.clone()).or_default() += 1;
+        *seen.entry(f.fingerprint.as_str()).or_default() += 1;
     }
-    for f in found.iter_mut().filter(|f| seen[&f.fingerprint] > 1) {
+    let shared: Vec<bool> = found.iter().map(|f| seen[f.fingerprint.as_str()] > 1).collect();
+    for (f, _) in found.iter_mut().zip(shared).filter(|(_, shared)| *shared) {
         let at = f.location.as_ref().map_or_else(String::new, ToString::to_string);
         f.fingerprint = finding::fingerprint(&[&f.fingerprint, &at, &f.message]);
     }

@@ -171,7 +171,8 @@ impl Report {
             mask::make_visible(&mut r.host);
             r.reason = mask::shown(&r.reason);
         }
-        evaluation.findings.iter_mut().for_each(present_finding);
+        let mut secret_keys = SecretKeys::default();
+        evaluation.findings.iter_mut().for_each(|f| present_finding(f, &mut secret_keys));
         for o in &mut evaluation.outcomes {
             o.reason = o.reason.as_deref().map(mask::shown);
             for h in &mut o.hosts {
@@ -299,14 +300,14 @@ impl RunError {
 }
 
 /// A finding as every format shows it: secrets masked, values bounded, the score rounded.
-fn present_finding(f: &mut Finding) {
+fn present_finding(f: &mut Finding, secret_keys: &mut SecretKeys) {
     // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
     f.score = (f.score * 1000.0).round() / 1000.0;
     mask::show(&mut f.message);
-    mask_evidence(&mut f.evidence);
+    mask_evidence(&mut f.evidence, secret_keys);
     for h in &mut f.hosts {
         mask::make_visible(&mut h.host);
-        mask_evidence(&mut h.evidence);
+        mask_evidence(&mut h.evidence, secret_keys);
         if let Some(message) = &mut h.message {
             mask::show(message);
         }
@@ -339,21 +340,38 @@ fn json_strings(value: &mut serde_json::Value) -> Vec<&mut String> {
     }
 }
 
-fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>) {
+/// Whether each evidence key names a secret, asked once per key: the keys are the rules'
+/// own few names, asked again for each of 100,000 findings (asking is a few thousand
+/// instructions).
+#[derive(Default)]
+struct SecretKeys(rustc_hash::FxHashMap<String, bool>);
+
+impl SecretKeys {
+    fn is_secret(&mut self, key: &str) -> bool {
+        if let Some(known) = self.0.get(key) {
+            return *known;
+        }
+        let secret = mask::is_secret_name(key);
+        self.0.insert(key.to_owned(), secret);
+        secret
+    }
+}
+
+fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>, secret_keys: &mut SecretKeys) {
     for (key, value) in evidence.iter_mut() {
-        if mask::is_secret_name(key) && !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(_)) {
+        if secret_keys.is_secret(key) && !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(_)) {
             *value = serde_json::Value::String(mask::MASK.into());
         } else {
-            mask_value(value);
+            mask_value(value, secret_keys);
         }
     }
 }
 
-fn mask_value(value: &mut serde_json::Value) {
+fn mask_value(value: &mut serde_json::Value, secret_keys: &mut SecretKeys) {
     match value {
         serde_json::Value::String(s) => mask::show(s),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(mask_value),
-        serde_json::Value::Object(map) => mask_evidence(map),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|item| mask_value(item, secret_keys)),
+        serde_json::Value::Object(map) => mask_evidence(map, secret_keys),
         _ => {}
     }
 }
