@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 
-use chaudit::config::render::{Masking, RenderOptions, render};
+use chaudit::config::render::{Masking, RenderOptions, render_to};
 use chaudit::config::{self, DefaultInclude, LoadOptions, LoadedConfig};
 use chaudit::mask;
 
-use super::{exit, report_all, write_stdout};
+use super::{exit, report_all, stream_stdout};
 
 #[derive(Args)]
 pub struct ShowArgs {
@@ -91,7 +91,7 @@ pub fn run(args: &ShowArgs) -> ExitCode {
         }
         &loaded.server
     };
-    let code = write_stdout(&render(tree, &loaded.sources, &render_options), exit::OK);
+    let code = stream_stdout(|out| render_to(tree, &loaded.sources, &render_options, out), exit::OK);
     // The process ends here: freeing a big tree node by node would only delay the exit.
     std::mem::forget(loaded);
     code
@@ -110,7 +110,7 @@ fn show_users_alone(
             eprintln!("chaudit: warning: the server config cannot be processed (the users config is shown):");
             report_all(vec![server_error]);
             report_all(problems);
-            write_stdout(&render(&tree, &sources, render_options), exit::OK)
+            stream_stdout(|out| render_to(&tree, &sources, render_options, out), exit::OK)
         }
         Err(err) => {
             report_all(vec![server_error, err]);

@@ -226,7 +226,8 @@ impl Level {
                     span: p.span,
                 });
             }
-            let hash = identity_hash(&incoming);
+            // only an indexed level looks identities up by their hash
+            let hash = if self.by_identity.is_some() { identity_hash(&incoming) } else { 0 };
             match self.pair(target, fragment_start, &mut paired, &incoming, hash) {
                 Some(i) if remove => removed.push((i, hash)),
                 Some(i) => {
@@ -272,6 +273,13 @@ impl Level {
     /// next fragment only when it holds an index (or one below): any other level is
     /// compacted at once, since nothing refers to its positions any more.
     fn merge_child(&mut self, i: usize, child: &mut Element, children: Children, sources: &SourceMap) -> Result<()> {
+        // A value over a value (`<port>` merged by every fragment): the old text is dropped
+        // and the new nodes appended, which leaves exactly the new nodes.
+        let replaces_value = child.children.iter().all(is_text) && !children.iter().any(|n| matches!(n, Node::Element(_)));
+        if replaces_value && !self.below.contains_key(&i) {
+            child.children = children;
+            return Ok(());
+        }
         let mut level = self.below.remove(&i).unwrap_or_else(|| Level::new(&child.children));
         level.merge(&mut child.children, children, sources)?;
         if level.by_identity.is_none() && level.below.is_empty() {
@@ -346,7 +354,7 @@ impl Positions {
 /// The paired-element part of a merge that does not touch children: a fragment giving a
 /// value drops the old substitution, attributes are copied, provenance moves on.
 fn absorb(existing: &mut Element, incoming: &Element) {
-    if incoming.has_child_nodes() {
+    if incoming.has_child_nodes() && !existing.attributes.is_empty() {
         for name in SUBSTITUTION_ATTRIBUTES {
             existing.remove_attribute(name);
         }

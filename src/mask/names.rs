@@ -93,16 +93,22 @@ pub fn is_secret_name(name: &str) -> bool {
         return false;
     }
     let lower = name.to_ascii_lowercase();
-    let is_switch_or_path =
-        SWITCH_PREFIXES.iter().any(|p| lower.starts_with(p)) || NOT_VALUE_SUFFIXES.iter().any(|s| lower.ends_with(s));
-    // a name about a credential's absence (`passwordless_users`) holds names, not one
-    let about_absence = SECRET_WORDS
-        .iter()
-        .any(|word| lower.match_indices(word).any(|(at, _)| lower[at + word.len()..].starts_with("less")));
-    if is_switch_or_path || about_absence {
+    if SWITCH_PREFIXES.iter().any(|p| lower.starts_with(p)) || NOT_VALUE_SUFFIXES.iter().any(|s| lower.ends_with(s)) {
         return false;
     }
-    if SECRET_WORDS.iter().any(|word| lower.contains(word)) {
+    // every word where it stands, in one pass (a substring search per word cost more than
+    // the rest of the judgement); no word overlaps itself, so none is missed
+    static WORDS: LazyLock<AhoCorasick> =
+        LazyLock::new(|| AhoCorasick::new(SECRET_WORDS).expect("a few short words make an automaton"));
+    let mut holds_word = false;
+    for word in WORDS.find_overlapping_iter(lower.as_str()) {
+        // a name about a credential's absence (`passwordless_users`) holds names, not one
+        if lower[word.end()..].starts_with("less") {
+            return false;
+        }
+        holds_word = true;
+    }
+    if holds_word {
         return true;
     }
     // a report asks about the same names (evidence keys, tags) once per finding
