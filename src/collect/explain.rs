@@ -293,6 +293,7 @@ async fn plan_lines(seed: &Session, sql: &str, settings: &[(&str, &str)]) -> Res
     seed.typed_rows(FAN_OUT_PURPOSE, sql, settings).await.map_err(|e| e.to_string())
 }
 
+/// Why an EXPLAIN's plans are not read: its fan-out query failed.
 fn failed(why: &str) -> String {
     format!("an EXPLAIN through clusterAllReplicas failed: {why}")
 }
@@ -308,7 +309,7 @@ async fn fan_out_chunk<'a>(
     let read = |sqls: Vec<&'a str>| async move {
         let lines = plan_lines(seed, &fan_out_union_sql(cluster, &sqls), settings).await?;
         let mut answered: Vec<Answered> = sqls.iter().map(|_| Answered::default()).collect();
-        let replicas: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
+        let answering: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
         for line in lines {
             let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
             if let Some(answer) = answered.get_mut(at) {
@@ -316,7 +317,7 @@ async fn fan_out_chunk<'a>(
             }
         }
         for answer in &mut answered {
-            answer.replicas = replicas.clone();
+            answer.replicas = answering.clone();
         }
         Ok::<_, String>(sqls.into_iter().zip(answered).collect::<Vec<_>>())
     };
