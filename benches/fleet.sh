@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fleet benchmark: real ClickHouse 26.9 servers (started here, stopped by pid) answering on
 # FLEET_REPLICAS loopback addresses (127.0.1.1, 127.0.1.2, ...: one <listen_host> each, up to
-# FLEET_PER_SERVER addresses a server, the first server the seed), named
+# FLEET_PER_SERVER addresses a server; the seed, the --dsn node, is a server of its own), named
 # as the replicas of one remote_servers cluster, `fleet` (2 replicas per shard). A second
 # server without query_log answers for the last FLEET_PARTIAL replicas of a second cluster,
 # `fleet_partial` (the same replicas otherwise, on 127.0.100.1, ...): they refuse the first
@@ -9,10 +9,13 @@
 # again. chaudit audits one node, then `fleet` through clusterAllReplicas, `fleet_partial`
 # through clusterAllReplicas, and `fleet` over direct connections; for each run /usr/bin/time
 # gives chaudit's own CPU and peak memory, --stats the round trips, the report the replicas
-# called unreachable, and the per-replica cost is (cluster - one node) / (replicas - 1).
+# called unreachable, the seed's peak open descriptors by kind (benches/seed_fds.py), and the
+# per-replica cost is (cluster - one node) / (replicas - 1).
 #   FLEET_REPLICAS   replicas (default 500)
 #   FLEET_PER_SERVER replicas one server answers for (default 500): with more replicas, more
-#                    servers (the first the seed), each within the machine's open-file limit
+#                    servers, each within the machine's open-file limit; the seed answers for
+#                    none, as a real seed answers for itself alone (one answering for hundreds
+#                    would hold both ends of its connections to itself)
 #   FLEET_PARTIAL    replicas of fleet_partial on the server without query_log (default a tenth)
 #   FLEET_IN_FLIGHT  direct connections at once (default 16)
 #   FLEET_LOAD=1     a CPU burner on core 0 (a shell loop pinned with taskset) runs from before
@@ -23,15 +26,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=${FLEET_REPLICAS:-500}
 per_server=${FLEET_PER_SERVER:-500}
-servers=$(((replicas + per_server - 1) / per_server))
+servers=$((1 + (replicas + per_server - 1) / per_server))
 partial=${FLEET_PARTIAL:-$((replicas / 10))}
 in_flight=${FLEET_IN_FLIGHT:-16}
 load=${FLEET_LOAD:-0}
 runs=${FLEET_RUNS:-node cluster partial direct}
 cargo build --release --quiet
 files=$(ulimit -n)
-if [ "$files" != unlimited ] && ((files < replicas * 10)) && [[ "$runs" == *cluster* || "$runs" == *partial* ]]; then
-  echo "warning: open-file limit $files: the seed of a clusterAllReplicas query to $replicas replicas needs about $((replicas * 10)), however many servers answer them" >&2
+# the seed's descriptors while a clusterAllReplicas query waits on every replica: 6 to 7.3 a
+# replica (its connection, eventfd, pipe, epoll and timer; chaudit sends use_hedged_requests=0,
+# with hedging 10 to 13)
+if [ "$files" != unlimited ] && ((files < replicas * 8)) && [[ "$runs" == *cluster* || "$runs" == *partial* ]]; then
+  echo "warning: open-file limit $files: the seed of a clusterAllReplicas query to $replicas replicas needs about $((replicas * 8)), however many servers answer them" >&2
 fi
 work=$(mktemp -d /tmp/chaudit-bench-fleet.XXXXXX)
 pids=()
@@ -66,17 +72,17 @@ cluster() {
 # with more replicas the first union stalls)
 limits_xml="<max_connections>8192</max_connections><max_concurrent_queries>8192</max_concurrent_queries>"
 profile_xml="<profiles><default><max_distributed_connections>$((replicas + 16))</max_distributed_connections></default></profiles>"
-# the addresses of server k's replicas (the seed's first; another's first is its probe address)
+# the addresses of server k's replicas, k from 1 (the first is its probe address): the seed,
+# server 0, answers for none, as a real seed answers for itself alone; one server answering
+# for hundreds of replicas holds both ends of its connections to itself
 listen_hosts() {
   local k=$1 i
-  for ((i = k * per_server + (k > 0); i < (k + 1) * per_server && i < replicas; i++)); do
+  for ((i = (k - 1) * per_server + 1; i < k * per_server && i < replicas; i++)); do
     echo "<listen_host>$(address "$i")</listen_host>"
   done
 }
 {
-  echo "<clickhouse>"
-  listen_hosts 0
-  echo "<remote_servers>"
+  echo "<clickhouse><remote_servers>"
   cluster fleet "$replicas"
   cluster fleet_partial $((replicas - partial))
   echo "</remote_servers>$limits_xml$profile_xml</clickhouse>"
@@ -86,7 +92,7 @@ pids+=("$(CH_DIR="$work/node" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFI
 for ((k = 1; k < servers; k++)); do
   { echo "<clickhouse>"; listen_hosts "$k"; echo "$limits_xml</clickhouse>"; } > "$work/fleet-$k.xml"
   pids+=("$(CH_DIR="$work/node-$k" CH_HTTP_PORT=$http CH_TCP_PORT=$tcp CH_EXTRA_CONFIG="$work/fleet-$k.xml" \
-    CH_OWNER_PID=$$ CH_LISTEN_HOST="$(address $((k * per_server)))" CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
+    CH_OWNER_PID=$$ CH_LISTEN_HOST="$(address $(((k - 1) * per_server)))" CH_START_TIMEOUT=180 tests/clickhouse/start-server.sh)")
 done
 if ((partial > 0)); then
   {
@@ -100,7 +106,7 @@ fi
 # every server's logs written once: a server's query_log and part_log exist from its first flush
 curl -sS "http://127.0.0.1:$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
 for ((k = 1; k < servers; k++)); do
-  curl -sS "http://$(address $((k * per_server))):$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
+  curl -sS "http://$(address $(((k - 1) * per_server))):$http/" --data-binary "SYSTEM FLUSH LOGS" >/dev/null
 done
 listed=$(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT count() FROM system.clusters WHERE cluster = 'fleet'")
 echo "fleet: $servers ClickHouse $(curl -sS "http://127.0.0.1:$http/" --data-binary "SELECT version()") server(s) on $replicas loopback addresses, $listed replicas in cluster 'fleet'; in 'fleet_partial' $partial of them answered by a server without query_log"
@@ -116,8 +122,15 @@ echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GB", $2 / 1048576
 run() {
   local name=$1; shift
   local out="$work/report.json" timing="$work/time" stats="$work/stats"
+  local fds="$work/fds"
+  rm -f "$fds"
+  python3 benches/seed_fds.py "${pids[0]}" "$tcp" "$fds" &
+  local sampler=$!
   /usr/bin/time -f "%e %U %S %M" -o "$timing" target/release/chaudit "$@" --format json --fail-on never --stats \
     >"$out" 2>"$stats" || true
+  kill "$sampler" 2>/dev/null || true
+  wait "$sampler" 2>/dev/null || true
+  echo "SEED $name: peak open descriptors $(cat "$fds" 2>/dev/null || echo '?')"
   read -r wall user sys rss < <(tail -n 1 "$timing")  # after a "Command exited with ..." line
   local trips
   trips=$(grep -o '[0-9]* round trips' "$stats" | head -1 | cut -d' ' -f1 || true)

@@ -156,8 +156,10 @@ pub async fn plans(session: &Session, candidates: &[Candidate]) -> Result<Vec<Pl
 /// What `--dry-run --cluster` says of the plan round through the fan-out.
 pub const FAN_OUT_PURPOSE: &str = "plans of each replica's candidate query shapes (up to 10 per replica, chosen from its \
      own log and tables as over a direct connection; only when some replica's log shows candidates): every distinct \
-     EXPLAIN of the replicas run on every replica through clusterAllReplicas, up to 20 in one query, each replica keeping \
-     the plans of its own candidates; system.one tells which replicas answered (if the query fails: each EXPLAIN alone)";
+     EXPLAIN of the replicas run on every replica through clusterAllReplicas, up to 20 in one query (fewer over a big \
+     fleet: each connects to every replica, up to 1,024 connections at once; beyond 512 replicas each EXPLAIN alone), \
+     each replica keeping the plans of its own candidates; system.one tells which replicas answered (if the query \
+     fails: each EXPLAIN alone)";
 
 /// At most this many distinct EXPLAINs in one fan-out query.
 pub const FAN_OUT_CHUNK: usize = 20;
@@ -173,24 +175,32 @@ struct ReplicaPlanLine {
     line: String,
 }
 
+/// The replicas of `cluster` that answer, each a line of candidate 0.
+fn answering_sql(cluster: &str) -> String {
+    let node = super::plan::NODE_COLUMN;
+    format!(
+        "SELECT 0 AS candidate, _shard_num AS {node}, '' AS line FROM clusterAllReplicas('{}', system.one)",
+        super::plan::quoted(cluster)
+    )
+}
+
+/// The EXPLAIN `sql` run on every replica of `cluster`, each plan line tagged with `candidate`.
+fn explain_sql(cluster: &str, candidate: usize, sql: &str) -> String {
+    format!(
+        "SELECT {candidate} AS candidate, _shard_num AS {}, explain AS line \
+         FROM clusterAllReplicas('{}', view(SELECT explain FROM ({sql})))",
+        super::plan::NODE_COLUMN,
+        super::plan::quoted(cluster)
+    )
+}
+
 /// The EXPLAINs `sqls` run on every replica of `cluster` in one query: each plan line tagged
 /// with its candidate (from 1) and replica (`_shard_num`), and a line of candidate 0 from
 /// each replica that answered the query at all (an EXPLAIN that fails on a replica for want
 /// of its table is skipped there with skip_unavailable_shards, like a dead replica).
 pub fn fan_out_union_sql(cluster: &str, sqls: &[&str]) -> String {
-    let cluster = super::plan::quoted(cluster);
-    let node = super::plan::NODE_COLUMN;
-    let mut selects = vec![format!(
-        "SELECT 0 AS candidate, _shard_num AS {node}, '' AS line FROM clusterAllReplicas('{cluster}', system.one)"
-    )];
-    selects.extend(sqls.iter().enumerate().map(|(i, sql)| {
-        format!(
-            "SELECT {} AS candidate, _shard_num AS {node}, explain AS line \
-             FROM clusterAllReplicas('{cluster}', view(SELECT explain FROM ({sql})))",
-            i + 1
-        )
-    }));
-    selects.join(" UNION ALL ")
+    let explains = sqls.iter().enumerate().map(|(i, sql)| explain_sql(cluster, i + 1, sql));
+    std::iter::once(answering_sql(cluster)).chain(explains).collect::<Vec<_>>().join(" UNION ALL ")
 }
 
 /// Each replica's plans through the fan-out: the plans of its own `candidates` (by replica
@@ -198,10 +208,13 @@ pub fn fan_out_union_sql(cluster: &str, sqls: &[&str]) -> String {
 /// (down since the facts were read) gets its plans unread, with the reason; a replica that
 /// answered but gave no plan for one of its candidates (its table gone meanwhile) gets that
 /// plan's error; a query that fails for all (one EXPLAIN alone fails for all) leaves the
-/// plans of the replicas that asked it unread.
+/// plans of the replicas that asked it unread. Each clusterAllReplicas of a query connects
+/// to all `replicas` at once: the EXPLAINs of a query and the queries in flight are as many
+/// as keep the connections within [`plan::FAN_OUT_CONNECTIONS`](super::plan::FAN_OUT_CONNECTIONS).
 pub async fn fan_out_plans(
     seed: &Session,
     cluster: &str,
+    replicas: usize,
     asked: &BTreeMap<u64, Vec<Candidate>>,
     settings: &[(&str, &str)],
 ) -> BTreeMap<u64, Result<Vec<Plan>, String>> {
@@ -211,15 +224,27 @@ pub async fn fan_out_plans(
             distinct.push(&candidate.sql);
         }
     }
-    // (sql, the lines by replica, the replicas that answered) per distinct EXPLAIN, or why not
-    let chunks: Vec<&[&str]> = distinct.chunks(FAN_OUT_CHUNK).collect();
-    let answers: Vec<Vec<(&str, Result<Answered, String>)>> = futures_util::stream::iter(chunks)
-        .map(|chunk| async move { fan_out_chunk(seed, cluster, chunk, settings).await })
-        .buffered(seed.in_flight)
-        .collect()
-        .await;
-    let answers: Vec<(&str, Result<Answered, String>)> = answers.into_iter().flatten().collect();
+    let per_query = explains_per_query(replicas);
+    let answers: Vec<(&str, Result<Answered, String>)> = match per_query {
+        0 => one_at_a_time(seed, cluster, replicas, &distinct, settings).await,
+        _ => {
+            let in_flight = super::plan::fan_out_in_flight(replicas, per_query + 1, seed.in_flight);
+            let chunks: Vec<&[&str]> = distinct.chunks(per_query).collect();
+            let answers: Vec<Vec<_>> = futures_util::stream::iter(chunks)
+                .map(|chunk| async move { fan_out_chunk(seed, cluster, replicas, chunk, settings).await })
+                .buffered(in_flight)
+                .collect()
+                .await;
+            answers.into_iter().flatten().collect()
+        }
+    };
     assign(asked, &answers)
+}
+
+/// The EXPLAINs one fan-out plan query over `replicas` holds beside its system.one branch:
+/// none beyond 512 replicas, where each EXPLAIN is a query of its own.
+fn explains_per_query(replicas: usize) -> usize {
+    (super::plan::FAN_OUT_CONNECTIONS / replicas.max(1)).saturating_sub(1).min(FAN_OUT_CHUNK)
 }
 
 /// Each replica's plans from the fan-out's answers (by EXPLAIN): its plans, or why they are
@@ -263,20 +288,28 @@ struct Answered {
     replicas: Vec<u64>,
 }
 
+/// The lines of one fan-out plan query, or why not.
+async fn plan_lines(seed: &Session, sql: &str, settings: &[(&str, &str)]) -> Result<Vec<ReplicaPlanLine>, String> {
+    seed.typed_rows(FAN_OUT_PURPOSE, sql, settings).await.map_err(|e| e.to_string())
+}
+
+/// Why an EXPLAIN's plans are not read: its fan-out query failed.
+fn failed(why: &str) -> String {
+    format!("an EXPLAIN through clusterAllReplicas failed: {why}")
+}
+
 /// One fan-out plan query of up to [`FAN_OUT_CHUNK`] EXPLAINs; when it fails, each alone.
 async fn fan_out_chunk<'a>(
     seed: &Session,
     cluster: &str,
+    replicas: usize,
     chunk: &[&'a str],
     settings: &[(&str, &str)],
 ) -> Vec<(&'a str, Result<Answered, String>)> {
     let read = |sqls: Vec<&'a str>| async move {
-        let lines: Vec<ReplicaPlanLine> = seed
-            .typed_rows(FAN_OUT_PURPOSE, &fan_out_union_sql(cluster, &sqls), settings)
-            .await
-            .map_err(|e| e.to_string())?;
+        let lines = plan_lines(seed, &fan_out_union_sql(cluster, &sqls), settings).await?;
         let mut answered: Vec<Answered> = sqls.iter().map(|_| Answered::default()).collect();
-        let replicas: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
+        let answering: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
         for line in lines {
             let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
             if let Some(answer) = answered.get_mut(at) {
@@ -284,7 +317,7 @@ async fn fan_out_chunk<'a>(
             }
         }
         for answer in &mut answered {
-            answer.replicas = replicas.clone();
+            answer.replicas = answering.clone();
         }
         Ok::<_, String>(sqls.into_iter().zip(answered).collect::<Vec<_>>())
     };
@@ -295,17 +328,45 @@ async fn fan_out_chunk<'a>(
                 .map(|sql| async move {
                     match read(vec![sql]).await {
                         Ok(mut one) => one.pop().map_or((sql, Err("no answer".into())), |(s, a)| (s, Ok(a))),
-                        Err(why) => (sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))),
+                        Err(why) => (sql, Err(failed(&why))),
                     }
                 })
-                .buffered(seed.in_flight);
+                .buffered(super::plan::fan_out_in_flight(replicas, 2, seed.in_flight));
             alone.collect().await
         }
-        Err(why) => chunk
-            .iter()
-            .map(|sql| (*sql, Err(format!("an EXPLAIN through clusterAllReplicas failed: {why}"))))
-            .collect(),
+        Err(why) => chunk.iter().map(|sql| (*sql, Err(failed(&why)))).collect(),
     }
+}
+
+/// A big fleet's plans, each query one clusterAllReplicas: which replicas answer, then each
+/// EXPLAIN alone (a replica that answered and gave no line for an EXPLAIN failed it there).
+async fn one_at_a_time<'a>(
+    seed: &Session,
+    cluster: &str,
+    replicas: usize,
+    sqls: &[&'a str],
+    settings: &[(&str, &str)],
+) -> Vec<(&'a str, Result<Answered, String>)> {
+    let answering: Vec<u64> = match plan_lines(seed, &answering_sql(cluster), settings).await {
+        Ok(lines) => lines.into_iter().map(|l| l.node).collect(),
+        Err(why) => return sqls.iter().map(|sql| (*sql, Err(failed(&why)))).collect(),
+    };
+    let answering = &answering;
+    futures_util::stream::iter(sqls.iter().copied())
+        .map(|sql| async move {
+            let answer = plan_lines(seed, &explain_sql(cluster, 1, sql), settings).await.map_err(|why| failed(&why));
+            let answer = answer.map(|lines| {
+                let mut answered = Answered { replicas: answering.clone(), ..Answered::default() };
+                for line in lines {
+                    answered.lines.entry(line.node).or_default().push(line.line);
+                }
+                answered
+            });
+            (sql, answer)
+        })
+        .buffered(super::plan::fan_out_in_flight(replicas, 1, seed.in_flight))
+        .collect()
+        .await
 }
 
 fn assemble(candidates: &[Candidate], lines: &[PlanLine]) -> Vec<Plan> {
@@ -389,6 +450,14 @@ mod tests {
              view(SELECT explain FROM (EXPLAIN SELECT 1))) UNION ALL SELECT 2 AS candidate, _shard_num AS chaudit_node, \
              explain AS line FROM clusterAllReplicas('it\\'s', view(SELECT explain FROM (EXPLAIN SELECT 2)))"
         );
+        // a big fleet's: which replicas answer, then each EXPLAIN alone
+        assert_eq!(
+            [3, 50, 500, 512, 513, 2000].map(explains_per_query),
+            [FAN_OUT_CHUNK, 19, 1, 1, 0, 0],
+            "a query's connections within the bound"
+        );
+        assert!(sql.starts_with(&answering_sql("it's")));
+        assert!(sql.ends_with(&explain_sql("it's", 2, "EXPLAIN SELECT 2")));
         let candidate = |sql: &str| Candidate { shape: "s".into(), check: "projections", sql: sql.into(), about: None };
         let (one, two, three) = (candidate("EXPLAIN one"), candidate("EXPLAIN two"), candidate("EXPLAIN three"));
         // replica 1 asked one; 2 asked one and two; 3 (down since its facts were read) asked

@@ -59,7 +59,7 @@ fn describe_parts(out: &mut String, facts: &[&FactQuery], logs: &[(&str, &str, S
 }
 
 /// What `--dry-run --cluster NAME` prints: the fan-out path's queries (all sent through the
-/// --dsn node with skip_unavailable_shards = 1); over direct connections each replica gets
+/// --dsn node with skip_unavailable_shards = 1 and use_hedged_requests = 0); over direct connections each replica gets
 /// the plan of [`describe`].
 pub fn describe_fan_out(cluster: &str, log_window: Option<u64>) -> String {
     let mut out = describe_connect();

@@ -69,6 +69,19 @@ pub fn fan_out_failures() -> (&'static str, String) {
     )
 }
 
+/// The connections a round of fan-out queries may open at once. Each clusterAllReplicas of a
+/// query connects to every replica at the same time, and each connection holds several of the
+/// seed's file descriptors (its socket, epolls, timers, pipes), so a query of many branches, or
+/// many queries in flight, over a big fleet would run the seed out of them. It is ClickHouse's
+/// own default bound of one distributed query's connections (`max_distributed_connections`).
+pub const FAN_OUT_CONNECTIONS: usize = 1024;
+
+/// How many fan-out queries of `branches` clusterAllReplicas each, over `replicas` replicas,
+/// may be in flight at once: up to `in_flight`, within [`FAN_OUT_CONNECTIONS`], at least one.
+pub fn fan_out_in_flight(replicas: usize, branches: usize, in_flight: usize) -> usize {
+    (FAN_OUT_CONNECTIONS / (replicas.max(1) * branches.max(1))).clamp(1, in_flight.max(1))
+}
+
 /// Each replica's version, through the fan-out (which replicas answer, too).
 pub const VERSION_PROBE: &str = "SELECT version() AS version FROM system.one";
 
@@ -123,5 +136,16 @@ mod tests {
         let parts = [Part { name: "settings", tag: "settings".into(), sql: "SELECT name FROM system.settings" }];
         assert_eq!(fan_out_combined_of("c", &parts, None), fan_out_combined("c", &parts));
         assert!(fan_out_combined_of("c", &parts, Some(&[2, 7])).ends_with(") WHERE _shard_num IN (2, 7)"));
+    }
+
+    #[test]
+    fn fan_out_queries_in_flight_keep_their_connections_within_the_bound() {
+        // three replicas: a 21-branch query with --in-flight 16
+        assert_eq!(fan_out_in_flight(3, 21, 16), 16);
+        assert_eq!(fan_out_in_flight(500, 1, 16), 2);
+        // a big fleet: one query at a time, however many it would take
+        assert_eq!(fan_out_in_flight(2000, 1, 16), 1);
+        assert_eq!(fan_out_in_flight(2000, 21, 16), 1);
+        assert_eq!(fan_out_in_flight(0, 0, 0), 1);
     }
 }

@@ -12,8 +12,8 @@ use combined::union;
 pub use combined::{COMBINED_FORMAT, COMBINED_PURPOSE, Part, combined, parts};
 pub use describe::{describe, describe_fan_out};
 pub use fan_out::{
-    FAN_OUT_FAILURE_EVENTS, NODE_COLUMN, VERSION_PROBE, fan_out, fan_out_combined, fan_out_combined_of,
-    fan_out_failures, for_fan_out, members_sql,
+    FAN_OUT_CONNECTIONS, FAN_OUT_FAILURE_EVENTS, NODE_COLUMN, VERSION_PROBE, fan_out, fan_out_combined,
+    fan_out_combined_of, fan_out_failures, fan_out_in_flight, for_fan_out, members_sql,
 };
 pub use log::{SETTINGS_CHANGES, log_queries, log_table, usage_queries};
 
