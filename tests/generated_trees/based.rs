@@ -68,6 +68,9 @@ fn split(case: &Path, tree: usize) -> PathBuf {
 /// and compared with the engine's merge of the whole tree.
 pub fn compare(case: &Path, tree: usize, options: LoadOptions) -> preprocessed::Compared {
     let main = split(case, tree);
-    let options = LoadOptions { base: Some(Base::Dir(case.join("base"))), ..options };
+    // the engine ran the tree without the image's entrypoint, which would set up the default user
+    let mut env = options.env.clone();
+    env.insert("CLICKHOUSE_SKIP_USER_SETUP".into(), "1".into());
+    let options = LoadOptions { base: Some(Base::Dir(case.join("base"))), env, ..options };
     preprocessed::compare(&format!("tree {tree} over a base"), &main, &case.join("expected"), &options)
 }
