@@ -261,7 +261,7 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
     // two replicas of the snapshot compared: the server setting and the profile's setting that
     // differ, nothing else; the unread replica cannot be compared; the snapshot alone names them
     let side = |n: &LiveServer| format!("{}#{}", snapshot.display(), n.node());
-    let (code, drift, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&b), "--format", "json"]);
+    let (code, drift, err) = chaudit(dir.path(), &["diff", &side(a), &side(b), "--format", "json"]);
     assert_eq!(code, 1, "{drift}{err}");
     let drift: Value = serde_json::from_str(&drift).unwrap();
     let differing: Vec<String> = drift["sections"]
@@ -278,12 +278,12 @@ fn a_cluster_with_a_divergent_and_a_dead_replica() {
         assert!(differing.iter().any(|d| d.contains(changed)), "{changed}: {differing:?}");
     }
     assert!(differing.iter().all(|d| expected.iter().any(|e| d.contains(e))), "{differing:?}");
-    let (code, same, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&a)]);
+    let (code, same, err) = chaudit(dir.path(), &["diff", &side(a), &side(a)]);
     assert_eq!((code, same.as_str()), (0, ""), "{err}");
-    let (code, _, err) = chaudit(dir.path(), &["diff", &side(&a), &side(&c)]);
+    let (code, _, err) = chaudit(dir.path(), &["diff", &side(a), &side(c)]);
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("was not read when collected"), "{err}");
-    let (code, _, err) = chaudit(dir.path(), &["diff", snapshot.to_str().unwrap(), &side(&a)]);
+    let (code, _, err) = chaudit(dir.path(), &["diff", snapshot.to_str().unwrap(), &side(a)]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&a.node()) && err.contains(&b.node()), "{err}");
 

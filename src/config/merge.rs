@@ -275,7 +275,8 @@ impl Level {
     fn merge_child(&mut self, i: usize, child: &mut Element, children: Children, sources: &SourceMap) -> Result<()> {
         // A value over a value (`<port>` merged by every fragment): the old text is dropped
         // and the new nodes appended, which leaves exactly the new nodes.
-        let replaces_value = child.children.iter().all(is_text) && !children.iter().any(|n| matches!(n, Node::Element(_)));
+        let replaces_value =
+            child.children.iter().all(is_text) && !children.iter().any(|n| matches!(n, Node::Element(_)));
         if replaces_value && !self.below.contains_key(&i) {
             child.children = children;
             return Ok(());

@@ -76,8 +76,7 @@ pub fn check() -> crate::rules::expr::Function {
 pub fn pass() -> bool {
     let n = LOOKUPS.get().wrapping_add(1);
     LOOKUPS.set(n);
-    if EXHAUSTED.get() || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline))
-    {
+    if EXHAUSTED.get() || (n.is_multiple_of(64) && DEADLINE.get().is_some_and(|deadline| Instant::now() >= deadline)) {
         EXHAUSTED.set(true);
         return false;
     }

@@ -41,8 +41,16 @@ enum Node {
     Not(Box<Node>),
     And(Box<Node>, Box<Node>),
     Or(Box<Node>, Box<Node>),
-    Equals { left: Box<Node>, right: Box<Node>, equal: bool },
-    Compare { left: Box<Node>, right: Box<Node>, holds: fn(Ordering) -> bool },
+    Equals {
+        left: Box<Node>,
+        right: Box<Node>,
+        equal: bool,
+    },
+    Compare {
+        left: Box<Node>,
+        right: Box<Node>,
+        holds: fn(Ordering) -> bool,
+    },
     In(Box<Node>, Box<Node>),
     Conditional(Box<Node>, Box<Node>, Box<Node>),
     /// The budget check of a loop pass, around its value.
@@ -164,9 +172,11 @@ impl<'a> Compiler<'a> {
         let accu = |e: &IdedExpr| is_ident(e, &c.accu_var);
         let (kind, body) = match (&c.accu_init.expr, unguarded(&c.loop_cond), call_of(&c.loop_step)) {
             // filter: `test ? @result + [item] : @result`
-            (Ast::List(init), Ast::Literal(LiteralValue::Boolean(t)), Some((operators::CONDITIONAL, [test, add, rest])))
-                if init.elements.is_empty() && *t.inner() && accu(rest) =>
-            {
+            (
+                Ast::List(init),
+                Ast::Literal(LiteralValue::Boolean(t)),
+                Some((operators::CONDITIONAL, [test, add, rest])),
+            ) if init.elements.is_empty() && *t.inner() && accu(rest) => {
                 let [item] = appended(add, &c.accu_var)? else { return None };
                 is_ident(item, &c.iter_var).then_some((LoopKind::Filter, unguarded_expr(test)))?
             }
@@ -249,7 +259,11 @@ fn boolean(value: bool) -> CowVal<'static, 'static> {
     CowVal::Borrowed(if value { &CelBool::TRUE } else { &CelBool::FALSE })
 }
 
-fn value<'s, 'v>(node: &'s Node, context: &'s Context<'_, 'v>, scope: Option<&'s Scope<'s, 'v>>) -> Option<CowVal<'s, 'v>> {
+fn value<'s, 'v>(
+    node: &'s Node,
+    context: &'s Context<'_, 'v>,
+    scope: Option<&'s Scope<'s, 'v>>,
+) -> Option<CowVal<'s, 'v>> {
     let truth = |node: &'s Node| test(node, context, scope);
     let of = |node: &'s Node| value(node, context, scope);
     Some(match node {
@@ -333,7 +347,11 @@ fn number(value: &dyn Val) -> Option<f64> {
 
 /// A loop over its range's items, each bound in a scope of its own, the budget checked at
 /// each pass.
-fn run<'s, 'v>(each: &'s Loop, context: &'s Context<'_, 'v>, scope: Option<&'s Scope<'s, 'v>>) -> Option<CowVal<'s, 'v>> {
+fn run<'s, 'v>(
+    each: &'s Loop,
+    context: &'s Context<'_, 'v>,
+    scope: Option<&'s Scope<'s, 'v>>,
+) -> Option<CowVal<'s, 'v>> {
     let range = value(&each.range, context, scope)?;
     let mut items = range.as_iterable()?.iter();
     let mut kept = Vec::new();
@@ -393,7 +411,9 @@ mod tests {
             Native::compile(&budget::guard(expr.tree())).is_some()
         };
         assert!(compiled("config.users.filter(u, u.name != 'default' && has(u.settings.readonly))"));
-        assert!(compiled("config.users.exists(u, num(u.settings.max_threads) > 0.0) ? config.users.map(u, u.name) : []"));
+        assert!(compiled(
+            "config.users.exists(u, num(u.settings.max_threads) > 0.0) ? config.users.map(u, u.name) : []"
+        ));
         assert!(!compiled("config.users.filter(u, u.name.startsWith('a'))"));
         assert!(!compiled("config.users.exists_one(u, u.name == 'a')"));
         assert!(!compiled("size(config.users) > 1"));

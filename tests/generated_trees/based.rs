@@ -50,9 +50,9 @@ fn split(case: &Path, tree: usize) -> PathBuf {
         let name = path.to_string_lossy();
         let text = std::fs::read(ours.join(path)).unwrap();
         let draw = draw(tree, &name);
-        if name != "config.yaml" && draw % 2 == 0 {
+        if name != "config.yaml" && draw.is_multiple_of(2) {
             write(&case.join("overlay").join(path), &text);
-            if draw % 3 == 0 || name == "config.xml" {
+            if draw.is_multiple_of(3) || name == "config.xml" {
                 write(&case.join("base").join(path), HIDDEN.as_bytes());
             }
         } else {

@@ -217,7 +217,8 @@ async fn union<'a>(
 ) -> Result<Split<'a>, String> {
     let sql = plan::fan_out_combined_of(cluster, parts, only);
     let purpose = "every fact of every replica (clusterAllReplicas)";
-    let mut combined = Combined::read(seed, purpose, &sql, &FAN_OUT_QUERY_SETTINGS, parts, true).await.map_err(|e| e.reason())?;
+    let mut combined =
+        Combined::read(seed, purpose, &sql, &FAN_OUT_QUERY_SETTINGS, parts, true).await.map_err(|e| e.reason())?;
     Ok(match only {
         Some(nodes) => nodes.iter().map(|node| (*node, combined.take(*node, parts))).collect(),
         None => combined.take_all(parts),

@@ -35,6 +35,9 @@ pub trait FieldsOf: Send + Sync + std::fmt::Debug {
     /// Each field's name and value, in name order.
     fn fields(&self) -> Vec<(&str, &dyn ToCel)>;
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     fn contains(&self, name: &str) -> bool;
 }
 

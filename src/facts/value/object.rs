@@ -160,6 +160,6 @@ impl Sizer for Object<'_> {
 
 impl Zeroer for Object<'_> {
     fn is_zero_value(&self) -> bool {
-        self.0.source.len() == 0
+        self.0.source.is_empty()
     }
 }
