@@ -341,27 +341,35 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let report = audit_cluster(&a, &lowered);
     assert_eq!(replication_findings(&report), Vec::<String>::new());
 
-    // planted queue errors: a table that merges; r2 stops fetching while r1 takes six inserts
-    // and merges them: r2's merge entry, whose parts it lacks, fails
+    // planted queue errors: a table that merges; r2 stops fetching and r1 stops running its
+    // queue while it takes six inserts and picks a merge of five (six parts allow one; the
+    // selection looks again within a second): r2's merge entry, whose parts it lacks and whose
+    // merged part no replica has, fails (NO_REPLICA_HAS_PART). (Were r1's merge done first, r2
+    // would wait to fetch it, failing nothing: a race, not a plant. OPTIMIZE would not return
+    // while r1's queue is stopped.)
     for n in [&a, &b] {
         n.query(
             "CREATE TABLE default.m (k UInt64) \
-             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/m', '{replica}') ORDER BY k",
+             ENGINE = ReplicatedMergeTree('/clickhouse/tables/{shard}/default/m', '{replica}') ORDER BY k \
+             SETTINGS merge_selecting_sleep_ms = 100, max_merge_selecting_sleep_ms = 1000",
         );
     }
     b.query("SYSTEM STOP FETCHES default.m");
+    a.query("SYSTEM STOP REPLICATION QUEUES default.m");
     for i in 1..=6 {
         a.query(&format!("INSERT INTO default.m SELECT 100 * {i} + number FROM numbers(10)"));
     }
-    // the merge now, not when r1's background pool picks the parts (late on a loaded machine)
-    a.query("OPTIMIZE TABLE default.m FINAL");
     let failing = || {
         b.query(
             "SELECT type, countIf(last_exception != ''), anyIf(last_exception, last_exception != '') \
              FROM system.replication_queue WHERE table = 'm' AND last_exception != '' GROUP BY type",
         )
     };
-    wait_until(90, "an entry of r2's queue fails", || !failing().is_empty());
+    wait_until(90, "r2's merge entry fails", || {
+        b.query("SELECT count() FROM system.replication_queue WHERE table = 'm' AND type = 'MERGE_PARTS' AND last_exception != ''")
+            .trim()
+            == "1"
+    });
     let seen = failing();
     let report = audit_cluster(&a, &[]);
     let queue = findings_of(&report, "replication-queue-errors");
@@ -372,7 +380,9 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     assert_eq!(hosts(queue[0]), vec![b.node()], "{}", queue[0]);
     let message = queue[0]["message"].as_str().unwrap();
     assert!(message.starts_with(&format!("{count} {kind} entries of default.m fail (up to ")), "{message}\n{seen}");
-    // the fix: fetches started, the replica synced; the queue is empty, the finding gone
+    // the fix: r1 merges, r2 fetches; the queues are empty, the finding gone
+    a.query("SYSTEM START REPLICATION QUEUES default.m");
+    a.query("SYSTEM SYNC REPLICA default.m");
     b.query("SYSTEM START FETCHES default.m");
     b.query("SYSTEM SYNC REPLICA default.m");
     assert_eq!(b.query("SELECT count() FROM default.m").trim(), "60");
@@ -415,12 +425,8 @@ fn a_replicated_table_lags_then_loses_its_keeper_metadata() {
     let engine_full = |n: &LiveServer| {
         n.query("SELECT engine_full FROM system.tables WHERE database = 'default' AND name = 'm'").trim().to_string()
     };
-    assert!(
-        engine_full(&a).ends_with("SETTINGS index_granularity = 8192, min_bytes_for_wide_part = 1"),
-        "{}",
-        engine_full(&a)
-    );
-    assert!(engine_full(&b).ends_with("SETTINGS index_granularity = 8192"), "{}", engine_full(&b));
+    assert!(engine_full(&a).ends_with(", min_bytes_for_wide_part = 1"), "{}", engine_full(&a));
+    assert!(!engine_full(&b).contains("min_bytes_for_wide_part"), "{}", engine_full(&b));
     let metadata = b.query(
         "SELECT value FROM system.zookeeper WHERE path = '/clickhouse/tables/1/default/m' AND name = 'metadata'",
     );

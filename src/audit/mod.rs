@@ -261,7 +261,7 @@ pub fn run(
         .collect();
     let config_facts = |version: Option<Version>| {
         let (Some(loaded), Some(main)) = (&loaded, &request.config) else { return None };
-        Some(facts::config::facts_read(loaded, &wanted, main.display().to_string(), version))
+        Some(facts::config::facts_read(loaded, &wanted, loaded.target(main), version))
     };
     let mut evaluation = match &live {
         // each replica reads the config with the catalog of the version it runs
@@ -348,7 +348,7 @@ pub fn run(
     if unread > 0 {
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
-    facts.target = target_name(request, &facts, live.as_ref());
+    facts.target = target_name(request, loaded.as_ref(), &facts, live.as_ref());
     let fragments = evaluation
         .findings
         .iter()
@@ -425,12 +425,12 @@ fn gather(
 }
 
 /// What the report calls the audited thing: the config path and/or the server (no password).
-fn target_name(request: &Request, facts: &Facts, live: Option<&Live>) -> String {
+fn target_name(request: &Request, loaded: Option<&LoadedConfig>, facts: &Facts, live: Option<&Live>) -> String {
     if let Some(Live::Cluster { name, collected }) = live {
         let what = name.as_ref().map_or_else(|| "nodes".to_string(), |n| format!("cluster {n}"));
         return format!("{what} ({} replicas, {})", collected.nodes.len(), collected.path.name());
     }
-    let config = request.config.as_ref().map(|p| p.display().to_string());
+    let config = request.config.as_ref().map(|p| loaded.map_or_else(|| p.display().to_string(), |l| l.target(p)));
     let server = facts.collected(Source::Live).map(|live| keys::live::ENDPOINT.text(live).to_string());
     match (config, server) {
         (Some(c), Some(s)) => format!("{c} + {s}"),

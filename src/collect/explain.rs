@@ -293,6 +293,20 @@ async fn plan_lines(seed: &Session, sql: &str, settings: &[(&str, &str)]) -> Res
     seed.typed_rows(FAN_OUT_PURPOSE, sql, settings).await.map_err(|e| e.to_string())
 }
 
+/// A fan-out plan query's lines as its `count` EXPLAINs' answers (EXPLAIN i's lines carry
+/// candidate i, from 1; others are left out), each by replica, all answered by `replicas`.
+fn by_replica(lines: Vec<ReplicaPlanLine>, count: usize, replicas: &[u64]) -> Vec<Answered> {
+    let mut answered: Vec<Answered> =
+        (0..count).map(|_| Answered { replicas: replicas.to_vec(), ..Answered::default() }).collect();
+    for line in lines {
+        let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
+        if let Some(answer) = answered.get_mut(at) {
+            answer.lines.entry(line.node).or_default().push(line.line);
+        }
+    }
+    answered
+}
+
 /// Why an EXPLAIN's plans are not read: its fan-out query failed.
 fn failed(why: &str) -> String {
     format!("an EXPLAIN through clusterAllReplicas failed: {why}")
@@ -308,17 +322,8 @@ async fn fan_out_chunk<'a>(
 ) -> Vec<(&'a str, Result<Answered, String>)> {
     let read = |sqls: Vec<&'a str>| async move {
         let lines = plan_lines(seed, &fan_out_union_sql(cluster, &sqls), settings).await?;
-        let mut answered: Vec<Answered> = sqls.iter().map(|_| Answered::default()).collect();
         let answering: Vec<u64> = lines.iter().filter(|l| l.candidate == 0).map(|l| l.node).collect();
-        for line in lines {
-            let Some(at) = usize::try_from(line.candidate).ok().and_then(|c| c.checked_sub(1)) else { continue };
-            if let Some(answer) = answered.get_mut(at) {
-                answer.lines.entry(line.node).or_default().push(line.line);
-            }
-        }
-        for answer in &mut answered {
-            answer.replicas = answering.clone();
-        }
+        let answered = by_replica(lines, sqls.len(), &answering);
         Ok::<_, String>(sqls.into_iter().zip(answered).collect::<Vec<_>>())
     };
     match read(chunk.to_vec()).await {
@@ -355,14 +360,7 @@ async fn one_at_a_time<'a>(
     futures_util::stream::iter(sqls.iter().copied())
         .map(|sql| async move {
             let answer = plan_lines(seed, &explain_sql(cluster, 1, sql), settings).await.map_err(|why| failed(&why));
-            let answer = answer.map(|lines| {
-                let mut answered = Answered { replicas: answering.clone(), ..Answered::default() };
-                for line in lines {
-                    answered.lines.entry(line.node).or_default().push(line.line);
-                }
-                answered
-            });
-            (sql, answer)
+            (sql, answer.map(|lines| by_replica(lines, 1, answering).pop().unwrap_or_default()))
         })
         .buffered(super::plan::fan_out_in_flight(replicas, 1, seed.in_flight))
         .collect()

@@ -370,6 +370,33 @@ mod tests {
     }
 
     #[test]
+    fn a_tree_over_the_image_is_named_over_it_and_its_users_read_with_the_entrypoints_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tree = dir.path().join("deploy");
+        std::fs::create_dir_all(tree.join("config.d")).unwrap();
+        let options = LoadOptions { base: Some(Base::Image), ..LoadOptions::for_fixture(dir.path()) };
+        let main = tree.join("config.xml");
+        let loaded = crate::config::load_each(&main, &options).unwrap();
+        let over = format!("{}/ over {IMAGE_DIR}/config.xml", tree.display());
+        assert_eq!(loaded.target(&main), over);
+        // a fragment the server refuses: the users are audited alone, with the file the
+        // entrypoint writes when the tree leaves `default` as it is (local connections only)
+        std::fs::write(tree.join("config.d/broken.xml"), "<clickhouse><a></clickhouse>").unwrap();
+        let users_alone = crate::config::load_each(&main, &options).unwrap();
+        assert!(users_alone.server_error.is_some());
+        let networks = users_alone.users_root().unwrap().find("users/default/networks").unwrap();
+        let written = users_alone.sources.file(networks.origin.file).display.clone();
+        assert_eq!(
+            written,
+            format!("{}/{}", crate::config::entrypoint::ENTRYPOINT_DIR, crate::config::entrypoint::WRITTEN_FILE)
+        );
+        assert_eq!(users_alone.target(&main), over);
+        // a main file neither the tree nor the image holds: one error, no users audited
+        let missing = crate::config::load_each(&tree.join("mistyped.xml"), &options).unwrap_err();
+        assert!(matches!(missing, crate::config::ConfigError::NotFound { .. }), "{missing:?}");
+    }
+
+    #[test]
     fn a_version_chaudit_does_not_hold_is_refused_naming_the_bundled_commits() {
         let refused = Base::parse("image:1.1").unwrap_err();
         assert!(refused.contains("001409ce725057e7") && refused.contains("clickhouse-server:1.1"), "{refused}");

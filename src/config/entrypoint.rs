@@ -84,25 +84,39 @@ pub(super) fn written_file(
     loaded: &LoadedConfig,
 ) -> Option<(PathBuf, String)> {
     let users = loaded.users.as_ref()?;
+    let users_path = || {
+        let mut scratch = Vec::new();
+        match users_config_path(fs, &loaded.server.root, main, &options.roots, &loaded.sources, &mut scratch) {
+            UsersSource::File(path) => Some(path),
+            _ => None,
+        }
+    };
+    written_over_users(fs, main, options, users_path, &users.root)
+}
+
+/// The file the entrypoint writes over the users config `users_path` gives (merged: `users`).
+pub(super) fn written_over_users(
+    fs: &dyn ConfigFs,
+    main: &Path,
+    options: &LoadOptions,
+    users_path: impl FnOnce() -> Option<PathBuf>,
+    users: &Element,
+) -> Option<(PathBuf, String)> {
+    let tree = main.parent().unwrap_or(Path::new(""));
     let setup = user_setup(&options.env, || {
         // the script compares `users.default` of the users file alone with the merged one
+        let Some(path) = users_path() else { return true };
         let mut scratch = Vec::new();
-        let UsersSource::File(path) =
-            users_config_path(fs, &loaded.server.root, main, &options.roots, &loaded.sources, &mut scratch)
-        else {
-            return true;
-        };
-        let mut sources = SourceMap::new(loaded.sources.base_dir().to_path_buf());
+        let mut sources = SourceMap::new(tree.to_path_buf());
         let Ok(alone) = process(&WithoutFragments(fs), &path, options, &mut sources, &mut scratch) else {
             return true;
         };
         let default = |root: &Element| root.find("users/default").cloned();
-        match (default(&alone.root), default(&users.root)) {
+        match (default(&alone.root), default(users)) {
             (Some(before), Some(after)) => !same_content(&before, &after),
             (before, after) => before.is_some() != after.is_some(),
         }
     });
-    let tree = main.parent().unwrap_or(Path::new(""));
     written_text(&setup).map(|text| (tree.join(WRITTEN_FILE), text))
 }
 

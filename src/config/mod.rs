@@ -99,6 +99,19 @@ impl LoadedConfig {
         self.sources.files().map(|(_, f)| ("a file of the config", f.path.as_path()))
     }
 
+    /// What a report names as audited: the main config `main`, or, when the tree holds none
+    /// and runs over the base's, the tree over that file (`deploy/ over base/config.xml`).
+    pub fn target(&self, main: &Path) -> String {
+        let main_read = self.sources.files().next().map(|(_, file)| file.path.as_path());
+        match (&self.mount, main_read) {
+            (Some(mount), Some(read)) if mount.is_base_file(read) => {
+                let tree = main.parent().filter(|tree| !tree.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                format!("{}/ over {}", tree.display(), fs::normalize(read).display())
+            }
+            _ => main.display().to_string(),
+        }
+    }
+
     /// The users tree, falling back to the server tree when users live in the main config.
     pub fn users_root(&self) -> Option<&Element> {
         match (&self.users, self.users_in_main) {
@@ -121,7 +134,7 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
     // a mistyped tree must not leave the base's files audited alone
     let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
     if fs.read_dir(listed).is_err() {
-        return Err(ConfigError::NotFound { path: tree.to_path_buf() });
+        return Err(ConfigError::NotFound { path: main.to_path_buf() });
     }
     let overlay = base::Overlay::new(fs, tree, base);
     let mounted = base::mounted_options(options, tree);
@@ -275,8 +288,10 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
         Ok(loaded) => return Ok(loaded),
         Err(e) => e,
     };
-    // no main file at all (a mistyped path): one error, not a users-only audit
-    if options.base.is_none() && !main.is_file() {
+    // no main file at all (a mistyped path, in the tree or the base): one error, not a
+    // users-only audit
+    let main_missing = matches!(&server_error, ConfigError::NotFound { path } if path == main);
+    if main_missing || (options.base.is_none() && !main.is_file()) {
         return Err(server_error);
     }
     let Ok((sources, users, problems)) = load_users(main, options) else { return Err(server_error) };
@@ -304,34 +319,49 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 /// else users.xml beside it (on the real file system). Also returns the warnings of its
 /// processing.
 pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
-    let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
-    let overlay = options.base.as_ref().map(|base| base::Overlay::new(&RealFs, &base_dir, base));
-    let fs: &dyn ConfigFs = match &overlay {
-        Some(overlay) => overlay,
-        None => &RealFs,
+    let Some(base) = &options.base else {
+        return load_users_through(&RealFs, main, options)
+            .map(|(sources, tree, problems, _)| (sources, tree, problems));
     };
-    let mounted = options.base.as_ref().map(|_| base::mounted_options(options, &base_dir));
-    let options = &*rooted_under(fs, mounted.as_ref().unwrap_or(options), &base_dir);
+    let tree = main.parent().unwrap_or(Path::new(""));
+    // a mistyped tree must not leave the base's users audited alone
+    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
+    if RealFs.read_dir(listed).is_err() {
+        return Err(ConfigError::NotFound { path: main.to_path_buf() });
+    }
+    let overlay = base::Overlay::new(&RealFs, tree, base);
+    let mounted = base::mounted_options(options, tree);
+    let (sources, users, problems, path) = load_users_through(&overlay, main, &mounted)?;
+    // the container starts on the files and the one its entrypoint writes from its environment
+    match entrypoint::written_over_users(&overlay, main, &mounted, || Some(path), &users.root) {
+        Some((written, text)) => load_users_through(&overlay.with_written(&written, text), main, &mounted)
+            .map(|(sources, tree, problems, _)| (sources, tree, problems)),
+        None => Ok((sources, users, problems)),
+    }
+}
+
+/// [`load_users`] from the files of `fs`, with the users file's path.
+fn load_users_through(
+    fs: &dyn ConfigFs,
+    main: &Path,
+    options: &LoadOptions,
+) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>, PathBuf)> {
+    let base_dir = main.parent().map(Path::to_path_buf).unwrap_or_default();
+    let options = &*rooted_under(fs, options, &base_dir);
     let mut sources = SourceMap::new(base_dir);
     let mut problems = Vec::new();
     let written = files::read(fs, &mut sources, main).and_then(|id| files::parse(sources.file(id), id));
     let unparsed = Element::new("clickhouse", Origin { file: FileId(0), offset: 0 });
     let root = written.as_ref().unwrap_or(&unparsed);
-    match users_config_path(fs, root, main, &options.roots, &sources, &mut problems) {
-        UsersSource::File(path) => {
-            let tree = process(fs, &path, options, &mut sources, &mut problems)?;
-            Ok((sources, tree, problems))
-        }
+    let path = match users_config_path(fs, root, main, &options.roots, &sources, &mut problems) {
+        UsersSource::File(path) => path,
         // a main config that cannot be processed: the users.xml beside it, which is what
         // such a tree most often means
-        _ => match users_file_beside(fs, main) {
-            Some(path) => {
-                let tree = process(fs, &path, options, &mut sources, &mut problems)?;
-                Ok((sources, tree, problems))
-            }
-            None => Err(ConfigError::NotFound { path: main.with_file_name("users.xml") }),
-        },
-    }
+        _ => users_file_beside(fs, main)
+            .ok_or_else(|| ConfigError::NotFound { path: main.with_file_name("users.xml") })?,
+    };
+    let tree = process(fs, &path, options, &mut sources, &mut problems)?;
+    Ok((sources, tree, problems, path))
 }
 
 #[cfg(test)]
@@ -487,7 +517,7 @@ mod tests {
         );
         assert!(matches!(
             load_with(&fs, Path::new("/typo/config.xml"), &options),
-            Err(ConfigError::NotFound { path }) if path == Path::new("/typo")
+            Err(ConfigError::NotFound { path }) if path == Path::new("/typo/config.xml")
         ));
     }
 

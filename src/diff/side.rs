@@ -164,7 +164,7 @@ pub fn load(
                 )));
             }
             let loaded = audited.loaded.as_ref().expect("a config side loads its config");
-            let facts = crate::facts::config::facts(loaded, main.display().to_string(), None);
+            let facts = crate::facts::config::facts(loaded, loaded.target(&main), None);
             let config = facts.typed.get(&crate::facts::Source::Config).map(|d| d.to_json());
             let image = loaded.manifest.as_ref().and_then(|m| m.image_version()).map(|(_, v)| v);
             Ok(State {

@@ -64,9 +64,7 @@ pub fn run(request: &Request, server: Option<NodeDocuments>) -> Result<Reviewed,
                 let inputs: Vec<(&str, &std::path::Path)> = loaded.inputs().collect();
                 crate::regular_file::ensure_not_input(output, &inputs).map_err(RequestError::Output)?;
             }
-            let mut facts = facts::config::facts(&loaded, main.display().to_string(), request.from);
-            facts.target = main.display().to_string();
-            facts
+            facts::config::facts(&loaded, loaded.target(main), request.from)
         }
         None => Facts::empty(String::new()),
     };
