@@ -120,6 +120,25 @@ pub(super) fn written_over_users(
     written_text(&setup).map(|text| (tree.join(WRITTEN_FILE), text))
 }
 
+/// What the entrypoint did to the users, when the tree `loaded` was read with its file: said
+/// in the report, since it overrides what the mounted files say.
+pub fn note(loaded: &LoadedConfig) -> Option<String> {
+    let written = Path::new(ENTRYPOINT_DIR).join(WRITTEN_FILE);
+    loaded.sources.files().find(|(_, file)| file.path == written)?;
+    let what = match loaded.users_root().and_then(|users| users.find("users/default")) {
+        Some(_) => {
+            "the mounted files leave the `default` user as users.xml has it, so it may connect from the container \
+             itself only (::1, 127.0.0.1), whatever networks users.xml gives it"
+        }
+        None => "CLICKHOUSE_USER/CLICKHOUSE_PASSWORD replace the `default` user by that user, open to every network",
+    };
+    Some(format!(
+        "read with the file the image's entrypoint writes at start from the container's environment \
+         ({ENTRYPOINT_DIR}/{WRITTEN_FILE}): {what}. Images before 25.1.3 write none: audit them with \
+         --env CLICKHOUSE_SKIP_USER_SETUP=1"
+    ))
+}
+
 /// Whether two elements say the same: names, attributes, text and children, wherever written.
 fn same_content(a: &Element, b: &Element) -> bool {
     let texts = |e: &Element| -> Vec<String> {
