@@ -33,8 +33,14 @@ pub const MIN_LEN: usize = 4;
 struct Registry {
     credentials: Vec<String>,
     environment: Vec<String>,
+    /// Environment values registered since [`settle_environment_values`] last looked for them
+    /// in the files under review.
+    unsettled: Vec<String>,
     show_environment: bool,
     matcher: Option<Arc<Matcher>>,
+    /// The values changed since `matcher` was built: it is built again when next asked, not
+    /// once per value (a config substituting a thousand variables).
+    stale: bool,
 }
 
 struct Matcher {
@@ -47,6 +53,7 @@ static REGISTRY: LazyLock<RwLock<Registry>> = LazyLock::new(RwLock::default);
 
 impl Registry {
     fn rebuild(&mut self) {
+        self.stale = false;
         let shown_environment: &[String] = if self.show_environment { &[] } else { &self.environment };
         let mut patterns: Vec<String> =
             self.credentials.iter().chain(shown_environment).flat_map(|value| encodings(value)).collect();
@@ -82,18 +89,20 @@ fn encodings(value: &str) -> Vec<String> {
     ]
 }
 
-fn register(value: &str, kind: fn(&mut Registry) -> &mut Vec<String>) {
+/// Registers `value` (trimmed) as `kind`; whether it is new there.
+fn register(value: &str, kind: fn(&mut Registry) -> &mut Vec<String>) -> bool {
     let value = value.trim();
     if value.len() < MIN_LEN {
-        return;
+        return false;
     }
     let mut registry = REGISTRY.write().unwrap_or_else(|poisoned| poisoned.into_inner());
     let list = kind(&mut registry);
     if list.iter().any(|known| known == value) {
-        return;
+        return false;
     }
     list.push(value.to_string());
-    registry.rebuild();
+    registry.stale = true;
+    true
 }
 
 /// A credential of chaudit's own: never shown.
@@ -103,7 +112,34 @@ pub fn register_credential(value: &str) {
 
 /// A value a config took from the environment: shown only with [`show_environment_values`].
 pub fn register_environment_value(value: &str) {
-    register(value, |r| &mut r.environment);
+    if register(value, |r| &mut r.environment) {
+        REGISTRY.write().unwrap_or_else(|poisoned| poisoned.into_inner()).unsettled.push(value.trim().to_string());
+    }
+}
+
+/// Shows again the environment values registered since the last call that `texts` (the files
+/// under review) hold themselves: no secret to their author, and masking one would mask that
+/// text wherever it stands (a user named `default`). One pass over the texts for all of them;
+/// until it is made, every value is masked.
+pub fn settle_environment_values<'t>(texts: impl IntoIterator<Item = &'t str>) {
+    let mut registry = REGISTRY.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let unsettled = std::mem::take(&mut registry.unsettled);
+    if unsettled.is_empty() {
+        return;
+    }
+    let Ok(searcher) = AhoCorasick::new(&unsettled) else { return };
+    let mut held = vec![false; unsettled.len()];
+    for text in texts {
+        for found in searcher.find_overlapping_iter(text) {
+            held[found.pattern().as_usize()] = true;
+        }
+    }
+    let held: std::collections::HashSet<&String> =
+        unsettled.iter().zip(held).filter(|(_, h)| *h).map(|(v, _)| v).collect();
+    if !held.is_empty() {
+        registry.environment.retain(|value| !held.contains(value));
+        registry.stale = true;
+    }
 }
 
 /// `--show-secrets`: values taken from the environment are shown (credentials never are).
@@ -121,7 +157,17 @@ pub fn environment_values_shown() -> bool {
 }
 
 fn matcher() -> Option<Arc<Matcher>> {
-    REGISTRY.read().unwrap_or_else(|poisoned| poisoned.into_inner()).matcher.clone()
+    {
+        let registry = REGISTRY.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !registry.stale {
+            return registry.matcher.clone();
+        }
+    }
+    let mut registry = REGISTRY.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if registry.stale {
+        registry.rebuild();
+    }
+    registry.matcher.clone()
 }
 
 /// `text` with every registered value masked.
@@ -227,6 +273,12 @@ mod tests {
         assert_eq!(redact("level env-value-1."), "level env-value-1.");
         show_environment_values(false);
         assert_eq!(redact("level env-value-1."), "level ******.");
+        // the values the files under review hold are shown once settled, the others never
+        register_environment_value("held-by-a-file");
+        register_environment_value("held-by-none");
+        assert_eq!(redact("held-by-a-file held-by-none"), "****** ******", "masked until settled");
+        settle_environment_values(["<a>x</a>", "<user>held-by-a-file</user>"]);
+        assert_eq!(redact("held-by-a-file held-by-none env-value-1"), "held-by-a-file ****** ******");
     }
 
     #[test]

@@ -129,6 +129,18 @@ pub fn load(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 
 /// [`load`] from the files of `fs`; under `--base`, the tree's files mounted over the base's.
 pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
+    let loaded = load_mounted(fs, main, options)?;
+    settle_environment_values(&loaded.sources);
+    Ok(loaded)
+}
+
+/// The values the config took from the environment that its files hold are no secret.
+fn settle_environment_values(sources: &SourceMap) {
+    crate::redact::settle_environment_values(sources.files().map(|(_, file)| file.text.as_str()));
+}
+
+/// [`load_with`], the environment values it took not yet settled.
+fn load_mounted(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let Some(base) = &options.base else { return load_tree(fs, main, options) };
     let tree = main.parent().unwrap_or(Path::new(""));
     // a mistyped tree must not leave the base's files audited alone
@@ -319,6 +331,13 @@ pub fn load_each(main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
 /// else users.xml beside it (on the real file system). Also returns the warnings of its
 /// processing.
 pub fn load_users(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
+    let (sources, users, problems) = load_users_mounted(main, options)?;
+    settle_environment_values(&sources);
+    Ok((sources, users, problems))
+}
+
+/// [`load_users`], the environment values it took not yet settled.
+fn load_users_mounted(main: &Path, options: &LoadOptions) -> Result<(SourceMap, ConfigTree, Vec<ConfigError>)> {
     let Some(base) = &options.base else {
         return load_users_through(&RealFs, main, options)
             .map(|(sources, tree, problems, _)| (sources, tree, problems));

@@ -225,13 +225,10 @@ impl Substituter<'_> {
         let Some(value) = self.env.get(var) else {
             return Ok(None);
         };
-        // The config may name any variable of whoever audits it: its value is shown nowhere.
-        // A value the files under review already hold is no secret to their author, and
-        // masking it would mask that text wherever it stands (a user named `default`).
-        let written = |text: &str| memchr::memmem::find(text.as_bytes(), value.trim().as_bytes()).is_some();
-        if !self.sources.files().any(|(_, file)| written(&file.text)) {
-            crate::redact::register_environment_value(value);
-        }
+        // The config may name any variable of whoever audits it: its value is shown nowhere
+        // (unless the files under review hold it: see `redact::settle_environment_values`,
+        // asked once the whole config is read).
+        crate::redact::register_environment_value(value);
         let mut scratch = SourceMap::new("/".into());
         let id = scratch.add(format!("${var}").into(), format!("<from_env>{value}</from_env>"));
         let mut parsed = xml::parse(scratch.file(id), id).map_err(|err| {
