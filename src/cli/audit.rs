@@ -69,6 +69,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         output: args.output.clone(),
         policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
         config_view: matches!(args.format, Format::Html),
+        fix_fragments: false,
     };
     // an output over a file the request names: refused before anything is read or written
     if let Err(e) = request.check_outputs(None) {

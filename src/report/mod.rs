@@ -304,10 +304,10 @@ fn present_finding(f: &mut Finding, secret_keys: &mut SecretKeys) {
     // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
     f.score = (f.score * 1000.0).round() / 1000.0;
     mask::show(&mut f.message);
-    mask_evidence(&mut f.evidence, secret_keys);
+    mask_evidence(f.evidence.iter_mut(), secret_keys);
     for h in &mut f.hosts {
         mask::make_visible(&mut h.host);
-        mask_evidence(&mut h.evidence, secret_keys);
+        mask_evidence(h.evidence.iter_mut(), secret_keys);
         if let Some(message) = &mut h.message {
             mask::show(message);
         }
@@ -357,8 +357,12 @@ impl SecretKeys {
     }
 }
 
-fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>, secret_keys: &mut SecretKeys) {
-    for (key, value) in evidence.iter_mut() {
+/// Masks the values of evidence entries (a finding's, a replica's, or an object nested in one).
+fn mask_evidence<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a mut serde_json::Value)>,
+    secret_keys: &mut SecretKeys,
+) {
+    for (key, value) in entries {
         if secret_keys.is_secret(key) && !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(_)) {
             *value = serde_json::Value::String(mask::MASK.into());
         } else {
@@ -371,7 +375,7 @@ fn mask_value(value: &mut serde_json::Value, secret_keys: &mut SecretKeys) {
     match value {
         serde_json::Value::String(s) => mask::show(s),
         serde_json::Value::Array(items) => items.iter_mut().for_each(|item| mask_value(item, secret_keys)),
-        serde_json::Value::Object(map) => mask_evidence(map, secret_keys),
+        serde_json::Value::Object(map) => mask_evidence(map.iter_mut(), secret_keys),
         _ => {}
     }
 }

@@ -350,7 +350,7 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
 
 /// Evidence as a table of its keys, a value that is not a string as compact JSON; a series
 /// summed up in the table (its values folded) and drawn below it.
-fn evidence(out: &mut String, evidence: &serde_json::Map<String, serde_json::Value>) {
+fn evidence(out: &mut String, evidence: &crate::eval::Evidence) {
     out.push_str("<table class=\"evidence\"><tbody>\n");
     let mut series = Vec::new();
     for (k, v) in evidence {
