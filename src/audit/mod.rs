@@ -72,6 +72,9 @@ pub struct Request {
     pub policy: Policy,
     /// Whether the report carries the merged config trees read (for the HTML report).
     pub config_view: bool,
+    /// Whether the run keeps the findings' config fragments as rendered, before the report
+    /// masks them (`chaudit fix` writes them): 100,000 findings' copies are not held otherwise.
+    pub fix_fragments: bool,
 }
 
 impl Request {
@@ -167,8 +170,8 @@ pub struct Audited {
     /// A config tree ClickHouse refuses while the other loads: which one, and its error
     /// (the report's status is [`Status::NotAudited`](crate::verdict::Status::NotAudited)).
     pub broken: Option<(&'static str, ConfigError)>,
-    /// The config fragments of the findings, by fingerprint, as rendered: the report masks
-    /// their secrets, `chaudit fix` writes them as they are.
+    /// The config fragments of the findings, by fingerprint, as rendered (when the request
+    /// asks for them): the report masks their secrets, `chaudit fix` writes them as they are.
     pub fragments: Vec<(String, Vec<crate::eval::Fragment>)>,
     /// The baseline to write (`--write-baseline`): its path and text, written with the
     /// report by [`Audited::write_files`].
@@ -350,12 +353,16 @@ pub fn run(
         warnings.push(format!("{unread} rule(s) inconclusive: some facts could not be read (see their reasons)"));
     }
     facts.target = target_name(request, loaded.as_ref(), &facts, live.as_ref());
-    let fragments = evaluation
-        .findings
-        .iter()
-        .filter(|f| !f.remediation.fragments.is_empty())
-        .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
-        .collect();
+    let fragments = if request.fix_fragments {
+        evaluation
+            .findings
+            .iter()
+            .filter(|f| !f.remediation.fragments.is_empty())
+            .map(|f| (f.fingerprint.clone(), f.remediation.fragments.clone()))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let config_view = match (&loaded, request.config_view) {
         (Some(loaded), true) => {
             let pointed: Vec<config::Location> =

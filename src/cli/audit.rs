@@ -69,6 +69,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         output: args.output.clone(),
         policy: Policy { fail_on: args.fail_on.severity(), allow_inconclusive: args.allow_inconclusive },
         config_view: matches!(args.format, Format::Html),
+        fix_fragments: false,
     };
     // an output over a file the request names: refused before anything is read or written
     if let Err(e) = request.check_outputs(None) {
@@ -99,7 +100,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
         verdict.report.new_only();
     }
     let report = &verdict.report;
-    // JSON keeps every finding: it is streamed to the output, not rendered whole first
+    // JSON, HTML and Markdown keep every finding: they are streamed to the output, not rendered whole first
     let text = match args.format {
         Format::Text => {
             let mut options = TextOptions::new(color_stdout());
@@ -108,9 +109,7 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
             }
             Some(report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &options))
         }
-        Format::Json => None,
-        Format::Markdown => Some(report::markdown::render(report)),
-        Format::Html => Some(report::html::render(report)),
+        Format::Json | Format::Html | Format::Markdown => None,
         Format::Sarif => Some(report::sarif::render(report)),
         Format::Junit => Some(report::junit::render(report)),
         Format::Openmetrics => Some(report::openmetrics::render(report, Some(started.elapsed()))),
@@ -168,6 +167,12 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     }
     let code = match text {
         Some(text) => write_files(&verdict, args.output.as_deref(), |out| out.write_all(text.as_bytes()), code),
+        None if matches!(args.format, Format::Html) => {
+            write_files(&verdict, args.output.as_deref(), |out| report::html::write(&verdict.report, out), code)
+        }
+        None if matches!(args.format, Format::Markdown) => {
+            write_files(&verdict, args.output.as_deref(), |out| report::markdown::write(&verdict.report, out), code)
+        }
         None => write_files(&verdict, args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
     };
     // the process ends here: freeing a big config tree node by node would only delay the exit

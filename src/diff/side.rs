@@ -147,6 +147,7 @@ pub fn load(
         output: None,
         policy: Policy { fail_on: None, allow_inconclusive: true },
         config_view: false,
+        fix_fragments: false,
     };
     let failed = |e: AuditError| DiffError { failure: e.class(), message: e.to_string() };
     match side {

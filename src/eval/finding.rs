@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::evidence::Evidence;
 use crate::config::Location;
 use crate::config::extra_config::{self, SERVER_KEY, USERS_KEY};
 pub use crate::config::manifest_patch::ManifestFix;
@@ -42,7 +43,7 @@ pub struct HostEvidence {
     /// The replica's own message, when it says something else than the finding's (other numbers).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    pub evidence: serde_json::Map<String, serde_json::Value>,
+    pub evidence: Evidence,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -62,9 +63,10 @@ pub struct Remediation {
     /// A shell command to run on the server's host.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    /// The change to a ClickHouseInstallation the config was rendered from, in its terms.
+    /// The change to a ClickHouseInstallation the config was rendered from, in its terms
+    /// (boxed: most findings have none, and every byte of a finding counts 100,000 times).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub manifest: Option<ManifestFix>,
+    pub manifest: Option<Box<ManifestFix>>,
     /// The rule's step for the user in a manifest's terms: the audit makes it `manual` when
     /// the config is a ClickHouseInstallation.
     #[serde(skip)]
@@ -90,33 +92,29 @@ impl Remediation {
     /// snippets of several findings pasted as printed add up, and pasting one twice writes
     /// the same file.
     pub fn pasteable(fragments: &[Fragment], fingerprint: &str) -> Option<String> {
-        // written piece by piece into one string: one per finding, 100,000 for a large tree
-        let mut shown = String::new();
+        // joined once at its exact length: one per finding, 100,000 for a large tree, each
+        // kept for the whole run
+        let mut parts = Vec::with_capacity(fragments.len() * 10);
         for f in fragments {
-            if !shown.is_empty() {
-                shown.push('\n');
+            if !parts.is_empty() {
+                parts.push("\n");
             }
-            shown.push_str("<!-- ");
-            Self::write_snippet_file(&mut shown, f.tree, fingerprint);
-            shown.push_str(": sorts after every other fragment (or run `chaudit fix`) -->\n");
-            shown.push_str(f.xml.trim_end());
+            parts.push("<!-- ");
+            parts.extend(Self::snippet_file_parts(f.tree, fingerprint));
+            parts.extend([": sorts after every other fragment (or run `chaudit fix`) -->\n", f.xml.trim_end()]);
         }
-        (!fragments.is_empty()).then_some(shown)
+        (!fragments.is_empty()).then(|| parts.concat())
     }
 
     /// The file a printed fragment goes in: `config.d/zz-chaudit-fix-0123abcd.xml`.
     pub fn snippet_file(tree: ConfigTree, fingerprint: &str) -> String {
-        let mut file = String::new();
-        Self::write_snippet_file(&mut file, tree, fingerprint);
-        file
+        Self::snippet_file_parts(tree, fingerprint).concat()
     }
 
-    fn write_snippet_file(out: &mut String, tree: ConfigTree, fingerprint: &str) {
+    fn snippet_file_parts(tree: ConfigTree, fingerprint: &str) -> [&str; 6] {
         let short = fingerprint.get(..8).unwrap_or(fingerprint);
         let stem = FIX_FILE.strip_suffix(".xml").unwrap_or(FIX_FILE);
-        for part in [tree.fragment_dir(), "/", stem, "-", short, ".xml"] {
-            out.push_str(part);
-        }
+        [tree.fragment_dir(), "/", stem, "-", short, ".xml"]
     }
 
     /// The fix in the terms of the ClickHouseInstallation the config was rendered from (none:
@@ -157,7 +155,7 @@ impl Remediation {
         };
         match installation.fix(&merge) {
             Ok(fix) => {
-                self.manifest = Some(fix);
+                self.manifest = Some(Box::new(fix));
                 self.config = None;
                 self.fragments.clear();
             }
@@ -179,7 +177,7 @@ impl Remediation {
         if let Some(own) = own {
             match cluster.fix(&own) {
                 Ok(fix) => {
-                    self.manifest = Some(fix);
+                    self.manifest = Some(Box::new(fix));
                     self.config = None;
                     self.fragments.clear();
                 }
@@ -198,7 +196,7 @@ impl Remediation {
             .collect();
         match extra_config::snippet(&fragments, &cluster.document).and_then(|merge| cluster.fix(&merge)) {
             Ok(fix) => {
-                self.manifest = Some(fix);
+                self.manifest = Some(Box::new(fix));
                 self.config = None;
                 self.fragments.clear();
             }
@@ -225,8 +223,9 @@ pub struct Finding {
     pub object: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
-    pub evidence: serde_json::Map<String, serde_json::Value>,
-    pub remediation: Remediation,
+    pub evidence: Evidence,
+    /// Boxed: the findings are moved as they are merged and ranked, and most of this is empty.
+    pub remediation: Box<Remediation>,
     /// Stable across unrelated edits and changing numbers: rule, object and file (see
     /// [`identity`]).
     pub fingerprint: String,
@@ -234,9 +233,10 @@ pub struct Finding {
     pub rank: usize,
     /// severity weight x confidence x impact.
     pub score: f64,
-    /// Set when an ignore comment or the project file suppresses it (it stays visible).
+    /// Set when an ignore comment or the project file suppresses it (it stays visible; boxed
+    /// as `Remediation::manifest`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub suppressed: Option<Suppression>,
+    pub suppressed: Option<Box<Suppression>>,
     /// In the baseline given with `--baseline`: reported, not counted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub baselined: bool,
@@ -310,8 +310,8 @@ pub fn example(rule_id: &str, severity: Severity, message: &str, object: Option<
         message: message.into(),
         object: object.map(str::to_string),
         location: None,
-        evidence: serde_json::Map::new(),
-        remediation: Remediation::default(),
+        evidence: Evidence::new(),
+        remediation: Box::default(),
         fingerprint: String::new(),
         rank: 0,
         score: 1.0,
@@ -379,7 +379,7 @@ mod tests {
         let mut fix = Remediation {
             config: Some("<clickhouse/>".into()),
             fragments,
-            manifest: Some(ManifestFix::snippet("spec:\n  configuration:\n    files: {}\n".into())),
+            manifest: Some(Box::new(ManifestFix::snippet("spec:\n  configuration:\n    files: {}\n".into()))),
             manifest_manual: Some("in spec.configuration".into()),
             ..Remediation::default()
         };

@@ -1,5 +1,6 @@
 //! Evaluating the rule pack against the facts: one outcome per rule, findings ranked.
 
+mod evidence;
 pub mod finding;
 mod restart;
 mod same_problem;
@@ -12,6 +13,7 @@ use cel::common::value::Val;
 use serde_json::Map;
 
 pub use crate::rules::OutcomeKind;
+pub use evidence::Evidence;
 pub use finding::{Finding, Fragment, HostEvidence, HostOutcome, Outcome, REPLICA_NOT_READ};
 
 use crate::config::Location;
@@ -175,11 +177,17 @@ pub fn assemble(results: Vec<RuleResult>, live_twins: &[(String, String)]) -> Ev
     Evaluation { outcomes, findings: one_per_problem(concatenated(found), live_twins) }
 }
 
-/// The findings of several rules (or chunks of one rule's items) in one list, each moved
-/// once: 100,000 findings of 400 bytes are not copied again as the list grows.
-fn concatenated(parts: Vec<Vec<Finding>>) -> Vec<Finding> {
-    let mut all = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    for mut part in parts {
+/// The findings of several rules (or chunks of one rule's items) in one list, in order, each
+/// moved once into the largest part's buffer: 100,000 findings of 500 bytes are not held
+/// twice, in their part and in a new list, while the list is built.
+fn concatenated(mut parts: Vec<Vec<Finding>>) -> Vec<Finding> {
+    let Some(largest) = (0..parts.len()).max_by_key(|&i| parts[i].len()) else { return Vec::new() };
+    let mut all = std::mem::take(&mut parts[largest]);
+    all.reserve_exact(parts.iter().map(Vec::len).sum());
+    let before: Vec<Finding> = parts.drain(..largest).flatten().collect();
+    all.splice(..0, before);
+    // each part is freed once moved
+    for mut part in parts.drain(1..) {
         all.append(&mut part);
     }
     all
@@ -397,7 +405,7 @@ fn finding(
         },
         None => named,
     };
-    let mut evidence = Map::new();
+    let mut evidence = Evidence::new();
     for (name, e) in &rule.evidence {
         let value = e.eval(scope)?;
         evidence.insert(name.clone(), value.json().map_or_else(|_| display(&value).into(), whole_numbers));
@@ -445,7 +453,7 @@ fn finding(
         // the rule's snippet, made a patch of the manifest by the audit when the config is one
         manifest: render(&rule.remediation.manifest)?
             .filter(|m| !m.trim().is_empty())
-            .map(finding::ManifestFix::snippet),
+            .map(|merge| Box::new(finding::ManifestFix::snippet(merge))),
         manifest_manual: render(&rule.remediation.manifest_manual)?.filter(|m| !m.trim().is_empty()),
         cluster_manifest: render(&rule.remediation.cluster_manifest)?.filter(|m| !m.trim().is_empty()),
         cluster_manual: render(&rule.remediation.cluster_manual)?.filter(|m| !m.trim().is_empty()),
@@ -459,7 +467,7 @@ fn finding(
         object,
         location,
         evidence,
-        remediation,
+        remediation: Box::new(remediation),
         rank: 0,
         suppressed: None,
         baselined: false,

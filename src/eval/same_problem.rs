@@ -21,7 +21,7 @@ pub fn merge(findings: Vec<Finding>, pairs: &[(String, String)]) -> Vec<Finding>
             Some(twin) => {
                 twin.evidence.insert(
                     "live".into(),
-                    json!({"rule": f.rule_id, "message": f.message, "evidence": Value::Object(f.evidence)}),
+                    json!({"rule": f.rule_id, "message": f.message, "evidence": Value::from(f.evidence)}),
                 );
                 twin.severity = twin.severity.max(f.severity);
                 twin.score = twin.score.max(f.score);

@@ -495,6 +495,7 @@ fn audit_tree(request: &FixRequest) -> Result<Audited, AuditError> {
         output: None,
         policy: Policy { fail_on: Some(Severity::Medium), allow_inconclusive: true },
         config_view: false,
+        fix_fragments: true,
     };
     audit::run(&audit, || Ok(None))
 }

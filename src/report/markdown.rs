@@ -4,8 +4,18 @@ use std::fmt::Write;
 
 use super::{Report, outcome_name};
 
+/// The document as one string.
 pub fn render(report: &Report) -> String {
-    let mut out = String::new();
+    super::whole(|out, flush| render_to(report, out, flush))
+}
+
+/// Streams the document to `to`, a finding at a time.
+pub fn write(report: &Report, to: &mut dyn std::io::Write) -> std::io::Result<()> {
+    super::stream(to, |out, flush| render_to(report, out, flush))
+}
+
+/// Renders the document into `out`, handed to `flush` after each finding.
+fn render_to(report: &Report, out: &mut String, flush: &mut super::Flush) -> std::io::Result<()> {
     let _ = writeln!(out, "# ClickHouse configuration audit\n");
     let _ = writeln!(out, "Target: {} · chaudit {}\n", code(&report.target), report.chaudit_version);
     if let Some(line) = super::status_line(report) {
@@ -37,6 +47,7 @@ pub fn render(report: &Report) -> String {
                 at,
                 cell(&f.message)
             );
+            flush(out)?;
         }
         out.push('\n');
     }
@@ -101,6 +112,7 @@ pub fn render(report: &Report) -> String {
         if let Some(command) = &f.remediation.command {
             let _ = writeln!(out, "On the host:\n\n{}\n", fenced("sh", command));
         }
+        flush(out)?;
     }
     let _ = writeln!(out, "## Rules\n\n| rule | outcome | reason |\n|---|---|---|");
     for o in &report.outcomes {
@@ -112,7 +124,7 @@ pub fn render(report: &Report) -> String {
             cell(o.reason.as_deref().unwrap_or(""))
         );
     }
-    out
+    Ok(())
 }
 
 /// Prose for GitHub, which strips raw HTML (`<password remove="1"/>` would vanish): its code

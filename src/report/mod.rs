@@ -304,10 +304,10 @@ fn present_finding(f: &mut Finding, secret_keys: &mut SecretKeys) {
     // the score as a person reads it: 2.4, not 2.4000000000000004 (the ranking is done)
     f.score = (f.score * 1000.0).round() / 1000.0;
     mask::show(&mut f.message);
-    mask_evidence(&mut f.evidence, secret_keys);
+    mask_evidence(f.evidence.iter_mut(), secret_keys);
     for h in &mut f.hosts {
         mask::make_visible(&mut h.host);
-        mask_evidence(&mut h.evidence, secret_keys);
+        mask_evidence(h.evidence.iter_mut(), secret_keys);
         if let Some(message) = &mut h.message {
             mask::show(message);
         }
@@ -357,8 +357,12 @@ impl SecretKeys {
     }
 }
 
-fn mask_evidence(evidence: &mut serde_json::Map<String, serde_json::Value>, secret_keys: &mut SecretKeys) {
-    for (key, value) in evidence.iter_mut() {
+/// Masks the values of evidence entries (a finding's, a replica's, or an object nested in one).
+fn mask_evidence<'a>(
+    entries: impl Iterator<Item = (&'a String, &'a mut serde_json::Value)>,
+    secret_keys: &mut SecretKeys,
+) {
+    for (key, value) in entries {
         if secret_keys.is_secret(key) && !matches!(value, serde_json::Value::Null | serde_json::Value::Bool(_)) {
             *value = serde_json::Value::String(mask::MASK.into());
         } else {
@@ -371,9 +375,41 @@ fn mask_value(value: &mut serde_json::Value, secret_keys: &mut SecretKeys) {
     match value {
         serde_json::Value::String(s) => mask::show(s),
         serde_json::Value::Array(items) => items.iter_mut().for_each(|item| mask_value(item, secret_keys)),
-        serde_json::Value::Object(map) => mask_evidence(map, secret_keys),
+        serde_json::Value::Object(map) => mask_evidence(map.iter_mut(), secret_keys),
         _ => {}
     }
+}
+
+/// What a renderer calls between findings: it writes out and empties the text rendered so
+/// far once that is large, or keeps it all (see [`stream`] and [`whole`]).
+pub(crate) type Flush<'a> = dyn FnMut(&mut String) -> std::io::Result<()> + 'a;
+
+/// How much rendered text is held before it is written.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// Streams what `render` renders to `to`: a report of 100,000 findings (170 MB of HTML) is
+/// never held whole as text.
+pub(crate) fn stream(
+    to: &mut dyn std::io::Write,
+    render: impl FnOnce(&mut String, &mut Flush) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut text = String::with_capacity(2 * FLUSH_AT);
+    render(&mut text, &mut |text: &mut String| {
+        if text.len() > FLUSH_AT {
+            to.write_all(text.as_bytes())?;
+            text.clear();
+        }
+        Ok(())
+    })?;
+    to.write_all(text.as_bytes())
+}
+
+/// What `render` renders, as one string.
+pub(crate) fn whole(render: impl FnOnce(&mut String, &mut Flush) -> std::io::Result<()>) -> String {
+    let mut text = String::new();
+    // a flush that keeps everything cannot fail
+    let _: std::io::Result<()> = render(&mut text, &mut |_: &mut String| Ok(()));
+    text
 }
 
 fn is_zero(n: &usize) -> bool {

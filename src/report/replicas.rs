@@ -230,7 +230,7 @@ mod tests {
 
     #[test]
     fn replicas_that_say_the_same_are_one_group() {
-        let evidence = |n: u64| serde_json::json!({"refused": n}).as_object().unwrap().clone();
+        let evidence = |n: u64| [("refused".to_string(), serde_json::json!(n))].into_iter().collect();
         let host = |name: &str, n: u64| HostEvidence {
             host: name.into(),
             version: Some("26.9.2.1".into()),

@@ -385,14 +385,16 @@ impl Template {
     }
 
     pub fn render(&self, context: &Context) -> Result<String, String> {
-        let mut out = String::new();
+        // joined once at its exact length: a finding keeps its texts for the whole run, and a
+        // string grown piece by piece holds up to twice its length
+        let mut shown = Vec::with_capacity(self.parts.len());
         for part in &self.parts {
-            match part {
-                Part::Text(t) => out.push_str(t),
-                Part::Hole(e) => out.push_str(&display(&e.eval(context)?)),
-            }
+            shown.push(match part {
+                Part::Text(t) => std::borrow::Cow::Borrowed(t.as_str()),
+                Part::Hole(e) => std::borrow::Cow::Owned(display(&e.eval(context)?)),
+            });
         }
-        Ok(out)
+        Ok(shown.concat())
     }
 }
 

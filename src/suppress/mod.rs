@@ -101,7 +101,7 @@ pub fn apply(findings: &mut [Finding], ignores: &[Ignore], today: Date) -> Vec<S
         let mut used = false;
         for f in findings.iter_mut().filter(|f| f.suppressed.is_none() && ignore.covers(f)) {
             f.suppressed =
-                Some(Suppression { kind: ignore.kind, reason: ignore.reason.clone(), at: ignore.at.clone() });
+                Some(Box::new(Suppression { kind: ignore.kind, reason: ignore.reason.clone(), at: ignore.at.clone() }));
             used = true;
         }
         if !used {

@@ -19,13 +19,23 @@ use crate::rules::Severity;
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
+/// The page as one string.
 pub fn render(report: &Report) -> String {
+    super::whole(|out, flush| render_to(report, out, flush))
+}
+
+/// Streams the page to `to`, a finding at a time.
+pub fn write(report: &Report, to: &mut dyn std::io::Write) -> std::io::Result<()> {
+    super::stream(to, |out, flush| render_to(report, out, flush))
+}
+
+/// Renders the page into `out`, handed to `flush` after each finding.
+fn render_to(report: &Report, out: &mut String, flush: &mut super::Flush) -> std::io::Result<()> {
     let rules: BTreeMap<&str, &RuleInfo> = report.rules.iter().map(|r| (r.id.as_str(), r)).collect();
-    let mut out = String::with_capacity(64 * 1024 + report.findings.len() * 2048);
-    head(&mut out, report);
+    head(out, report);
     out.push_str("<body>\n");
-    verdict(&mut out, report);
-    not_judged(&mut out, report);
+    verdict(out, report);
+    not_judged(out, report);
     if !report.warnings.is_empty() {
         out.push_str("<section id=\"warnings\"><h2>Warnings</h2><ul>");
         for w in &report.warnings {
@@ -36,21 +46,22 @@ pub fn render(report: &Report) -> String {
     let hosts = replicas(report);
     let anchors = config::Anchors::of(report);
     if !report.findings.is_empty() {
-        by_category(&mut out, report, &rules);
-        filters(&mut out, report, &rules, &hosts);
+        by_category(out, report, &rules);
+        filters(out, report, &rules, &hosts);
         out.push_str("<section id=\"findings\"><h2>Findings</h2>\n");
         for f in &report.findings {
-            finding(&mut out, report, f, rules.get(f.rule_id.as_str()).copied(), anchors.of_finding(f));
+            finding(out, report, f, rules.get(f.rule_id.as_str()).copied(), anchors.of_finding(f));
+            flush(out)?;
         }
         out.push_str("<p id=\"none-shown\" hidden>No finding matches the filters.</p>\n</section>\n");
     }
-    config::section(&mut out, report, &anchors);
+    config::section(out, report, &anchors);
     if !hosts.is_empty() {
-        matrix(&mut out, report, &hosts);
+        matrix(out, report, &hosts);
     }
-    outcomes(&mut out, report, &rules);
+    outcomes(out, report, &rules);
     let _ = write!(out, "<script>{SCRIPT}</script>\n</body>\n</html>\n");
-    out
+    Ok(())
 }
 
 /// The document's head: the style inline, and a policy that allows no request and no script
@@ -350,7 +361,7 @@ fn finding(out: &mut String, report: &Report, f: &Finding, rule: Option<&RuleInf
 
 /// Evidence as a table of its keys, a value that is not a string as compact JSON; a series
 /// summed up in the table (its values folded) and drawn below it.
-fn evidence(out: &mut String, evidence: &serde_json::Map<String, serde_json::Value>) {
+fn evidence(out: &mut String, evidence: &crate::eval::Evidence) {
     out.push_str("<table class=\"evidence\"><tbody>\n");
     let mut series = Vec::new();
     for (k, v) in evidence {

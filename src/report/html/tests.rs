@@ -15,7 +15,7 @@ fn markup_in_names_is_text() {
 fn hostile_report() -> Report {
     use crate::eval::{Evaluation, HostOutcome, Outcome};
     const BAD: &str = "x\"'><script>alert(1)</script>&amp;<img src=x onerror=alert(2)>";
-    let evidence: serde_json::Map<String, serde_json::Value> =
+    let evidence: crate::eval::Evidence =
         [(BAD.to_string(), serde_json::json!(BAD)), ("list".to_string(), serde_json::json!([BAD, 1]))]
             .into_iter()
             .collect();
@@ -27,13 +27,13 @@ fn hostile_report() -> Report {
         object: Some(BAD.into()),
         location: Some(crate::source::Location { file: BAD.into(), line: 3, column: 1 }),
         evidence: evidence.clone(),
-        remediation: crate::eval::finding::Remediation {
+        remediation: Box::new(crate::eval::finding::Remediation {
             config: Some(BAD.into()),
             manual: Some(BAD.into()),
             sql: Some(BAD.into()),
             command: Some(BAD.into()),
             ..Default::default()
-        },
+        }),
         fingerprint: "0123456789abcdef".into(),
         rank: 1,
         score: 4.0,
