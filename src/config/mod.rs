@@ -102,7 +102,9 @@ impl LoadedConfig {
     /// What a report names as audited: the main config `main`, or, when the tree holds none
     /// and runs over the base's, the tree over that file (`deploy/ over base/config.xml`).
     pub fn target(&self, main: &Path) -> String {
-        let main_read = self.sources.files().next().map(|(_, file)| file.path.as_path());
+        // the server tree's first file is its main; a users-only load read the main first
+        let first = self.server.files.first().copied().or_else(|| self.sources.files().next().map(|(id, _)| id));
+        let main_read = first.map(|id| self.sources.file(id).path.as_path());
         match (&self.mount, main_read) {
             (Some(mount), Some(read)) if mount.is_base_file(read) => {
                 let tree = main.parent().filter(|tree| !tree.as_os_str().is_empty()).unwrap_or(Path::new("."));
