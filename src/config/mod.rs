@@ -141,15 +141,21 @@ fn settle_environment_values(sources: &SourceMap) {
     crate::redact::settle_environment_values(sources.files().map(|(_, file)| file.text.as_str()));
 }
 
+/// The directory of `main` that `--base` mounts over the base, which must exist: a mistyped
+/// tree must not leave the base's files audited alone.
+fn mounted_tree<'a>(fs: &dyn ConfigFs, main: &'a Path) -> Result<&'a Path> {
+    let tree = main.parent().unwrap_or(Path::new(""));
+    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
+    match fs.read_dir(listed) {
+        Ok(_) => Ok(tree),
+        Err(_) => Err(ConfigError::NotFound { path: main.to_path_buf() }),
+    }
+}
+
 /// [`load_with`], the environment values it took not yet settled.
 fn load_mounted(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Result<LoadedConfig> {
     let Some(base) = &options.base else { return load_tree(fs, main, options) };
-    let tree = main.parent().unwrap_or(Path::new(""));
-    // a mistyped tree must not leave the base's files audited alone
-    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
-    if fs.read_dir(listed).is_err() {
-        return Err(ConfigError::NotFound { path: main.to_path_buf() });
-    }
+    let tree = mounted_tree(fs, main)?;
     let overlay = base::Overlay::new(fs, tree, base);
     let mounted = base::mounted_options(options, tree);
     let mut loaded = load_tree(&overlay, main, &mounted)?;
@@ -344,12 +350,7 @@ fn load_users_mounted(main: &Path, options: &LoadOptions) -> Result<(SourceMap, 
         return load_users_through(&RealFs, main, options)
             .map(|(sources, tree, problems, _)| (sources, tree, problems));
     };
-    let tree = main.parent().unwrap_or(Path::new(""));
-    // a mistyped tree must not leave the base's users audited alone
-    let listed = if tree.as_os_str().is_empty() { Path::new(".") } else { tree };
-    if RealFs.read_dir(listed).is_err() {
-        return Err(ConfigError::NotFound { path: main.to_path_buf() });
-    }
+    let tree = mounted_tree(&RealFs, main)?;
     let overlay = base::Overlay::new(&RealFs, tree, base);
     let mounted = base::mounted_options(options, tree);
     let (sources, users, problems, path) = load_users_through(&overlay, main, &mounted)?;
