@@ -262,13 +262,19 @@ fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
         let rules: Vec<&str> =
             report["findings"].as_array().unwrap().iter().filter_map(|f| f["rule_id"].as_str()).collect();
         assert_eq!(rules.contains(&"default-user-open"), open, "{env:?}: {rules:?}");
-        // the report says the entrypoint's file overrides the mounted ones, whenever one is written
-        let said = report["warnings"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|w| w.as_str().is_some_and(|w| w.starts_with("read with the file the image's entrypoint writes")));
-        assert_eq!(said, entrypoint_file(env).is_some(), "{env:?}: {}", report["warnings"]);
+        // the report says the entrypoint's file overrides the mounted ones, whenever one is
+        // written and a selected rule reads the users
+        let said =
+            |report: &serde_json::Value| {
+                report["warnings"].as_array().into_iter().flatten().any(|w| {
+                    w.as_str().is_some_and(|w| w.starts_with("read with the file the image's entrypoint writes"))
+                })
+            };
+        assert_eq!(said(&report), entrypoint_file(env).is_some(), "{env:?}: {}", report["warnings"]);
+        args.extend(["--select", "logger-level-test"]);
+        let (_, unrelated, stderr) = support::chaudit(scratch.path(), &args);
+        let unrelated: serde_json::Value = serde_json::from_str(&unrelated).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        assert!(!said(&unrelated), "{env:?}: {}", unrelated["warnings"]);
         assert!(!report.to_string().contains("s3cret"), "a password from the environment is never printed");
     }
 }

@@ -6,7 +6,9 @@
 //! readonly = 2 without a bound lets a user lift its limits (medium) and a reachable user
 //! under no quota is low; each SQL fix, applied, clears its finding.
 //! On the same server: an empty system log section (`<part_log/>`) is a log the server keeps,
-//! as the config facts read it.
+//! as the config facts read it; interserver credentials with `<allow_empty>` and an empty
+//! password let in a replica that sends none, or only the user's name, as the interserver rule
+//! says.
 
 mod support;
 
@@ -17,9 +19,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-/// The server with its MySQL and PostgreSQL protocol ports, in that order.
-fn start() -> (support::LiveServer, u16, u16) {
-    let (mysql_port, postgresql_port) = (support::free_port(), support::free_port());
+/// The server with its MySQL, PostgreSQL and interserver ports, in that order.
+fn start() -> (support::LiveServer, u16, u16, u16) {
+    let (mysql_port, postgresql_port, interserver_port) =
+        (support::free_port(), support::free_port(), support::free_port());
     let server = support::LiveServer::start_version(support::CLICKHOUSE_25_8, false, |dir| {
         // `default` may grant everything (GRANT ALL needs named collection control too); `bi`
         // has no password (from this host only: the clean server has no open user)
@@ -57,8 +60,18 @@ fn start() -> (support::LiveServer, u16, u16) {
             ),
         )
         .unwrap();
+        std::fs::write(
+            dir.join("config.d/interserver.xml"),
+            format!(
+                "<clickhouse><interserver_http_port>{interserver_port}</interserver_http_port>\
+                 <interserver_http_host>127.0.0.1</interserver_http_host>\
+                 <interserver_http_credentials><user>replica</user><password></password>\
+                 <allow_empty>true</allow_empty></interserver_http_credentials></clickhouse>\n"
+            ),
+        )
+        .unwrap();
     });
-    (server, mysql_port, postgresql_port)
+    (server, mysql_port, postgresql_port, interserver_port)
 }
 
 const RULES: &str = "live-passwordless-user-open,live-admin-open-to-any-network,live-readonly-user-can-change-settings,\
@@ -76,8 +89,9 @@ fn outcome<'a>(report: &'a Value, rule: &str) -> &'a str {
 
 #[test]
 fn a_passwordless_sql_user_open_to_any_host_is_critical_and_a_clean_server_passes() {
-    let (server, mysql_port, postgresql_port) = start();
+    let (server, mysql_port, postgresql_port, interserver_port) = start();
     passwordless_logins_over_mysql_and_postgresql_and_a_removed_port_closes(&server, mysql_port, postgresql_port);
+    interserver_credentials_that_keep_no_one_out(interserver_port);
     let dir = tempfile::tempdir().unwrap();
     let admin = format!("http://default@127.0.0.1:{}", server.http_port);
     let auditor = format!("http://narrow:n4rrow-pw@127.0.0.1:{}", server.http_port);
@@ -335,6 +349,24 @@ fn passwordless_logins_over_mysql_and_postgresql_and_a_removed_port_closes(
     assert!(closed, "the MySQL port still listens 30 s after the fragment removed it");
     assert_eq!(postgresql_current_user(postgresql_port, "bi").as_deref(), Ok("bi"), "the other port stays");
     std::fs::remove_file(fix).unwrap();
+}
+
+/// What `interserver-open-without-credentials` says of `<interserver_http_credentials>` with
+/// `<allow_empty>` and an empty `<password>`: a request that sends no credentials, and one that
+/// sends the user with an empty password, get past authentication (the server then answers
+/// about the unknown endpoint); a wrong password does not.
+fn interserver_credentials_that_keep_no_one_out(port: u16) {
+    let status = |authorization: Option<&str>| {
+        let mut stream = connect(port);
+        let header = authorization.map_or(String::new(), |a| format!("Authorization: Basic {a}\r\n"));
+        write!(stream, "GET /?endpoint=DataPartsExchange:none HTTP/1.0\r\n{header}\r\n").unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer.split(' ').nth(1).unwrap_or_default().to_string()
+    };
+    assert_eq!(status(Some("cmVwbGljYTp3cm9uZw==")), "401", "replica:wrong is refused");
+    assert_ne!(status(None), "401", "no credentials get in with <allow_empty>");
+    assert_ne!(status(Some("cmVwbGljYTo=")), "401", "replica: (empty password) gets in");
 }
 
 fn connect(port: u16) -> TcpStream {

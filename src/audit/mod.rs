@@ -333,7 +333,10 @@ pub fn run(
     if let Some(loaded) = loaded.as_mut() {
         warnings.extend(std::mem::take(&mut loaded.problems).iter().map(ToString::to_string));
     }
-    warnings.extend(loaded.as_ref().and_then(config::entrypoint::note));
+    // the users the entrypoint's file changes matter only to the rules about users
+    if wanted.contains(keys::config::USERS.name()) {
+        warnings.extend(loaded.as_ref().and_then(config::entrypoint::note));
+    }
     if let Some((image, version)) = &image {
         warnings.push(format!(
             "judged as ClickHouse {version}, the version of the pod template's image {image} (--clickhouse-version overrides it)"

@@ -67,6 +67,17 @@ pub struct OpenSslClient {
     pub at: Location,
 }
 
+/// `<interserver_http_credentials>`: what a replica must send to fetch this server's parts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InterserverCredentials {
+    /// a request without credentials is accepted: <allow_empty> is on, or the user and its password are both empty
+    pub accepts_none: bool,
+    /// its <user>, when the <password> is empty: whoever names the user is accepted
+    pub passwordless_user: Option<String>,
+    /// the section
+    pub at: Location,
+}
+
 /// `<logger>`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Logger {
@@ -191,6 +202,22 @@ pub fn openssl_client(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option
     })
 }
 
+/// `<interserver_http_credentials>`, if any. The server accepts its `<user>` with its
+/// `<password>` and, with `<allow_empty>`, a request that sends no credentials
+/// (ConfigInterserverCredentials in ClickHouse's src/Interpreters/InterserverCredentials.cpp),
+/// which is also what an empty user with an empty password is.
+pub fn interserver_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<InterserverCredentials> {
+    let section = root.child("interserver_http_credentials")?;
+    let text = |name: &str| section.child(name).map(Element::value).unwrap_or_default();
+    let (user, password) = (text("user"), text("password"));
+    let allow_empty = section.child("allow_empty").is_some_and(|a| super::config::is_true(&a.value()));
+    Some(InterserverCredentials {
+        accepts_none: allow_empty || (user.is_empty() && password.is_empty()),
+        passwordless_user: (!user.is_empty() && password.is_empty()).then_some(user),
+        at: at(section.origin),
+    })
+}
+
 /// `<logger>` and its `<level>`, if any.
 pub fn logger(root: &Element, at: &dyn Fn(Origin) -> Location) -> Option<Logger> {
     let logger = root.child("logger")?;
@@ -269,4 +296,5 @@ crate::fact_object!(LogSection { present, at, settings, ttl, engine });
 crate::fact_object!(LogUnknownElement { log, element, at, suggestion });
 crate::fact_object!(PlaintextCredential { element, kind, path, at });
 crate::fact_object!(OpenSslClient { verification_mode, invalid_certificate_handler, at });
+crate::fact_object!(InterserverCredentials { accepts_none, passwordless_user, at });
 crate::fact_object!(Logger { level, at });

@@ -239,6 +239,7 @@ mod tests {
         fields_are_serdes::<sections::LogUnknownElement>();
         fields_are_serdes::<sections::PlaintextCredential>();
         fields_are_serdes::<sections::OpenSslClient>();
+        fields_are_serdes::<sections::InterserverCredentials>();
         fields_are_serdes::<sections::Logger>();
         fields_are_serdes::<users::ConfigProfile>();
         fields_are_serdes::<users::ConfigUser>();

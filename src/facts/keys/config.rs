@@ -28,6 +28,8 @@ fact_keys! {
         "elements of a system log section the server does not read (SystemLog.cpp)";
     INTERSERVER_EXPOSED: bool = "interserver_exposed",
         "the interserver port is set and listens on every interface (interserver_listen_host, else listen_host)";
+    INTERSERVER_CREDENTIALS: Option<sections::InterserverCredentials> = "interserver_credentials",
+        "<interserver_http_credentials>: what a replica must send to fetch this server's parts (null without one)";
     OPENSSL_CLIENT: Option<sections::OpenSslClient> = "openssl_client",
         "<openSSL><client>: how the server checks the certificates of what it connects to (null without one)";
     PLAINTEXT_CREDENTIALS: Vec<sections::PlaintextCredential> = "plaintext_credentials",
