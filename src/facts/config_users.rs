@@ -130,7 +130,7 @@ pub fn profiles_and_users(
     let mut profiles = profiles(model_profiles, at);
     let users = users(root, &profiles, default_profile, at);
     mark_profiles_in_use(&mut profiles, default_profile, &users);
-    (profiles.into_values().collect(), users)
+    (profiles, users)
 }
 
 /// Every setting written in a profile, one item each. Not the profile's settings in effect:
@@ -170,10 +170,11 @@ pub fn profile_settings_by_name(profiles: &[ConfigProfile]) -> Settings<Vec<Writ
     Settings(by_name)
 }
 
-/// Profiles by name, with settings as written and as in effect after inheritance.
-fn profiles(profiles: &[model::Profile], at: &dyn Fn(Origin) -> Location) -> BTreeMap<String, ConfigProfile> {
+/// Profiles in name order (the last of a name), with settings as written and as in effect
+/// after inheritance.
+fn profiles(profiles: &[model::Profile], at: &dyn Fn(Origin) -> Location) -> Vec<ConfigProfile> {
     let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
-    let mut out = BTreeMap::new();
+    let mut out = Vec::with_capacity(profiles.len());
     for p in profiles {
         // the profile's own settings in name order, each value and location read once: most
         // of them are also its settings in effect
@@ -211,24 +212,35 @@ fn profiles(profiles: &[model::Profile], at: &dyn Fn(Origin) -> Location) -> BTr
             constrained: constrained(&by_name, p.element),
             ..ConfigProfile::default()
         };
-        out.insert(p.name.clone(), profile);
+        out.push(Some(profile));
     }
-    out
+    // put in order by their indices: inserted into a map by name, the profiles (each a few
+    // hundred bytes) were moved about within its nodes
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    let name = |i: usize| out[i].as_ref().map_or("", |p: &ConfigProfile| p.name.as_str());
+    order.sort_by(|&a, &b| name(a).cmp(name(b)).then(b.cmp(&a)));
+    order.dedup_by(|later, kept| name(*later) == name(*kept));
+    order.into_iter().filter_map(|i| out[i].take()).collect()
+}
+
+/// The profile of this name in profiles in name order.
+fn named<'p>(profiles: &'p [ConfigProfile], name: &str) -> Option<&'p ConfigProfile> {
+    profiles.binary_search_by(|p| p.name.as_str().cmp(name)).ok().map(|at| &profiles[at])
 }
 
 /// Users; `settings` is what a session of the user runs with: its profile's settings over
 /// the server's default profile, which applies beneath every user's profile.
 fn users(
     users_root: &Element,
-    profiles: &BTreeMap<String, ConfigProfile>,
+    profiles: &[ConfigProfile],
     default_profile: &str,
     at: &dyn Fn(Origin) -> Location,
 ) -> Vec<ConfigUser> {
     let Some(users) = users_root.child("users") else { return Vec::new() };
     let quotas: BTreeSet<&str> =
         users_root.child("quotas").map(|q| q.elements().map(|e| e.name.as_str()).collect()).unwrap_or_default();
-    let effective = |name: &str| profiles.get(name).map(|p| &p.effective.0);
-    let constrained = |name: &str| profiles.get(name).is_some_and(|p| p.constrained);
+    let effective = |name: &str| named(profiles, name).map(|p| &p.effective.0);
+    let constrained = |name: &str| named(profiles, name).is_some_and(|p| p.constrained);
     users
         .elements()
         .map(|u| {
@@ -313,20 +325,20 @@ fn over(base: Option<&BTreeMap<String, String>>, own: Option<&BTreeMap<String, S
 
 /// Marks the profiles that matter: the default profile, those assigned to users, and
 /// everything they inherit.
-fn mark_profiles_in_use(profiles: &mut BTreeMap<String, ConfigProfile>, default_profile: &str, users: &[ConfigUser]) {
+fn mark_profiles_in_use(profiles: &mut [ConfigProfile], default_profile: &str, users: &[ConfigUser]) {
     let mut pending: Vec<&str> = users.iter().map(|u| u.profile.as_str()).collect();
     pending.push(default_profile);
     let mut seen = BTreeSet::new();
     while let Some(name) = pending.pop() {
         if seen.insert(name.to_string())
-            && let Some(p) = profiles.get(name)
+            && let Some(p) = named(profiles, name)
         {
             pending.extend(p.inherits.iter().map(String::as_str));
         }
     }
-    for (name, p) in profiles.iter_mut() {
-        p.in_use = seen.contains(name);
-        p.is_default = name == default_profile;
+    for p in profiles.iter_mut() {
+        p.in_use = seen.contains(p.name.as_str());
+        p.is_default = p.name == default_profile;
     }
 }
 
