@@ -214,8 +214,8 @@ fn profiles(profiles: &[model::Profile], at: &dyn Fn(Origin) -> Location) -> Vec
         };
         out.push(Some(profile));
     }
-    // put in order by their indices: inserted into a map by name, the profiles (each a few
-    // hundred bytes) were moved about within its nodes
+    // put in name order by their indices: inserted into a map by name, each profile (a few
+    // hundred bytes) would be moved about within its nodes
     let mut order: Vec<usize> = (0..out.len()).collect();
     let name = |i: usize| out[i].as_ref().map_or("", |p: &ConfigProfile| p.name.as_str());
     order.sort_by(|&a, &b| name(a).cmp(name(b)).then(b.cmp(&a)));
