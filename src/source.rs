@@ -58,7 +58,10 @@ impl SourceFile {
         };
         let start = self.line_starts[line_index] as usize;
         let end = (offset as usize).min(self.text.len());
-        let column = self.text.get(start..end).map_or(end - start, |s| s.chars().count());
+        // a column counts characters; in ASCII text (most configs) they are its bytes, checked
+        // a word at a time
+        let column =
+            self.text.get(start..end).map_or(end - start, |s| if s.is_ascii() { s.len() } else { s.chars().count() });
         (line_index as u32 + 1, column as u32 + 1)
     }
 

@@ -1,5 +1,7 @@
 //! The configuration tree: ClickHouse's DOM, with provenance on every node.
 
+use std::borrow::Cow;
+
 use compact_str::CompactString;
 use thin_vec::ThinVec;
 
@@ -189,11 +191,16 @@ impl Element {
 
     /// The element's value as a setting: its inner text without surrounding whitespace.
     pub fn value(&self) -> String {
-        // most values are one text node: copied once, not gathered and then trimmed
+        self.text().into_owned()
+    }
+
+    /// [`Element::value`] borrowed when it is one text node (most values are): a value only
+    /// compared or looked up is not copied, nor gathered and then trimmed.
+    pub fn text(&self) -> Cow<'_, str> {
         match self.children.as_slice() {
-            [] => String::new(),
-            [Node::Text(t)] => t.value().trim().to_string(),
-            _ => self.inner_text().trim().to_string(),
+            [] => Cow::Borrowed(""),
+            [Node::Text(t)] => Cow::Borrowed(t.value().trim()),
+            _ => Cow::Owned(self.inner_text().trim().to_string()),
         }
     }
 

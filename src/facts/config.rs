@@ -107,6 +107,8 @@ pub struct ConfigFacts<'a> {
     /// The disks and policies as ClickHouse reads them, read once for every fact about them.
     disks: std::sync::OnceLock<Vec<model::Disk<'a>>>,
     policies: std::sync::OnceLock<Vec<model::Policy<'a>>>,
+    /// The users tree's profiles, read once for its facts and its start-up checks.
+    profiles: std::sync::OnceLock<Vec<model::Profile<'a>>>,
     users: std::sync::OnceLock<Users>,
     /// The settings of the audited version (the newest bundled when unknown).
     catalog: &'static catalog::Catalog,
@@ -127,6 +129,7 @@ impl<'a> ConfigFacts<'a> {
             wanted,
             disks: Default::default(),
             policies: Default::default(),
+            profiles: Default::default(),
             users: Default::default(),
             catalog: catalog::of(version),
         }
@@ -167,6 +170,10 @@ impl<'a> ConfigFacts<'a> {
 
     fn model_policies(&self) -> &[model::Policy<'a>] {
         self.policies.get_or_init(|| model::storage_policies(&self.loaded.server.root))
+    }
+
+    fn model_profiles(&self) -> &[model::Profile<'a>] {
+        self.profiles.get_or_init(|| self.loaded.users_root().map(model::profiles).unwrap_or_default())
     }
 
     fn wants(&self, fact: &str) -> bool {
@@ -213,10 +220,12 @@ impl<'a> ConfigFacts<'a> {
     /// The users config's profiles and users, read once for every fact about them.
     fn model_users(&self) -> &Users {
         self.users.get_or_init(|| {
-            let (profiles, users) =
-                config_users::profiles_and_users(self.loaded.users_root(), &self.default_profile(), &|o| {
-                    self.location(o)
-                });
+            let (profiles, users) = config_users::profiles_and_users(
+                self.loaded.users_root(),
+                self.model_profiles(),
+                &self.default_profile(),
+                &|o| self.location(o),
+            );
             (Arc::new(profiles), Arc::new(users))
         })
     }
@@ -265,7 +274,7 @@ impl<'a> ConfigFacts<'a> {
             fact(config::PLAINTEXT_CREDENTIALS, move || sections::plaintext_credentials(root, &at)),
             fact(config::PROBLEMS, || self.problems()),
             fact(config::START_PROBLEMS, || {
-                super::startup::facts(self.loaded, self.model_disks(), |o| self.location(o))
+                super::startup::facts(self.loaded, self.model_disks(), self.model_profiles(), |o| self.location(o))
             }),
             // <backups><allowed_disk>: the disks BACKUP ... TO Disk(...) may write to
             fact(config::BACKUPS_ALLOWED_DISKS, move || sections::backups_allowed_disks(root, &at)),

@@ -3,6 +3,7 @@
 //! effect through `<profile>` inheritance, a user's through its profile over the default
 //! profile. The catalog's entries of these facts are generated from the types (typed/).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -116,18 +117,20 @@ const AUTH_KINDS: &[(&str, &str)] = &[
     ("http_authentication", "http"),
 ];
 
-/// The profiles (by name) and users of a users tree; `at` locates an element. Read together:
-/// a profile is in use when a user names it.
+/// The profiles (by name) and users of a users tree, its `model_profiles` as
+/// `model::profiles` reads them; `at` locates an element. Read together: a profile is in use
+/// when a user names it.
 pub fn profiles_and_users(
     users_root: Option<&Element>,
+    model_profiles: &[model::Profile],
     default_profile: &str,
     at: &dyn Fn(Origin) -> Location,
 ) -> (Vec<ConfigProfile>, Vec<ConfigUser>) {
     let Some(root) = users_root else { return Default::default() };
-    let mut profiles = profiles(root, at);
+    let mut profiles = profiles(model_profiles, at);
     let users = users(root, &profiles, default_profile, at);
     mark_profiles_in_use(&mut profiles, default_profile, &users);
-    (profiles.into_values().collect(), users)
+    (profiles, users)
 }
 
 /// Every setting written in a profile, one item each. Not the profile's settings in effect:
@@ -156,55 +159,98 @@ pub fn profile_settings(profiles: &[ConfigProfile]) -> Vec<WrittenSetting> {
 pub fn profile_settings_by_name(profiles: &[ConfigProfile]) -> Settings<Vec<WrittenSetting>> {
     let mut by_name: BTreeMap<String, Vec<WrittenSetting>> = BTreeMap::new();
     for setting in profile_settings(profiles) {
-        by_name.entry(setting.name.clone()).or_default().push(setting);
+        // the name copied only for its first item
+        match by_name.get_mut(&setting.name) {
+            Some(items) => items.push(setting),
+            None => {
+                by_name.insert(setting.name.clone(), vec![setting]);
+            }
+        }
     }
     Settings(by_name)
 }
 
-/// Profiles by name, with settings as written and as in effect after inheritance.
-fn profiles(users_root: &Element, at: &dyn Fn(Origin) -> Location) -> BTreeMap<String, ConfigProfile> {
-    let profiles = model::profiles(users_root);
+/// Profiles in name order (the last of a name), with settings as written and as in effect
+/// after inheritance.
+fn profiles(profiles: &[model::Profile], at: &dyn Fn(Origin) -> Location) -> Vec<ConfigProfile> {
     let by_name: HashMap<&str, &Element> = profiles.iter().map(|p| (p.name.as_str(), p.element)).collect();
-    let mut out = BTreeMap::new();
-    for p in profiles.iter() {
+    let mut out = Vec::with_capacity(profiles.len());
+    for p in profiles {
+        // the profile's own settings in name order, each value and location read once: most
+        // of them are also its settings in effect
+        let mut own: Vec<(&str, &Element, String, Location)> =
+            p.settings.iter().map(|s| (s.name.as_str(), *s, s.value(), at(s.origin))).collect();
+        own.sort_unstable_by_key(|(name, ..)| *name);
         let winners = effective_settings(&by_name, p.element);
+        let (mut effective, mut effective_at) = (Vec::with_capacity(winners.len()), Vec::with_capacity(winners.len()));
+        let mut written = own.iter().peekable();
+        for (&name, &element) in &winners {
+            while written.next_if(|(n, ..)| *n < name).is_some() {}
+            // where each value in effect was set: through inheritance, in whichever fragment
+            let (value, location) = match written.peek() {
+                Some((n, e, value, location)) if *n == name && std::ptr::eq(*e, element) => {
+                    (value.clone(), location.clone())
+                }
+                _ => (element.value(), at(element.origin)),
+            };
+            effective.push((name.to_string(), value));
+            effective_at.push((name.to_string(), location));
+        }
+        let (mut settings, mut settings_at) = (Vec::with_capacity(own.len()), Vec::with_capacity(own.len()));
+        for (name, _, value, location) in own {
+            settings.push((name.to_string(), value));
+            settings_at.push((name.to_string(), location));
+        }
         let profile = ConfigProfile {
             name: p.name.clone(),
             at: at(p.element.origin),
             inherits: p.inherits.clone(),
-            settings: p.settings.iter().map(|s| (String::from(s.name.as_str()), s.value())).collect(),
-            settings_at: p.settings.iter().map(|s| (String::from(s.name.as_str()), at(s.origin))).collect(),
-            effective: winners.iter().map(|(n, e)| (n.to_string(), e.value())).collect(),
-            // where each value in effect was set: through inheritance, in whichever fragment
-            effective_at: winners.iter().map(|(n, e)| (n.to_string(), at(e.origin))).collect(),
+            settings: settings.into_iter().collect(),
+            settings_at: settings_at.into_iter().collect(),
+            effective: effective.into_iter().collect(),
+            effective_at: effective_at.into_iter().collect(),
             constrained: constrained(&by_name, p.element),
             ..ConfigProfile::default()
         };
-        out.insert(p.name.clone(), profile);
+        out.push(Some(profile));
     }
-    out
+    // put in name order by their indices: inserted into a map by name, each profile (a few
+    // hundred bytes) would be moved about within its nodes
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    let name = |i: usize| out[i].as_ref().map_or("", |p: &ConfigProfile| p.name.as_str());
+    order.sort_by(|&a, &b| name(a).cmp(name(b)).then(b.cmp(&a)));
+    order.dedup_by(|later, kept| name(*later) == name(*kept));
+    order.into_iter().filter_map(|i| out[i].take()).collect()
+}
+
+/// The profile of this name in profiles in name order.
+fn named<'p>(profiles: &'p [ConfigProfile], name: &str) -> Option<&'p ConfigProfile> {
+    profiles.binary_search_by(|p| p.name.as_str().cmp(name)).ok().map(|at| &profiles[at])
 }
 
 /// Users; `settings` is what a session of the user runs with: its profile's settings over
 /// the server's default profile, which applies beneath every user's profile.
 fn users(
     users_root: &Element,
-    profiles: &BTreeMap<String, ConfigProfile>,
+    profiles: &[ConfigProfile],
     default_profile: &str,
     at: &dyn Fn(Origin) -> Location,
 ) -> Vec<ConfigUser> {
     let Some(users) = users_root.child("users") else { return Vec::new() };
     let quotas: BTreeSet<&str> =
         users_root.child("quotas").map(|q| q.elements().map(|e| e.name.as_str()).collect()).unwrap_or_default();
-    let effective = |name: &str| profiles.get(name).map(|p| &p.effective.0);
-    let constrained = |name: &str| profiles.get(name).is_some_and(|p| p.constrained);
+    let effective = |name: &str| named(profiles, name).map(|p| &p.effective.0);
+    let constrained = |name: &str| named(profiles, name).is_some_and(|p| p.constrained);
     users
         .elements()
         .map(|u| {
+            // the user's element locates each element it lacks
+            let user_at = at(u.origin);
+            let at_or_user = |e: Option<&Element>| e.map_or_else(|| user_at.clone(), |e| at(e.origin));
             let auth = AUTH_KINDS.iter().find_map(|(tag, kind)| u.child(tag).map(|e| (*kind, e)));
             let (kind, auth_at) = match auth {
                 Some((kind, e)) => (kind, at(e.origin)),
-                None => ("implicit_none", at(u.origin)),
+                None => ("implicit_none", user_at.clone()),
             };
             let password_empty = match auth {
                 Some(("plaintext", e)) => e.value().is_empty(),
@@ -229,24 +275,18 @@ fn users(
             let switch = |name: &str| u.child(name).is_some_and(|a| is_true(&a.value()));
             let quota = u.child("quota");
             let quota_name = quota.map(Element::value).unwrap_or_default();
-            // the default profile's settings, then the user's profile's over them, copied once
-            // each (not cloned into a map of their own first)
-            let mut settings = effective(default_profile).cloned().unwrap_or_default();
-            if let Some(own) = effective(&profile) {
-                settings.extend(own.iter().map(|(name, value)| (name.clone(), value.clone())));
-            }
+            let settings = over(effective(default_profile), effective(&profile));
             ConfigUser {
                 name: String::from(u.name.as_str()),
-                at: at(u.origin),
                 auth: kind.to_string(),
                 auth_at,
                 password_empty,
                 plaintext_password: kind == "plaintext" && !password_empty,
                 networks: declared,
-                networks_at: at(networks.map_or(u.origin, |n| n.origin)),
+                networks_at: at_or_user(networks),
                 open_networks,
                 access_management: access_management.is_some_and(|a| is_true(&a.value())),
-                access_management_at: at(access_management.map_or(u.origin, |a| a.origin)),
+                access_management_at: at_or_user(access_management),
                 named_collection_control: switch("named_collection_control"),
                 show_named_collections_secrets: switch("show_named_collections_secrets"),
                 constrained: constrained(default_profile) || constrained(&profile),
@@ -254,28 +294,51 @@ fn users(
                 profile,
                 quota_missing: !quota_name.is_empty() && !quotas.contains(quota_name.as_str()),
                 quota: quota_name,
-                quota_at: at(quota.map_or(u.origin, |q| q.origin)),
+                quota_at: at_or_user(quota),
+                at: user_at,
             }
         })
         .collect()
 }
 
+/// A user's settings: its profile's (`own`) over the default profile's (`base`). The two
+/// maps are merged in name order and the result built at once, each setting copied once (not
+/// the base cloned and each of its own inserted into it).
+fn over(base: Option<&BTreeMap<String, String>>, own: Option<&BTreeMap<String, String>>) -> BTreeMap<String, String> {
+    let (mut base, mut own) = (base.into_iter().flatten().peekable(), own.into_iter().flatten().peekable());
+    let mut merged = Vec::new();
+    loop {
+        let next = match (base.peek(), own.peek()) {
+            (Some((b, _)), Some((o, _))) if b < o => base.next(),
+            (Some((b, _)), Some((o, _))) if b == o => {
+                base.next();
+                own.next()
+            }
+            (_, Some(_)) => own.next(),
+            (Some(_), None) => base.next(),
+            (None, None) => break,
+        };
+        merged.extend(next.map(|(name, value)| (name.clone(), value.clone())));
+    }
+    merged.into_iter().collect()
+}
+
 /// Marks the profiles that matter: the default profile, those assigned to users, and
 /// everything they inherit.
-fn mark_profiles_in_use(profiles: &mut BTreeMap<String, ConfigProfile>, default_profile: &str, users: &[ConfigUser]) {
+fn mark_profiles_in_use(profiles: &mut [ConfigProfile], default_profile: &str, users: &[ConfigUser]) {
     let mut pending: Vec<&str> = users.iter().map(|u| u.profile.as_str()).collect();
     pending.push(default_profile);
     let mut seen = BTreeSet::new();
     while let Some(name) = pending.pop() {
         if seen.insert(name.to_string())
-            && let Some(p) = profiles.get(name)
+            && let Some(p) = named(profiles, name)
         {
             pending.extend(p.inherits.iter().map(String::as_str));
         }
     }
-    for (name, p) in profiles.iter_mut() {
-        p.in_use = seen.contains(name);
-        p.is_default = name == default_profile;
+    for p in profiles.iter_mut() {
+        p.in_use = seen.contains(p.name.as_str());
+        p.is_default = p.name == default_profile;
     }
 }
 
@@ -289,8 +352,8 @@ fn constrained(by_name: &HashMap<&str, &Element>, profile: &Element) -> bool {
             match child.name.as_str() {
                 "constraints" if child.has_element_children() => return true,
                 "profile" => {
-                    let parent = child.value();
-                    if let Some(element) = by_name.get(parent.as_str())
+                    let parent = child.text();
+                    if let Some(element) = by_name.get(parent.as_ref())
                         && seen.insert(parent)
                     {
                         pending.push(element);
@@ -313,7 +376,7 @@ fn effective_settings<'a>(
     profile: &'a Element,
 ) -> BTreeMap<&'a str, &'a Element> {
     let mut winners = BTreeMap::new();
-    let mut substituted: HashSet<String> = HashSet::default();
+    let mut substituted: HashSet<Cow<'a, str>> = HashSet::default();
     // each frame: a profile's remaining children and the setting names it has set so far
     // (a profile's first element of a name is the one ClickHouse reads)
     let mut stack = vec![(profile.elements(), HashSet::default())];
@@ -325,8 +388,8 @@ fn effective_settings<'a>(
         match child.name.as_str() {
             "constraints" => {}
             "profile" => {
-                let parent = child.value();
-                if let Some(element) = by_name.get(parent.as_str())
+                let parent = child.text();
+                if let Some(element) = by_name.get(parent.as_ref())
                     && substituted.insert(parent)
                 {
                     stack.push((element.elements(), HashSet::default()));

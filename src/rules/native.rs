@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 
 use cel::Context;
 use cel::common::ast::{CallExpr, ComprehensionExpr, Expr as Ast, IdedExpr, LiteralValue, operators};
-use cel::common::types::{CelBool, CelDouble, CelList, CelOptional, CelString};
+use cel::common::types::{CelBool, CelDouble, CelList, CelOptional, CelString, Kind};
 use cel::common::value::{CowVal, Val};
 
 use crate::rules::budget;
@@ -286,7 +286,14 @@ fn value<'s, 'v>(
             if operand.downcast_ref::<CelOptional>().is_some() {
                 return None;
             }
-            match operand.as_indexer()?.get(&CelString::from(field.as_str())) {
+            let field = CelString::from(field.as_str());
+            // a map has the key or not: its value is not built, nor an error for its absence
+            if operand.get_type().kind() == Kind::Map
+                && let Some(map) = operand.as_container()
+            {
+                return Some(boolean(map.contains(&field).ok()?));
+            }
+            match operand.as_indexer()?.get(&field) {
                 Ok(_) => boolean(true),
                 Err(cel::ExecutionError::NoSuchKey(_)) => boolean(false),
                 Err(_) => return None,

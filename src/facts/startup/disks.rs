@@ -39,7 +39,7 @@ const OBJECT_DISK_TYPES: &[&str] = &[
 /// The storage configuration (DiskSelector, DiskFactory, the disk registrations).
 pub(super) fn disk_problems(disks: &[model::Disk], out: &mut Vec<StartProblem>) {
     let kinds: HashMap<&str, &str> = disks.iter().map(|d| (d.name.as_str(), d.kind.as_str())).collect();
-    let mut paths: HashMap<String, &str> = HashMap::with_capacity(disks.len());
+    let mut paths: HashMap<String, &str> = HashMap::with_capacity_and_hasher(disks.len(), Default::default());
     for (index, d) in disks.iter().enumerate() {
         let name = d.name.as_str();
         let kind = d.kind.as_str();

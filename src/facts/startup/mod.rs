@@ -3,9 +3,9 @@
 //! configuration, listening sockets), and its reason carries the server's own message and
 //! error code. docs/coverage.md lists each check with the function in ClickHouse's source.
 
-use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -36,19 +36,19 @@ pub struct StartProblem {
 /// The profiles of the official image's stock users.xml.
 const STOCK_PROFILES: [&str; 2] = ["default", "readonly"];
 
-/// Every way the loaded config stops the server; `disks` are its disks (`model::disks`).
-pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk]) -> Vec<StartProblem> {
+/// Every way the loaded config stops the server; `disks` are its disks (`model::disks`),
+/// `profiles` the users tree's (`model::profiles`).
+pub fn problems(loaded: &LoadedConfig, disks: &[model::Disk], profiles: &[model::Profile]) -> Vec<StartProblem> {
     let mut out = Vec::new();
     let root = &loaded.server.root;
     users::users_source(loaded, &mut out);
     if let Some(users_root) = loaded.users_root() {
-        let profiles = model::profiles(users_root);
         // under a manifest the image's stock users.xml is there too: its profiles exist
         let stock: &[&str] = if loaded.over_image_files { &STOCK_PROFILES } else { &[] };
-        users::users(root, users_root, &profiles, stock, &mut out);
-        users::profile_problems(root, &profiles, stock, &mut out);
+        users::users(root, users_root, profiles, stock, &mut out);
+        users::profile_problems(root, profiles, stock, &mut out);
         users::quotas(users_root, &mut out);
-        users::default_profile(loaded, root, users_root, &profiles, &mut out);
+        users::default_profile(loaded, root, users_root, profiles, &mut out);
     }
     server::server(root, &mut out);
     disks::disk_problems(disks, &mut out);
@@ -133,8 +133,13 @@ pub struct StartProblemFact {
 crate::fact_object!(StartProblemFact { check, subject, part, reason, at });
 
 /// The facts of the problems, each located by `at`.
-pub fn facts(loaded: &LoadedConfig, disks: &[model::Disk], at: impl Fn(Origin) -> Location) -> Vec<StartProblemFact> {
-    problems(loaded, disks)
+pub fn facts(
+    loaded: &LoadedConfig,
+    disks: &[model::Disk],
+    profiles: &[model::Profile],
+    at: impl Fn(Origin) -> Location,
+) -> Vec<StartProblemFact> {
+    problems(loaded, disks, profiles)
         .into_iter()
         .map(|p| StartProblemFact {
             check: p.check.id().to_string(),

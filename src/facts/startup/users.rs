@@ -59,12 +59,12 @@ pub(super) fn users(
     let Some(users) = users_root.child("users") else { return };
     let profile_names: HashSet<&str> =
         profiles.iter().map(|p| p.name.as_str()).chain(stock_profiles.iter().copied()).collect();
-    let allows = |name: &str| server.child(name).is_none_or(|e| is_true(&e.value()));
+    let allows = |name: &str| server.child(name).is_none_or(|e| is_true(&e.text()));
     for user in users.elements() {
         let name = user.name.as_str();
         let parsing = Parsing("user", name);
         if let Some(profile) = user.child("profile")
-            && !profile_names.contains(profile.value().as_str())
+            && !profile_names.contains(profile.text().as_ref())
         {
             let reason =
                 format!("Profile {} was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)", profile.value());
@@ -82,7 +82,7 @@ pub(super) fn users(
                 problem_in(out, StartCheck::NetworkIpInvalid, name, element.name.to_string(), reason, element.origin);
             }
             for ip in networks.children_named("ip") {
-                if !is_subnet(&ip.value()) {
+                if !is_subnet(&ip.text()) {
                     let reason = format!(
                         "Invalid address: {} in <networks><ip> of user '{name}' (CANNOT_LOAD_CONFIG, code 347)",
                         ip.value()
@@ -91,26 +91,26 @@ pub(super) fn users(
                 }
             }
         }
-        let given: Vec<&Element> = AUTH_ELEMENTS.iter().filter_map(|tag| user.child(tag)).collect();
-        match given.as_slice() {
+        let mut given = AUTH_ELEMENTS.iter().filter_map(|tag| user.child(tag));
+        match (given.next(), given.next()) {
             // allow_implicit_no_password is about CREATE USER in SQL: the users config always
             // names one
-            [] => {
+            (None, _) => {
                 let reason = format!(
                     "Either 'password' or 'password_sha256_hex' or ... or 'no_password' must be specified for user \
                      {name}: {parsing} (BAD_ARGUMENTS, code 36)"
                 );
                 problem(out, StartCheck::UserAuthMissing, name, reason, user.origin);
             }
-            [_, second, ..] => {
+            (Some(first), Some(second)) => {
                 let reason = format!(
                     "More than one field of 'password', 'password_sha256_hex', ..., 'no_password' are used to \
                      specify authentication info for user {name}: <{}> beside <{}> (BAD_ARGUMENTS, code 36)",
-                    second.name, given[0].name
+                    second.name, first.name
                 );
                 problem(out, StartCheck::UserAuthAmbiguous, name, reason, second.origin);
             }
-            [auth] => {
+            (Some(auth), None) => {
                 auth_element(name, auth, &parsing, &allows, out);
             }
         }
@@ -140,7 +140,7 @@ fn auth_element(
         "password_double_sha1_hex" => Some(40),
         _ => None,
     };
-    let value = auth.value();
+    let value = auth.text();
     if let Some(len) = hex_len
         && (value.len() != len || !value.bytes().all(|b| b.is_ascii_hexdigit()))
     {
@@ -188,7 +188,7 @@ pub(super) fn profile_problems(
     for p in profiles {
         let parsing = Parsing("profile", &p.name);
         for parent in p.element.children_named("profile") {
-            if !names.contains(parent.value().as_str()) {
+            if !names.contains(parent.text().as_ref()) {
                 let reason = format!(
                     "Parent profile '{}' was not found: {parsing} (THERE_IS_NO_PROFILE, code 180)",
                     parent.value()
@@ -206,7 +206,7 @@ pub(super) fn profile_problems(
         for s in &p.settings {
             let kind = catalog.session.get(s.name.as_str()).and_then(|setting| setting.kind);
             if let Some(kind) = kind
-                && !parses_as(kind, &s.value())
+                && !parses_as(kind, &s.text())
             {
                 let reason = format!(
                     "Cannot parse input: while parsing value '{}' for setting '{}' ({kind}): {parsing} \
