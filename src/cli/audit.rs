@@ -99,21 +99,6 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if args.new_only {
         verdict.report.new_only();
     }
-    let report = &verdict.report;
-    // JSON, HTML and Markdown keep every finding: they are streamed to the output, not rendered whole first
-    let text = match args.format {
-        Format::Text => {
-            let mut options = TextOptions::new(color_stdout());
-            if args.all {
-                options.per_rule = None;
-            }
-            Some(report::text::render(report, verdict.loaded.as_ref().map(|l| &l.sources), &options))
-        }
-        Format::Json | Format::Html | Format::Markdown => None,
-        Format::Sarif => Some(report::sarif::render(report)),
-        Format::Junit => Some(report::junit::render(report)),
-        Format::Openmetrics => Some(report::openmetrics::render(report, Some(started.elapsed()))),
-    };
     // stderr says why; the exit code is the verdict's, whatever is printed
     let broken = verdict.broken.take();
     let broken_shown = broken.is_some();
@@ -165,15 +150,26 @@ pub fn run(args: &AuditArgs, snapshot: Option<&Path>) -> ExitCode {
     if let Some(path) = verdict.loaded.as_ref().and_then(|l| l.default_include.as_ref()) {
         eprintln!("chaudit: include file (the default, no <include_from>): {}", path.display());
     }
-    let code = match text {
-        Some(text) => write_files(&verdict, args.output.as_deref(), |out| out.write_all(text.as_bytes()), code),
-        None if matches!(args.format, Format::Html) => {
-            write_files(&verdict, args.output.as_deref(), |out| report::html::write(&verdict.report, out), code)
+    // every format is streamed to the output a finding at a time, never rendered whole first
+    let report = &verdict.report;
+    let output = args.output.as_deref();
+    let code = match args.format {
+        Format::Text => {
+            let mut options = TextOptions::new(color_stdout());
+            if args.all {
+                options.per_rule = None;
+            }
+            let sources = verdict.loaded.as_ref().map(|l| &l.sources);
+            write_files(&verdict, output, |out| report::text::write(report, sources, &options, out), code)
         }
-        None if matches!(args.format, Format::Markdown) => {
-            write_files(&verdict, args.output.as_deref(), |out| report::markdown::write(&verdict.report, out), code)
+        Format::Sarif => write_files(&verdict, output, |out| report::sarif::write(report, out), code),
+        Format::Junit => write_files(&verdict, output, |out| report::junit::write(report, out), code),
+        Format::Openmetrics => {
+            write_files(&verdict, output, |out| report::openmetrics::write(report, Some(started.elapsed()), out), code)
         }
-        None => write_files(&verdict, args.output.as_deref(), |out| report::json::write(&verdict.report, out), code),
+        Format::Html => write_files(&verdict, output, |out| report::html::write(report, out), code),
+        Format::Markdown => write_files(&verdict, output, |out| report::markdown::write(report, out), code),
+        Format::Json => write_files(&verdict, output, |out| report::json::write(report, out), code),
     };
     // the process ends here: freeing a big config tree node by node would only delay the exit
     std::mem::forget(verdict);

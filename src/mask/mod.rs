@@ -233,6 +233,10 @@ pub(super) fn is_placeholder(value: &str) -> bool {
 /// The cut falls at a word's end (see [`cut_point`]): a message is never cut mid-word; a
 /// value without spaces or punctuation, a hash, is cut where it is long.
 pub fn excerpt(text: &str) -> Cow<'_, str> {
+    // no more bytes than characters kept: most messages, not decoded
+    if text.len() <= EXCERPT_CHARS {
+        return Cow::Borrowed(text);
+    }
     let Some((limit, _)) = text.char_indices().nth(EXCERPT_CHARS) else { return Cow::Borrowed(text) };
     let kept = text[..cut_point(text, limit)].trim_end();
     Cow::Owned(format!("{kept}… ({} more bytes)", text.len() - kept.len()))

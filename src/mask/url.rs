@@ -12,7 +12,10 @@ const CREDENTIAL_PARAMETERS: &[&str] =
     &["x-amz-signature", "x-amz-credential", "x-amz-security-token", "signature", "sig", "pwd", "pass", "auth"];
 
 pub(super) fn may_hold_url(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"://").is_some()
+    // each `:` then `//`: a substring search is set up anew for each text, which costs more
+    // than a message's few colons
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b':', bytes).any(|i| bytes[i + 1..].starts_with(b"//"))
 }
 
 /// `text` with the userinfo and the credential query parameters of every URL masked.

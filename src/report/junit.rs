@@ -8,16 +8,78 @@
 use std::fmt::Write;
 
 use super::Report;
-use crate::eval::{Finding, OutcomeKind};
+use crate::eval::{Finding, Outcome, OutcomeKind};
 
+/// The document as one string.
 pub fn render(report: &Report) -> String {
-    let failing = |f: &Finding| report.fails(f);
-    let mut cases = String::new();
-    let (mut failures, mut errors, mut skipped) = (0, 0, 0);
+    super::whole(|out, flush| render_to(report, out, flush))
+}
+
+/// Streams the document to `to`, a finding at a time.
+pub fn write(report: &Report, to: &mut dyn std::io::Write) -> std::io::Result<()> {
+    super::stream(to, |out, flush| render_to(report, out, flush))
+}
+
+/// What a rule's test case says.
+enum Case<'a> {
+    /// Judged, nothing to show: an empty test case.
+    Passed,
+    /// Did not judge: an error with the reasons.
+    Unjudged(OutcomeKind, String),
+    /// Findings the run fails on.
+    Failed,
+    /// Not applicable, or inconclusive and let pass.
+    Skipped(&'a str),
+    /// Findings that do not fail the run, shown as its output.
+    Output,
+}
+
+fn case<'a>(report: &'a Report, o: &'a Outcome, findings: &[&Finding]) -> Case<'a> {
+    let unjudged: Vec<String> = report
+        .unjudged
+        .iter()
+        .filter(|u| u.rule_id == o.rule_id)
+        .map(|u| {
+            let on = u.host.as_ref().map_or_else(String::new, |h| format!("{h}: "));
+            format!("{on}{}: {}", super::outcome_name(u.outcome), u.reason)
+        })
+        .collect();
+    if findings.is_empty() && unjudged.is_empty() && o.outcome == OutcomeKind::Passed {
+        Case::Passed
+    } else if !unjudged.is_empty() {
+        let kind = report.unjudged.iter().find(|u| u.rule_id == o.rule_id).map_or(o.outcome, |u| u.outcome);
+        Case::Unjudged(kind, unjudged.join("; "))
+    } else if findings.iter().any(|f| report.fails(f)) {
+        Case::Failed
+    } else if matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive) {
+        Case::Skipped(o.reason.as_deref().unwrap_or(""))
+    } else {
+        Case::Output
+    }
+}
+
+/// Renders the document into `out`, handed to `flush` after each finding: the counts the
+/// header carries are made first, from each rule's case.
+fn render_to(report: &Report, out: &mut String, flush: &mut super::Flush) -> std::io::Result<()> {
+    let findings_of =
+        |o: &Outcome| -> Vec<&Finding> { report.findings.iter().filter(|f| f.rule_id == o.rule_id).collect() };
+    let (mut failures, mut errors, mut skipped) = (0, report.errors.len(), 0);
+    for o in &report.outcomes {
+        match case(report, o, &findings_of(o)) {
+            Case::Unjudged(..) => errors += 1,
+            Case::Failed => failures += 1,
+            Case::Skipped(_) => skipped += 1,
+            Case::Passed | Case::Output => {}
+        }
+    }
+    let tests = report.outcomes.len() + report.errors.len();
+    out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let counts = format!("tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\"");
+    let _ = writeln!(out, "<testsuites name=\"chaudit\" {counts}>");
+    let _ = writeln!(out, "  <testsuite name=\"{}\" {counts}>", escape(&report.target));
     for error in &report.errors {
-        errors += 1;
         let _ = writeln!(
-            cases,
+            out,
             "    <testcase classname=\"chaudit\" name=\"{}\">\n      <error type=\"{}\" message=\"{}\"/>\n    </testcase>",
             escape(&error.code),
             escape(&error.code),
@@ -25,63 +87,59 @@ pub fn render(report: &Report) -> String {
         );
     }
     for o in &report.outcomes {
-        let _ = write!(cases, "    <testcase classname=\"chaudit\" name=\"{}\"", escape(&o.rule_id));
-        let findings: Vec<&Finding> = report.findings.iter().filter(|f| f.rule_id == o.rule_id).collect();
-        let unjudged: Vec<String> = report
-            .unjudged
-            .iter()
-            .filter(|u| u.rule_id == o.rule_id)
-            .map(|u| {
-                let on = u.host.as_ref().map_or_else(String::new, |h| format!("{h}: "));
-                format!("{on}{}: {}", super::outcome_name(u.outcome), u.reason)
-            })
-            .collect();
-        if findings.is_empty() && unjudged.is_empty() && o.outcome == OutcomeKind::Passed {
-            cases.push_str("/>\n");
+        let _ = write!(out, "    <testcase classname=\"chaudit\" name=\"{}\"", escape(&o.rule_id));
+        let findings = findings_of(o);
+        let case = case(report, o, &findings);
+        if matches!(case, Case::Passed) {
+            out.push_str("/>\n");
             continue;
         }
-        cases.push_str(">\n");
-        if !unjudged.is_empty() {
-            errors += 1;
-            let kind = report.unjudged.iter().find(|u| u.rule_id == o.rule_id).map_or(o.outcome, |u| u.outcome);
-            let _ = writeln!(
-                cases,
-                "      <error type=\"{}\" message=\"{}\"/>",
-                super::outcome_name(kind),
-                escape(&unjudged.join("; "))
-            );
-        } else if findings.iter().any(|f| failing(f)) {
-            failures += 1;
-            for f in findings.iter().filter(|f| failing(f)) {
+        out.push_str(">\n");
+        match case {
+            Case::Unjudged(kind, reasons) => {
                 let _ = writeln!(
-                    cases,
-                    "      <failure type=\"{}\" message=\"{}\">{}</failure>",
-                    f.severity.name(),
-                    escape(&f.title),
-                    escape(&line(f))
+                    out,
+                    "      <error type=\"{}\" message=\"{}\"/>",
+                    super::outcome_name(kind),
+                    escape(&reasons)
                 );
             }
-        } else if matches!(o.outcome, OutcomeKind::NotApplicable | OutcomeKind::Inconclusive) {
-            skipped += 1;
-            let _ = writeln!(cases, "      <skipped message=\"{}\"/>", escape(o.reason.as_deref().unwrap_or("")));
+            Case::Failed => {
+                for f in findings.iter().filter(|f| report.fails(f)) {
+                    let _ = writeln!(
+                        out,
+                        "      <failure type=\"{}\" message=\"{}\">{}</failure>",
+                        f.severity.name(),
+                        escape(&f.title),
+                        escape(&line(f))
+                    );
+                    flush(out)?;
+                }
+            }
+            Case::Skipped(reason) => {
+                let _ = writeln!(out, "      <skipped message=\"{}\"/>", escape(reason));
+            }
+            Case::Passed | Case::Output => {}
         }
-        let output: Vec<String> = findings.iter().filter(|f| !failing(f)).map(|f| line(f)).collect();
-        if !output.is_empty() {
-            let _ = writeln!(cases, "      <system-out>{}</system-out>", escape(&output.join("\n")));
+        // the findings that do not fail, one per line (escaping keeps a line break)
+        let mut output = findings.iter().filter(|f| !report.fails(f));
+        if let Some(first) = output.next() {
+            out.push_str("      <system-out>");
+            out.push_str(&escape(&line(first)));
+            for f in output {
+                out.push('\n');
+                out.push_str(&escape(&line(f)));
+                flush(out)?;
+            }
+            out.push_str("</system-out>\n");
         }
-        cases.push_str("    </testcase>\n");
+        out.push_str("    </testcase>\n");
     }
-    let tests = report.outcomes.len() + report.errors.len();
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let counts = format!("tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\"");
-    let _ = writeln!(out, "<testsuites name=\"chaudit\" {counts}>");
-    let _ = writeln!(out, "  <testsuite name=\"{}\" {counts}>", escape(&report.target));
-    out.push_str(&cases);
     if let Some(line) = report.not_shown_line() {
         let _ = writeln!(out, "    <system-out>{}</system-out>", escape(&line));
     }
     out.push_str("  </testsuite>\n</testsuites>\n");
-    out
+    Ok(())
 }
 
 /// A finding on one line: where, what, and whether it is set aside.

@@ -13,6 +13,7 @@ pub mod upgrade;
 
 mod config_view;
 mod replicas;
+mod sizing;
 
 pub use config_view::{ConfigView, SHOWN_ELEMENTS, SHOWN_POINTED, ViewElement};
 

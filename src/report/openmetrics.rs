@@ -19,14 +19,26 @@ const STATUSES: [Status; 5] = [Status::Passed, Status::Failing, Status::NotAudit
 
 const OUTCOMES: [&str; 5] = ["fired", "passed", "not-applicable", "inconclusive", "errored"];
 
-/// The metrics of a report made now; `duration` is how long the run took, when known.
+/// The metrics of a report made now, as one string; `duration` is how long the run took,
+/// when known.
 pub fn render(report: &Report, duration: Option<Duration>) -> String {
-    render_at(report, SystemTime::now(), duration)
+    super::whole(|text, flush| render_to(report, SystemTime::now(), duration, text, flush))
 }
 
-fn render_at(report: &Report, at: SystemTime, duration: Option<Duration>) -> String {
+/// Streams the metrics of a report made now to `to`, a series at a time.
+pub fn write(report: &Report, duration: Option<Duration>, to: &mut dyn std::io::Write) -> std::io::Result<()> {
+    super::stream(to, |text, flush| render_to(report, SystemTime::now(), duration, text, flush))
+}
+
+fn render_to(
+    report: &Report,
+    at: SystemTime,
+    duration: Option<Duration>,
+    text: &mut String,
+    flush: &mut super::Flush,
+) -> std::io::Result<()> {
     let summary = &report.summary;
-    let mut out = Metrics::default();
+    let mut out = Metrics { text: std::mem::take(text) };
 
     out.family("chaudit_info", "The chaudit version and the target it audited.");
     out.sample("chaudit_info", &[("version", Some(report.chaudit_version)), ("target", Some(&report.target))], 1);
@@ -82,8 +94,9 @@ fn render_at(report: &Report, at: SystemTime, duration: Option<Duration>) -> Str
             series.count(labels(Some(&h.host)));
         }
     }
-    for (labels, n) in &series.order {
+    for (labels, n) in series.in_order() {
         let _ = writeln!(out.text, "chaudit_finding{labels} {n}");
+        flush(&mut out.text)?;
     }
 
     out.family("chaudit_rules", "Rules per outcome (fired, passed, not-applicable, inconclusive, errored).");
@@ -103,7 +116,7 @@ fn render_at(report: &Report, at: SystemTime, duration: Option<Duration>) -> Str
             ("outcome", Some(super::outcome_name(u.outcome))),
         ]));
     }
-    for (labels, n) in &unjudged.order {
+    for (labels, n) in unjudged.in_order() {
         let _ = writeln!(out.text, "chaudit_rule_unjudged{labels} {n}");
     }
     out.family("chaudit_errors", "Errors that kept the run from auditing something (the report's errors).");
@@ -116,28 +129,32 @@ fn render_at(report: &Report, at: SystemTime, duration: Option<Duration>) -> Str
         out.family("chaudit_audit_duration_seconds", "How long the run took until its report, in seconds.");
         out.sample_seconds("chaudit_audit_duration_seconds", duration);
     }
-    out.text
+    *text = out.text;
+    Ok(())
 }
 
 /// Series counted by their labels as written, in the order they first appear (the
 /// report's ranking): two findings with the same labels (one rule, one object, in two
 /// files; two long names cut to the same excerpt) are one series of value 2, as a scrape
-/// refuses a series twice.
+/// refuses a series twice. Each label set is held once, with its place and count.
 #[derive(Default)]
 struct Series {
-    order: Vec<(String, u64)>,
-    index: std::collections::HashMap<String, usize>,
+    counts: std::collections::HashMap<String, (usize, u64)>,
 }
 
 impl Series {
     fn count(&mut self, labels: String) {
-        match self.index.get(&labels) {
-            Some(&i) => self.order[i].1 += 1,
-            None => {
-                self.index.insert(labels.clone(), self.order.len());
-                self.order.push((labels, 1));
-            }
+        let first = self.counts.len();
+        self.counts.entry(labels).or_insert((first, 0)).1 += 1;
+    }
+
+    /// The label sets and their counts, in the order they first appeared.
+    fn in_order(&self) -> Vec<(&str, u64)> {
+        let mut order = vec![("", 0); self.counts.len()];
+        for (labels, &(place, n)) in &self.counts {
+            order[place] = (labels.as_str(), n);
         }
+        order
     }
 }
 
@@ -221,6 +238,6 @@ mod tests {
         series.count(super::label_set(&[("object", Some("a\u{1b}"))]));
         series.count(super::label_set(&[("object", Some("a\\u{1b}"))]));
         series.count(super::label_set(&[("object", Some("b"))]));
-        assert_eq!(series.order, [("{object=\"a\\\\u{1b}\"}".to_string(), 2), ("{object=\"b\"}".to_string(), 1)]);
+        assert_eq!(series.in_order(), [("{object=\"a\\\\u{1b}\"}", 2), ("{object=\"b\"}", 1)]);
     }
 }

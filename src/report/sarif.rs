@@ -5,10 +5,12 @@
 //! below (the subset of the 2.1.0 schema chaudit writes), serialized.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
+use super::sizing::{Sized, Sizing};
 use super::{Report, RuleInfo};
 use crate::eval::finding::Remediation;
 use crate::eval::{Finding, OutcomeKind};
@@ -29,7 +31,33 @@ struct Log<'a> {
 struct Run<'a> {
     tool: Tool<'a>,
     invocations: [Invocation; 1],
-    results: Vec<SarifResult<'a>>,
+    results: Results<'a>,
+}
+
+/// The results, each made as it is written: 25,000 of them are never held at once.
+struct Results<'a> {
+    report: &'a Report,
+    written: usize,
+    /// The index of the rule of the errors' results, when there are errors.
+    error_rule: Option<usize>,
+}
+
+impl Serialize for Results<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let findings = &self.report.findings[..self.written];
+        let errors = if self.error_rule.is_some() { self.report.errors.len() } else { 0 };
+        let mut seq = s.serialize_seq(Some(findings.len() + errors))?;
+        for f in findings {
+            seq.serialize_element(&result(self.report, f))?;
+        }
+        if let Some(index) = self.error_rule {
+            for e in &self.report.errors {
+                seq.serialize_element(&error_result(self.report, e, index))?;
+            }
+        }
+        seq.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -285,37 +313,43 @@ fn invocation(report: &Report, written: usize) -> Invocation {
 const MAX_RESULTS: usize = 25_000;
 const MAX_GZIP_BYTES: usize = 10_000_000;
 
-/// The report as SARIF within GitHub's upload limits: beyond them, the highest-ranked
-/// findings that fit, and a notification that says so.
+/// The report as SARIF within GitHub's upload limits, as one string.
 pub fn render(report: &Report) -> String {
+    let mut text = Vec::new();
+    // writing into memory cannot fail, and serde_json writes UTF-8
+    let _ = write(report, &mut text);
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// Streams the report as SARIF within GitHub's upload limits to `to`: beyond them, the
+/// highest-ranked findings that fit, and a notification that says so. The document is
+/// sized first (held while it is under the limit, else only gzip-compressed to count its
+/// bytes), so a document of 25,000 results is never held whole.
+pub fn write(report: &Report, to: &mut dyn Write) -> std::io::Result<()> {
     let mut written = report.findings.len().min(MAX_RESULTS);
     loop {
-        let text = document(report, written);
+        let mut sized = Sizing::new(MAX_GZIP_BYTES);
+        write_document(report, written, &mut sized)?;
         // gzip never makes JSON bigger than 10 MB when it is not already
-        if text.len() <= MAX_GZIP_BYTES || written == 0 {
-            return text;
-        }
-        let size = gzip_size(&text);
-        if size <= MAX_GZIP_BYTES {
-            return text;
+        let size = match sized.finish()? {
+            Sized::Held(text) => return to.write_all(&text),
+            Sized::Compressed(size) => size,
+        };
+        if size <= MAX_GZIP_BYTES || written == 0 {
+            let mut buffered = std::io::BufWriter::with_capacity(1 << 16, to);
+            write_document(report, written, &mut buffered)?;
+            return buffered.flush();
         }
         written = written * MAX_GZIP_BYTES / size * 9 / 10;
     }
 }
 
-fn gzip_size(text: &str) -> usize {
-    use std::io::Write;
-    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let _ = encoder.write_all(text.as_bytes());
-    encoder.finish().map_or(usize::MAX, |bytes| bytes.len())
-}
-
 /// The rule id of results that say an input could not be processed.
 const ERROR_RULE: &str = "chaudit-error";
 
-fn document(report: &Report, written: usize) -> String {
+fn write_document(report: &Report, written: usize, to: &mut impl Write) -> std::io::Result<()> {
     let mut rules: Vec<Rule> = report.rules.iter().map(rule).collect();
-    let mut results: Vec<SarifResult> = report.findings.iter().take(written).map(|f| result(report, f)).collect();
+    let mut error_rule = None;
     if !report.errors.is_empty() {
         let fix = report.summary.status.meaning().to_string();
         let failed = report.summary.status == crate::verdict::Status::Failed;
@@ -333,8 +367,7 @@ fn document(report: &Report, written: usize) -> String {
             properties: RuleProperties { tags: vec!["chaudit".into()], precision: "very-high", security_severity: None },
             help_uri: None,
         });
-        let index = rules.len() - 1;
-        results.extend(report.errors.iter().map(|e| error_result(report, e, index)));
+        error_rule = Some(rules.len() - 1);
     }
     let log = Log {
         schema: SCHEMA,
@@ -350,12 +383,11 @@ fn document(report: &Report, written: usize) -> String {
                 },
             },
             invocations: [invocation(report, written)],
-            results,
+            results: Results { report, written, error_rule },
         }],
     };
-    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
-    text.push('\n');
-    text
+    serde_json::to_writer_pretty(&mut *to, &log)?;
+    to.write_all(b"\n")
 }
 
 fn level(severity: Severity) -> &'static str {

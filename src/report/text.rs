@@ -47,7 +47,29 @@ fn terminal_width() -> usize {
 /// Lines of source shown before and after the labelled one.
 const CONTEXT_LINES: usize = 1;
 
+/// The report as one string.
 pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOptions) -> String {
+    super::whole(|out, flush| render_to(report, sources, options, out, flush))
+}
+
+/// Streams the report to `to`, a finding at a time (`--all` prints every one).
+pub fn write(
+    report: &Report,
+    sources: Option<&SourceMap>,
+    options: &TextOptions,
+    to: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    super::stream(to, |out, flush| render_to(report, sources, options, out, flush))
+}
+
+/// Renders the report into `out`, handed to `flush` after each finding.
+fn render_to(
+    report: &Report,
+    sources: Option<&SourceMap>,
+    options: &TextOptions,
+    out: &mut String,
+    flush: &mut super::Flush,
+) -> std::io::Result<()> {
     let theme = if options.color { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
     // a path or a tag in prose is moved to the next line whole, never split at a hyphen
     let handler = GraphicalReportHandler::new_themed(theme)
@@ -55,7 +77,6 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         .with_context_lines(CONTEXT_LINES)
         .with_word_splitter(textwrap::WordSplitter::NoHyphenation)
         .with_break_words(false);
-    let mut out = String::new();
     let limit = options.per_rule.unwrap_or(usize::MAX);
     // per rule: its findings, and how many of them are printed
     let mut shown: std::collections::BTreeMap<&str, (usize, usize)> = std::collections::BTreeMap::new();
@@ -70,7 +91,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
         }
         *printed += 1;
         let diagnostic = FindingDiagnostic::new(f, sources, &mut masked);
-        if handler.render_report(&mut out, &diagnostic).is_err() {
+        if handler.render_report(out, &diagnostic).is_err() {
             let _ = writeln!(out, "{}", diagnostic.headline);
         }
         if group.len() > 1 {
@@ -84,10 +105,12 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
                 let at = sibling.location.as_ref().map_or(String::new(), |l| format!("{}:{}: ", l.file, l.line));
                 let _ = writeln!(out, "    #{} {at}{}", sibling.rank, mask::excerpt(&sibling.message));
                 *printed += 1;
+                flush(out)?;
             }
         }
-        write_fix(&mut out, f);
+        write_fix(out, f);
         out.push('\n');
+        flush(out)?;
     }
     let cut: Vec<(&str, usize)> =
         shown.into_iter().filter(|(_, (total, printed))| total > printed).map(|(r, (t, p))| (r, t - p)).collect();
@@ -148,7 +171,7 @@ pub fn render(report: &Report, sources: Option<&SourceMap>, options: &TextOption
     if let Some(line) = super::status_line(report) {
         let _ = writeln!(out, "{line}");
     }
-    out
+    Ok(())
 }
 
 /// Findings of one rule on sibling objects (twelve log tables without a TTL) as one group,
