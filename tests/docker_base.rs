@@ -278,3 +278,55 @@ fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
         assert!(!report.to_string().contains("s3cret"), "a password from the environment is never printed");
     }
 }
+
+/// A users fix over the image, whose entrypoint keeps an unchanged `default` to the container:
+/// the fix's users.d file changes `default`, so the entrypoint writes no file at the next
+/// start, and the fix keeps `default` to the container itself. The re-audit brings nothing
+/// new; the engine, given the image's files and the fixed tree, merges the users as `config
+/// show --users --base image` prints them, keeps `default` to ::1 and 127.0.0.1, and starts.
+#[test]
+fn a_users_fix_over_the_image_keeps_the_entrypoints_default_in_the_container() {
+    let scratch = tempfile::tempdir().unwrap();
+    let tree = scratch.path().join("deploy");
+    std::fs::create_dir_all(tree.join("config.d")).unwrap();
+    std::fs::write(
+        tree.join("config.d/logger.xml"),
+        "<clickhouse><logger><level>warning</level></logger></clickhouse>",
+    )
+    .unwrap();
+    let rule = "default-user-access-management";
+    let (code, stdout, stderr) =
+        support::chaudit(scratch.path(), &["fix", "--config", "deploy", "--base", "image", "--select", rule]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("every fixed finding is gone"), "{stdout}");
+    assert!(!stdout.contains("new after the fix"), "{stdout}");
+
+    let dir = installed(&tree, &support::repo_root().join("data/image"));
+    let server_dir = dir.path().join("clickhouse-server");
+    let expected = engine_preprocessed(&server_dir);
+    let users = std::fs::read_to_string(expected.path().join("users.xml")).unwrap();
+    let elements: String = users
+        .split("<!--")
+        .enumerate()
+        .map(|(i, part)| if i == 0 { part } else { part.split_once("-->").map_or("", |(_, rest)| rest) })
+        .collect();
+    assert!(elements.contains("<ip>127.0.0.1</ip>") && elements.contains("<ip>::1</ip>"), "{elements}");
+    assert!(!elements.contains("::/0"), "{elements}");
+    let (_, shown, stderr) = support::chaudit(
+        scratch.path(),
+        &["config", "show", "--users", "--show-secrets", "--config", "deploy", "--base", "image"],
+    );
+    let ours = preprocessed::parse_xml(shown, "chaudit");
+    let theirs = preprocessed::parse_xml(users, "engine");
+    let difference = preprocessed::difference(&preprocessed::shape(&ours), &preprocessed::shape(&theirs), "");
+    assert_eq!(difference, None, "{stderr}");
+    let verdict = support::engine_start(&server_dir);
+    assert!(verdict.started, "{verdict:?}");
+
+    let (_, report, stderr) =
+        support::chaudit(scratch.path(), &["--config", "deploy", "--base", "image", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&report).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    for rule in [rule, "default-user-open"] {
+        assert!(support::report_entry(&report, "findings", rule).is_none(), "{rule}: {report:#}");
+    }
+}

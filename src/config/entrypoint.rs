@@ -120,17 +120,38 @@ pub(super) fn written_over_users(
     written_text(&setup).map(|text| (tree.join(WRITTEN_FILE), text))
 }
 
+/// What the entrypoint's file did to the users, when the tree was read with one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WrittenSetup {
+    /// `default` kept to the container (::1, 127.0.0.1): the mounted files leave it as
+    /// users.xml has it. A users.d file that changes it ends this at the next start.
+    LocalDefault,
+    /// `default` replaced by CLICKHOUSE_USER, open to every network.
+    NewUser,
+}
+
+/// What the entrypoint's file did, when the tree `loaded` was read with it.
+pub fn written_setup(loaded: &LoadedConfig) -> Option<WrittenSetup> {
+    let written = Path::new(ENTRYPOINT_DIR).join(WRITTEN_FILE);
+    loaded.sources.files().find(|(_, file)| file.path == written)?;
+    Some(match loaded.users_root().and_then(|users| users.find("users/default")) {
+        Some(_) => WrittenSetup::LocalDefault,
+        None => WrittenSetup::NewUser,
+    })
+}
+
 /// What the entrypoint did to the users, when the tree `loaded` was read with its file: said
 /// in the report, since it overrides what the mounted files say.
 pub fn note(loaded: &LoadedConfig) -> Option<String> {
-    let written = Path::new(ENTRYPOINT_DIR).join(WRITTEN_FILE);
-    loaded.sources.files().find(|(_, file)| file.path == written)?;
-    let what = match loaded.users_root().and_then(|users| users.find("users/default")) {
-        Some(_) => {
+    let what = match written_setup(loaded)? {
+        WrittenSetup::LocalDefault => {
             "the mounted files leave the `default` user as users.xml has it, so it may connect from the container \
-             itself only (::1, 127.0.0.1), whatever networks users.xml gives it"
+             itself only (::1, 127.0.0.1), whatever networks users.xml gives it; a users.d file that changes it \
+             (a fix of chaudit's included) ends this, and must keep it to the container itself"
         }
-        None => "CLICKHOUSE_USER/CLICKHOUSE_PASSWORD replace the `default` user by that user, open to every network",
+        WrittenSetup::NewUser => {
+            "CLICKHOUSE_USER/CLICKHOUSE_PASSWORD replace the `default` user by that user, open to every network"
+        }
     };
     Some(format!(
         "read with the file the image's entrypoint writes at start from the container's environment \

@@ -270,6 +270,10 @@ impl<'a> ConfigFacts<'a> {
             fact(config::LOG_UNKNOWN_ELEMENTS, move || sections::log_unknown_elements(root, &at)),
             fact(config::INTERSERVER_EXPOSED, || interserver_exposed(root)),
             fact(config::INTERSERVER_CREDENTIALS, move || sections::interserver_credentials(root, &at)),
+            fact(config::ENTRYPOINT_KEEPS_DEFAULT_LOCAL, || {
+                crate::config::entrypoint::written_setup(self.loaded)
+                    == Some(crate::config::entrypoint::WrittenSetup::LocalDefault)
+            }),
             fact(config::OPENSSL_CLIENT, move || sections::openssl_client(root, &at)),
             fact(config::PLAINTEXT_CREDENTIALS, move || sections::plaintext_credentials(root, &at)),
             fact(config::PROBLEMS, || self.problems()),

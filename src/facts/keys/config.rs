@@ -40,6 +40,8 @@ fact_keys! {
         "elements of users.xml / users.d that belong in the server config (ClickHouse ignores them there)";
     USERS_IN_MAIN: bool = "users_in_main",
         "users come from the main config itself (it names neither users_config nor user_directories)";
+    ENTRYPOINT_KEEPS_DEFAULT_LOCAL: bool = "entrypoint_keeps_default_local",
+        "the image's entrypoint keeps `default` to the container (::1, 127.0.0.1), the mounted files leaving it as users.xml has it (--base image): a users.d file that changes `default` ends this at the next start";
     OVER_IMAGE_FILES: bool = "over_image_files",
         "the files sit over the official image's stock config.xml and users.xml, which are not among them (a Kubernetes manifest): what those define, such as the quota `default`, is there";
     UNREAD_USERS_FILE: Option<String> = "unread_users_file",
