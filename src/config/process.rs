@@ -13,6 +13,7 @@ pub fn process(
 ) -> Result<ConfigTree> {
     let main_id = files::read(fs, sources, main)?;
     let mut root = files::parse(sources.file(main_id), main_id)?;
+    sources.file_mut(main_id).pack();
     let mut used = vec![main_id];
     let paths = files::merge_files(fs, main)?;
     let first_id = sources.next_id().0;
@@ -27,7 +28,9 @@ pub fn process(
         Ok((file, parsed))
     };
     crate::parallel::pipeline(&paths, read_and_parse, |read: Result<_>| {
-        let (file, parsed) = read?;
+        let (mut file, parsed) = read?;
+        // packed on this thread, which would otherwise wait for the parsing workers
+        file.pack();
         let id = sources.push(file);
         let fragment = parsed?;
         if !same_root(&root.name, &fragment.name) {
@@ -142,5 +145,7 @@ fn read_include_from(
         },
     };
     let id = files::read(fs, sources, &path)?;
-    Ok(Some((id, files::parse(sources.file(id), id)?)))
+    let parsed = files::parse(sources.file(id), id)?;
+    sources.file_mut(id).pack();
+    Ok(Some((id, parsed)))
 }
