@@ -79,11 +79,21 @@ impl SourceFile {
 
     /// Compresses the text once the file is parsed, when it is ASCII only (a file with other
     /// characters keeps its text: its columns count characters, read from the text).
-    pub fn pack(&mut self) {
-        if let Text::Held(text) = &self.text
-            && text.is_ascii()
-        {
-            self.text = Text::Packed(lz4_flex::block::compress_prepend_size(text.as_bytes()).into());
+    pub fn pack(&mut self, packer: &mut Packer) {
+        let Text::Held(text) = &self.text else { return };
+        if !text.is_ascii() {
+            return;
+        }
+        // the length first, as `decompress_size_prepended` reads it
+        let needed = 4 + lz4_flex::block::get_maximum_output_size(text.len());
+        if packer.out.len() < needed {
+            packer.out.resize(needed, 0);
+        }
+        packer.out[..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
+        let out = &mut packer.out[4..needed];
+        // a text that does not compress (it cannot fail: `out` has the room) stays whole
+        if let Ok(written) = lz4_flex::block::compress_into_with_table(text.as_bytes(), out, &mut packer.table) {
+            self.text = Text::Packed(packer.out[..4 + written].into());
         }
     }
 
@@ -122,6 +132,14 @@ impl SourceFile {
         }
         at
     }
+}
+
+/// What [`SourceFile::pack`] compresses with, kept from one file to the next: its table and
+/// buffer are not allocated and zeroed again for each of 2,000 files.
+#[derive(Default)]
+pub struct Packer {
+    table: lz4_flex::block::CompressTable,
+    out: Vec<u8>,
 }
 
 /// Every file that contributed to a loaded configuration, in the order read.
@@ -200,13 +218,19 @@ mod tests {
         let text = "<a>\n  <b>1</b>\n</a>\n";
         let mut f = SourceFile::new("a".into(), "a".into(), text.into());
         let held: Vec<_> = (0..text.len() as u32 + 2).map(|o| f.line_col(o)).collect();
-        f.pack();
+        // one packer for every file: a large text, then a smaller one in its buffer
+        let mut packer = Packer::default();
+        let large = "<a>\n".repeat(40_000);
+        let mut l = SourceFile::new("l".into(), "l".into(), large.clone());
+        l.pack(&mut packer);
+        f.pack(&mut packer);
         assert!(matches!(f.text, Text::Packed(_)));
         assert_eq!(f.text().as_str(), text);
+        assert_eq!(l.text().as_str(), large);
         assert_eq!((0..text.len() as u32 + 2).map(|o| f.line_col(o)).collect::<Vec<_>>(), held);
         // other characters keep the text whole: their columns are read from it
         let mut g = SourceFile::new("g".into(), "g".into(), "cé<x>".into());
-        g.pack();
+        g.pack(&mut packer);
         assert!(matches!(g.text, Text::Held(_)));
         assert_eq!(g.line_col(4), (1, 4));
     }

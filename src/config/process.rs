@@ -2,6 +2,7 @@
 //! its fragments merged in path order, its include_from file read and substitutions applied.
 
 use super::*;
+use crate::source::Packer;
 
 /// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
 pub fn process(
@@ -13,7 +14,8 @@ pub fn process(
 ) -> Result<ConfigTree> {
     let main_id = files::read(fs, sources, main)?;
     let mut root = files::parse(sources.file(main_id), main_id)?;
-    sources.file_mut(main_id).pack();
+    let mut packer = Packer::default();
+    sources.file_mut(main_id).pack(&mut packer);
     let mut used = vec![main_id];
     let paths = files::merge_files(fs, main)?;
     let first_id = sources.next_id().0;
@@ -30,7 +32,7 @@ pub fn process(
     crate::parallel::pipeline(&paths, read_and_parse, |read: Result<_>| {
         let (mut file, parsed) = read?;
         // packed on this thread, which would otherwise wait for the parsing workers
-        file.pack();
+        file.pack(&mut packer);
         let id = sources.push(file);
         let fragment = parsed?;
         if !same_root(&root.name, &fragment.name) {
@@ -146,6 +148,6 @@ fn read_include_from(
     };
     let id = files::read(fs, sources, &path)?;
     let parsed = files::parse(sources.file(id), id)?;
-    sources.file_mut(id).pack();
+    sources.file_mut(id).pack(&mut Packer::default());
     Ok(Some((id, parsed)))
 }
