@@ -121,7 +121,7 @@ pub fn register_environment_value(value: &str) {
 /// under review) hold themselves: no secret to their author, and masking one would mask that
 /// text wherever it stands (a user named `default`). One pass over the texts for all of them;
 /// until it is made, every value is masked.
-pub fn settle_environment_values<'t>(texts: impl IntoIterator<Item = &'t str>) {
+pub fn settle_environment_values(texts: impl IntoIterator<Item = impl AsRef<str>>) {
     let mut registry = REGISTRY.write().unwrap_or_else(|poisoned| poisoned.into_inner());
     let unsettled = std::mem::take(&mut registry.unsettled);
     if unsettled.is_empty() {
@@ -130,7 +130,7 @@ pub fn settle_environment_values<'t>(texts: impl IntoIterator<Item = &'t str>) {
     let Ok(searcher) = AhoCorasick::new(&unsettled) else { return };
     let mut held = vec![false; unsettled.len()];
     for text in texts {
-        for found in searcher.find_overlapping_iter(text) {
+        for found in searcher.find_overlapping_iter(text.as_ref()) {
             held[found.pattern().as_usize()] = true;
         }
     }

@@ -2,7 +2,8 @@
 //!
 //! Every node of a merged tree carries an [`Origin`] (file + byte offset). Line and
 //! column are computed on demand from the file's line index, so loading thousands of
-//! fragments stays cheap.
+//! fragments stays cheap. Once parsed, a file's text is kept compressed: only diagnostics
+//! and report snippets read it again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,15 +40,61 @@ pub struct SourceFile {
     pub path: PathBuf,
     /// How the file is shown to the user: relative to the main config's directory when possible.
     pub display: String,
-    pub text: Arc<String>,
-    line_starts: Vec<u32>,
+    text: Text,
+    /// The text's length in bytes.
+    len: usize,
+    line_starts: Box<[u32]>,
+}
+
+/// A file's text: whole while it is parsed, then compressed (2,000 fragments' texts would
+/// otherwise be the largest part of a loaded config's memory, for the few lines that a
+/// diagnostic quotes).
+#[derive(Debug)]
+enum Text {
+    Held(Arc<String>),
+    /// ASCII only (a column is then a byte count, read without the text), LZ4-compressed with
+    /// its length in front.
+    Packed(Box<[u8]>),
 }
 
 impl SourceFile {
     pub fn new(path: PathBuf, display: String, text: String) -> Self {
         let mut line_starts = vec![0u32];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| (i + 1) as u32));
-        SourceFile { path, display, text: Arc::new(text), line_starts }
+        let len = text.len();
+        SourceFile { path, display, text: Text::Held(Arc::new(text)), len, line_starts: line_starts.into() }
+    }
+
+    /// The file's text (the same bytes that were parsed; unpacked anew when packed, not kept).
+    pub fn text(&self) -> Arc<String> {
+        match &self.text {
+            Text::Held(text) => Arc::clone(text),
+            Text::Packed(packed) => {
+                let bytes = lz4_flex::block::decompress_size_prepended(packed)
+                    .expect("the bytes were compressed by `pack` in this process");
+                Arc::new(String::from_utf8(bytes).expect("only ASCII text is packed"))
+            }
+        }
+    }
+
+    /// Compresses the text once the file is parsed, when it is ASCII only (a file with other
+    /// characters keeps its text: its columns count characters, read from the text).
+    pub fn pack(&mut self, packer: &mut Packer) {
+        let Text::Held(text) = &self.text else { return };
+        if !text.is_ascii() {
+            return;
+        }
+        // the length first, as `decompress_size_prepended` reads it
+        let needed = 4 + lz4_flex::block::get_maximum_output_size(text.len());
+        if packer.out.len() < needed {
+            packer.out.resize(needed, 0);
+        }
+        packer.out[..4].copy_from_slice(&(text.len() as u32).to_le_bytes());
+        let out = &mut packer.out[4..needed];
+        // a text that does not compress (it cannot fail: `out` has the room) stays whole
+        if let Ok(written) = lz4_flex::block::compress_into_with_table(text.as_bytes(), out, &mut packer.table) {
+            self.text = Text::Packed(packer.out[..4 + written].into());
+        }
     }
 
     /// 1-based line and column of a byte offset.
@@ -57,11 +104,15 @@ impl SourceFile {
             Err(i) => i - 1,
         };
         let start = self.line_starts[line_index] as usize;
-        let end = (offset as usize).min(self.text.len());
-        // a column counts characters; in ASCII text (most configs) they are its bytes, checked
-        // a word at a time
-        let column =
-            self.text.get(start..end).map_or(end - start, |s| if s.is_ascii() { s.len() } else { s.chars().count() });
+        let end = (offset as usize).min(self.len);
+        // a column counts characters; in ASCII text (most configs, and every packed one) they
+        // are its bytes, checked a word at a time
+        let column = match &self.text {
+            Text::Held(text) => {
+                text.get(start..end).map_or(end - start, |s| if s.is_ascii() { s.len() } else { s.chars().count() })
+            }
+            Text::Packed(_) => end - start,
+        };
         (line_index as u32 + 1, column as u32 + 1)
     }
 
@@ -85,11 +136,14 @@ impl SourceFile {
         }
         at
     }
+}
 
-    /// A miette source for diagnostics that point into this file.
-    pub fn named_source(&self) -> miette::NamedSource<Arc<String>> {
-        miette::NamedSource::new(&self.display, Arc::clone(&self.text))
-    }
+/// What [`SourceFile::pack`] compresses with, kept from one file to the next: its table and
+/// buffer are not allocated and zeroed again for each of 2,000 files.
+#[derive(Default)]
+pub struct Packer {
+    table: lz4_flex::block::CompressTable,
+    out: Vec<u8>,
 }
 
 /// Every file that contributed to a loaded configuration, in the order read.
@@ -129,6 +183,10 @@ impl SourceMap {
         &self.files[id.0 as usize]
     }
 
+    pub fn file_mut(&mut self, id: FileId) -> &mut SourceFile {
+        &mut self.files[id.0 as usize]
+    }
+
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
         self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
     }
@@ -157,5 +215,27 @@ mod tests {
         assert_eq!(f.line_col(3), (2, 1));
         // 'é' is two bytes but one column
         assert_eq!(f.line_col(6), (2, 3));
+    }
+
+    #[test]
+    fn a_packed_file_keeps_its_text_and_positions() {
+        let text = "<a>\n  <b>1</b>\n</a>\n";
+        let mut f = SourceFile::new("a".into(), "a".into(), text.into());
+        let held: Vec<_> = (0..text.len() as u32 + 2).map(|o| f.line_col(o)).collect();
+        // one packer for every file: a large text, then a smaller one in its buffer
+        let mut packer = Packer::default();
+        let large = "<a>\n".repeat(40_000);
+        let mut l = SourceFile::new("l".into(), "l".into(), large.clone());
+        l.pack(&mut packer);
+        f.pack(&mut packer);
+        assert!(matches!(f.text, Text::Packed(_)));
+        assert_eq!(f.text().as_str(), text);
+        assert_eq!(l.text().as_str(), large);
+        assert_eq!((0..text.len() as u32 + 2).map(|o| f.line_col(o)).collect::<Vec<_>>(), held);
+        // other characters keep the text whole: their columns are read from it
+        let mut g = SourceFile::new("g".into(), "g".into(), "cé<x>".into());
+        g.pack(&mut packer);
+        assert!(matches!(g.text, Text::Held(_)));
+        assert_eq!(g.line_col(4), (1, 4));
     }
 }

@@ -36,10 +36,10 @@ const DEFAULT_PASSWORD_ENV: &str = "CLICKHOUSE_DEFAULT_USER_PASSWORD";
 /// The cluster in a manifest file, or `None` when no document is one.
 pub fn render(sources: &mut SourceMap, file: FileId) -> Result<Option<Rendered>> {
     let manifest = sources.file(file);
-    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text.to_string());
+    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text().to_string());
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(&source, origin.offset, 1), message);
-    let documents = read_documents(&source.text, file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
+    let documents = read_documents(&source.text(), file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
     let of_kind =
         |kind: &'static str| documents.iter().filter(move |d| d.get("kind").and_then(Yaml::as_str) == Some(kind));
     let Some(cluster) = of_kind(KIND).next() else { return Ok(None) };

@@ -27,19 +27,20 @@ impl Pointer {
         let loc = file.locate(offset);
         let at = loc.to_string();
         // an offset inside a multi-byte character (a parser's error position) points at it
-        let start = floor_char_boundary(&file.text, (offset as usize).min(file.text.len()));
-        let len = len.min(file.text.len() - start);
-        let text = &file.text;
+        let text = file.text();
+        let start = floor_char_boundary(&text, (offset as usize).min(text.len()));
+        let len = len.min(text.len() - start);
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         if line_end - line_start <= LONG_LINE {
-            return Pointer { src: file.named_source(), span: SourceSpan::new(start.into(), len), at };
+            let src = miette::NamedSource::new(&file.display, text);
+            return Pointer { src, span: SourceSpan::new(start.into(), len), at };
         }
         // A snippet of a very long line (a minified file) would take seconds to lay out: show
         // its part around the position, on the same line number.
-        let from = floor_char_boundary(text, start.saturating_sub(LONG_LINE / 2).max(line_start));
+        let from = floor_char_boundary(&text, start.saturating_sub(LONG_LINE / 2).max(line_start));
         let to =
-            floor_char_boundary(text, (start + LONG_LINE / 2).min(line_end)).max(start + len.min(line_end - start));
+            floor_char_boundary(&text, (start + LONG_LINE / 2).min(line_end)).max(start + len.min(line_end - start));
         let mut window = "\n".repeat(loc.line as usize - 1);
         let span_start = window.len() + start - from;
         window.push_str(&text[from..to]);

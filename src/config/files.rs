@@ -103,7 +103,7 @@ pub fn parse(file: &SourceFile, id: FileId) -> Result<Element> {
     match extension.as_deref() {
         Some("xml") => xml::parse(file, id),
         Some("yaml" | "yml") => yaml::parse(file, id),
-        _ if file.text.trim_start().starts_with('<') => xml::parse(file, id),
+        _ if file.text().trim_start().starts_with('<') => xml::parse(file, id),
         _ => yaml::parse(file, id),
     }
 }

@@ -28,6 +28,7 @@ pub mod yaml;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use base::{Base, Mount};
 pub use error::ConfigError;
@@ -138,7 +139,9 @@ pub fn load_with(fs: &dyn ConfigFs, main: &Path, options: &LoadOptions) -> Resul
 
 /// The values the config took from the environment that its files hold are no secret.
 fn settle_environment_values(sources: &SourceMap) {
-    crate::redact::settle_environment_values(sources.files().map(|(_, file)| file.text.as_str()));
+    // the texts are unpacked only when a value is to be looked for (an unpacked text is
+    // this call's own: taken, not copied)
+    crate::redact::settle_environment_values(sources.files().map(|(_, file)| Arc::unwrap_or_clone(file.text())));
 }
 
 /// The directory of `main` that `--base` mounts over the base, which must exist: a mistyped
@@ -226,7 +229,7 @@ fn load_manifest(
     }
     let mut sources = SourceMap::new(base_dir.to_path_buf());
     let id = files::read(fs, &mut sources, main)?;
-    if !manifest::may_be_manifest(&sources.file(id).text) {
+    if !manifest::may_be_manifest(&sources.file(id).text()) {
         return Ok(None);
     }
     let rendered = match clickhouse_operator::render(&mut sources, id)? {

@@ -2,6 +2,7 @@
 //! its fragments merged in path order, its include_from file read and substitutions applied.
 
 use super::*;
+use crate::source::Packer;
 
 /// ClickHouse's ConfigProcessor::processConfig: parse, merge fragments, substitute.
 pub fn process(
@@ -13,6 +14,8 @@ pub fn process(
 ) -> Result<ConfigTree> {
     let main_id = files::read(fs, sources, main)?;
     let mut root = files::parse(sources.file(main_id), main_id)?;
+    let mut packer = Packer::default();
+    sources.file_mut(main_id).pack(&mut packer);
     let mut used = vec![main_id];
     let paths = files::merge_files(fs, main)?;
     let first_id = sources.next_id().0;
@@ -27,7 +30,9 @@ pub fn process(
         Ok((file, parsed))
     };
     crate::parallel::pipeline(&paths, read_and_parse, |read: Result<_>| {
-        let (file, parsed) = read?;
+        let (mut file, parsed) = read?;
+        // packed on this thread, which would otherwise wait for the parsing workers
+        file.pack(&mut packer);
         let id = sources.push(file);
         let fragment = parsed?;
         if !same_root(&root.name, &fragment.name) {
@@ -142,5 +147,7 @@ fn read_include_from(
         },
     };
     let id = files::read(fs, sources, &path)?;
-    Ok(Some((id, files::parse(sources.file(id), id)?)))
+    let parsed = files::parse(sources.file(id), id)?;
+    sources.file_mut(id).pack(&mut Packer::default());
+    Ok(Some((id, parsed)))
 }

@@ -256,7 +256,9 @@ fn comment_into(out: &mut String, text: &str) {
 
 fn escape_into(out: &mut String, s: &str, attribute: bool) {
     let mut rest = s;
-    while let Some(i) = rest.find(|c| matches!(c, '&' | '<' | '>') || (attribute && c == '"')) {
+    // byte by byte: the escaped characters are ASCII, and a search by `char` decodes each one
+    let special = |b: u8| matches!(b, b'&' | b'<' | b'>') || (attribute && b == b'"');
+    while let Some(i) = rest.bytes().position(special) {
         out.push_str(&rest[..i]);
         out.push_str(match rest.as_bytes()[i] {
             b'&' => "&amp;",

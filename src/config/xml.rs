@@ -14,8 +14,9 @@ pub const MAX_DEPTH: usize = 1000;
 
 /// Parses one XML file (`source`, numbered `file` in its source map) into its root element.
 pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
-    let body = source.text.strip_prefix('\u{feff}').unwrap_or(&source.text);
-    let bom = source.text.len() - body.len();
+    let text = source.text();
+    let body = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let bom = text.len() - body.len();
     let at = |offset: u64| Origin { file, offset: (offset as usize + bom) as u32 };
     let fail =
         |offset: u64, message: String| ConfigError::syntax(Pointer::in_file(source, at(offset).offset, 1), message);

@@ -17,7 +17,7 @@ const LATEST_PARSER_VERSION: i64 = 2;
 pub fn parse(source: &SourceFile, file: FileId) -> Result<Element> {
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(source, origin.offset, 1), message);
-    let document = read_document(&source.text, file).map_err(|(origin, message)| fail(origin, message))?;
+    let document = read_document(&source.text(), file).map_err(|(origin, message)| fail(origin, message))?;
     let mut root = Element::new("clickhouse", Origin { file, offset: 0 });
     let mut converter = Converter { version: 1 };
     let mut extra = Vec::new();

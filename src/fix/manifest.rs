@@ -52,7 +52,7 @@ impl ManifestEdit {
             fixes: 0,
         };
         // the manifest's text as the audit read it
-        let manifest = loaded.server.files.first().map(|id| loaded.sources.file(*id).text.to_string());
+        let manifest = loaded.server.files.first().map(|id| loaded.sources.file(*id).text().to_string());
         if let (Some(installation), Some(text)) = (&loaded.manifest, manifest) {
             edit.before = text;
             edit.text = edit.before.clone();

@@ -377,7 +377,7 @@ struct MaskedFiles(std::collections::HashMap<String, String>);
 
 impl MaskedFiles {
     fn get(&mut self, file: &crate::config::source::SourceFile) -> &str {
-        self.0.entry(file.display.clone()).or_insert_with(|| mask::mask_source(&file.text).into_owned())
+        self.0.entry(file.display.clone()).or_insert_with(|| mask::mask_source(&file.text()).into_owned())
     }
 }
 

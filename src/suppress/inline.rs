@@ -14,8 +14,10 @@ pub fn collect(sources: &SourceMap) -> (Vec<Ignore>, Vec<SuppressionError>) {
     let mut errors = Vec::new();
     // one fast scan per file: most have no ignore comment
     let finder = memchr::memmem::Finder::new(MARKER);
-    for (id, file) in sources.files().filter(|(_, f)| finder.find(f.text.as_bytes()).is_some()) {
-        let lines: Vec<&str> = file.text.lines().collect();
+    for (id, file, text) in
+        sources.files().map(|(id, f)| (id, f, f.text())).filter(|(_, _, text)| finder.find(text.as_bytes()).is_some())
+    {
+        let lines: Vec<&str> = text.lines().collect();
         let mut offset = 0usize;
         for (index, line) in lines.iter().enumerate() {
             if let Some(at) = line.find(MARKER) {

@@ -44,7 +44,7 @@ pub fn load(path: &Path, resolve: &dyn Fn(&str) -> Vec<Location>) -> Result<Vec<
             help.map(str::to_string),
         ))
     };
-    let doc = read_document(&file.text, id).map_err(|(o, m)| vec![error(o, m, None)])?;
+    let doc = read_document(&file.text(), id).map_err(|(o, m)| vec![error(o, m, None)])?;
     if let Yaml::Mapping(pairs, _) = &doc {
         let unknown = pairs.iter().filter_map(|(k, _)| Some((k, k.as_str()?))).find(|(_, k)| *k != "ignore");
         if let Some((key, name)) = unknown {

@@ -81,7 +81,7 @@ pub(super) fn file_fragment(
     content: &str,
     at: Origin,
 ) -> Result<Option<Element>> {
-    let file = match in_place(&manifest.text, at.offset as usize, content) {
+    let file = match in_place(&manifest.text(), at.offset as usize, content) {
         Some(text) => SourceFile::new(manifest.path.clone(), manifest.display.clone(), text),
         None => SourceFile::new(
             manifest.path.with_file_name(format!("{}#{name}", manifest.display)),

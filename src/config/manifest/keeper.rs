@@ -35,11 +35,11 @@ const RAFT_PORT_SETTING: &str = "keeper_server/raft_configuration/server/port";
 /// when no document is one. The users tree is empty: the operator writes no users for Keeper.
 pub fn render_keeper(sources: &mut SourceMap, file: FileId, defaults: Vec<Element>) -> Result<Option<Rendered>> {
     let manifest = sources.file(file);
-    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text.to_string());
+    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text().to_string());
     let source = &source;
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(source, origin.offset, 1), message);
-    let documents = read_documents(&source.text, file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
+    let documents = read_documents(&source.text(), file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
     let Some(installation) = documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND))
     else {
         return Ok(None);

@@ -57,7 +57,7 @@ pub const KEEPER_KIND: &str = "ClickHouseKeeperInstallation";
 /// The ClickHouseKeeperInstallations beside the audited ClickHouseInstallation, each a warning
 /// that it is not audited in this run (one configuration is audited per run).
 pub fn keepers_not_audited(source: &SourceFile, file: FileId) -> Vec<ConfigError> {
-    let Ok(documents) = read_documents(&source.text, file, MAX_DOCUMENTS) else { return Vec::new() };
+    let Ok(documents) = read_documents(&source.text(), file, MAX_DOCUMENTS) else { return Vec::new() };
     documents
         .iter()
         .filter(|d| d.get("kind").and_then(Yaml::as_str) == Some(KEEPER_KIND))
@@ -85,7 +85,7 @@ pub fn may_be_manifest(text: &str) -> bool {
 /// holds, or `None` when the file is not a Kubernetes manifest after all (a ClickHouse YAML
 /// config that mentions the words).
 pub fn no_clickhouse_kind(source: &SourceFile, file: FileId) -> Option<ConfigError> {
-    let documents = read_documents(&source.text, file, MAX_DOCUMENTS).ok()?;
+    let documents = read_documents(&source.text(), file, MAX_DOCUMENTS).ok()?;
     let kinds: Vec<&str> = documents
         .iter()
         .filter(|d| d.get("apiVersion").is_some())
@@ -143,11 +143,11 @@ pub type Defaults = (Vec<Element>, Vec<Element>);
 /// document is one.
 pub fn render(sources: &mut SourceMap, file: FileId, defaults: Defaults) -> Result<Option<Rendered>> {
     let manifest = sources.file(file);
-    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text.to_string());
+    let source = SourceFile::new(manifest.path.clone(), manifest.display.clone(), manifest.text().to_string());
     let source = &source;
     let fail =
         |origin: Origin, message: String| ConfigError::syntax(Pointer::in_file(source, origin.offset, 1), message);
-    let documents = read_documents(&source.text, file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
+    let documents = read_documents(&source.text(), file, MAX_DOCUMENTS).map_err(|(o, m)| fail(o, m))?;
     let Some(installation) =
         documents.iter().find(|d| d.get("kind").and_then(Yaml::as_str).is_some_and(|k| KINDS.contains(&k)))
     else {

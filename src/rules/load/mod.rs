@@ -40,7 +40,7 @@ pub fn parse_rule(
     let file = sources.file(id);
     let doc = match events {
         Some(events) => read_recorded(events, id),
-        None => read_document(&file.text, id),
+        None => read_document(&file.text(), id),
     }
     .map_err(|(origin, message)| vec![invalid(sources, origin, message, "here", None)])?;
     let mut p = Parser { sources, errors: Vec::new(), doc: &doc, defer };
