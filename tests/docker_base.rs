@@ -210,6 +210,19 @@ fn entrypoint_file(env: &[(&str, &str)]) -> Option<String> {
     )
 }
 
+/// `dir/deploy`: a tree of one config.d fragment, which leaves the default user as the
+/// image has it.
+fn default_left_alone(dir: &Path) -> PathBuf {
+    let tree = dir.join("deploy");
+    std::fs::create_dir_all(tree.join("config.d")).unwrap();
+    std::fs::write(
+        tree.join("config.d/logger.xml"),
+        "<clickhouse><logger><level>warning</level></logger></clickhouse>",
+    )
+    .unwrap();
+    tree
+}
+
 /// A tree that leaves the default user alone, in the three environments the entrypoint tells
 /// apart: the real clickhouse-server 25.8, given the image's files, the tree's and the file
 /// the entrypoint writes, merges the users as `config show --base image --env ...` prints
@@ -218,13 +231,7 @@ fn entrypoint_file(env: &[(&str, &str)]) -> Option<String> {
 #[test]
 fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
     let scratch = tempfile::tempdir().unwrap();
-    let tree = scratch.path().join("deploy");
-    std::fs::create_dir_all(tree.join("config.d")).unwrap();
-    std::fs::write(
-        tree.join("config.d/logger.xml"),
-        "<clickhouse><logger><level>warning</level></logger></clickhouse>",
-    )
-    .unwrap();
+    let tree = default_left_alone(scratch.path());
     let cases: [(&[(&str, &str)], bool); 3] = [
         (&[], false),
         (&[("CLICKHOUSE_SKIP_USER_SETUP", "1")], true),
@@ -287,13 +294,7 @@ fn the_entrypoints_user_setup_is_read_with_the_containers_environment() {
 #[test]
 fn a_users_fix_over_the_image_keeps_the_entrypoints_default_in_the_container() {
     let scratch = tempfile::tempdir().unwrap();
-    let tree = scratch.path().join("deploy");
-    std::fs::create_dir_all(tree.join("config.d")).unwrap();
-    std::fs::write(
-        tree.join("config.d/logger.xml"),
-        "<clickhouse><logger><level>warning</level></logger></clickhouse>",
-    )
-    .unwrap();
+    let tree = default_left_alone(scratch.path());
     let rule = "default-user-access-management";
     let (code, stdout, stderr) =
         support::chaudit(scratch.path(), &["fix", "--config", "deploy", "--base", "image", "--select", rule]);

@@ -8,8 +8,8 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use chaudit::audit::RulesRequest;
-use chaudit::config::LoadOptions;
-use chaudit::fix::{FixRequest, run};
+use chaudit::config::{Base, LoadOptions};
+use chaudit::fix::{FixOutcome, FixRequest, run};
 use chaudit::rules::RulePack;
 use chaudit::rules::schema::{Expectation, Severity};
 
@@ -62,68 +62,119 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-#[test]
-fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
+/// `chaudit fix` run on a copy of one rule's must-fire fixture.
+struct Fixed {
+    rule_id: String,
+    fixture: PathBuf,
+    /// The fixed copy (`tree`) lives here.
+    _dir: tempfile::TempDir,
+    tree: PathBuf,
+    /// The rule and the fixture, as a failure names them.
+    case: String,
+    outcome: FixOutcome,
+}
+
+/// How a fixture is laid out for `chaudit fix`.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// As it is.
+    Alone,
+    /// Its files over the official image's (`--base image`), replacing config.xml and users.xml.
+    OverImage,
+    /// Its config.xml as the first config.d/ fragment over the image's files, without its
+    /// users.xml: the image's users and the users file its entrypoint writes stay.
+    FragmentOverImage,
+}
+
+/// `chaudit fix` on a copy of every must-fire fixture of every rule with a config fix, laid
+/// out as `layout` says; and the runs that failed, as failures.
+fn fix_every_fixture(layout: Layout) -> (Vec<Fixed>, Vec<String>) {
     let pack = RulePack::load(false, &[support::repo_root().join("rules")]).expect("the rule pack loads");
-    let (mut cases, mut cleared, mut started, mut engine_cases, mut rescued, mut yours) = (0, 0, 0, 0, 0, 0);
-    let mut failures = Vec::new();
-    let mut proven = std::collections::BTreeSet::new();
+    let (mut fixed, mut failed) = (Vec::new(), Vec::new());
     for rule in pack.rules.iter().filter(|r| !r.remediation.config.is_empty()) {
         for test in rule.tests.iter().filter(|t| t.expect == Expectation::Fires) {
             let Some(_) = main_config(&test.fixture) else { continue };
             let dir = tempfile::tempdir().unwrap();
             let tree = copy_fixture(&test.fixture, dir.path());
-            let main = main_config(&tree).unwrap();
-            cases += 1;
-            let request = fix_request(main.clone(), LoadOptions::for_fixture(&tree), test.version);
-            let case = format!("{} on {}", rule.id, test.fixture.display());
-            let outcome = match run(&request) {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    failures.push(format!("{case}: chaudit fix failed: {e}"));
+            let mut main = main_config(&tree).unwrap();
+            if layout == Layout::FragmentOverImage {
+                if !main.ends_with("config.xml") {
                     continue;
                 }
+                std::fs::create_dir_all(tree.join("config.d")).unwrap();
+                std::fs::rename(&main, tree.join("config.d/00-fixture.xml")).unwrap();
+                let _ = std::fs::remove_file(tree.join("users.xml"));
+                main = tree.join("config.xml");
+            }
+            let base = (layout != Layout::Alone).then_some(Base::Image);
+            let load = LoadOptions { base, ..LoadOptions::for_fixture(&tree) };
+            let over = match layout {
+                Layout::Alone => "",
+                Layout::OverImage => " over the image",
+                Layout::FragmentOverImage => " as a fragment over the image",
             };
-            let mine_applied = outcome.applied.iter().any(|i| i.rule_id == rule.id);
-            let mine_remaining: Vec<_> = outcome.remaining.iter().filter(|(i, _)| i.rule_id == rule.id).collect();
-            // a fixture whose fix is the user's (the rule renders no fragment for it) is told so
-            if !mine_applied && outcome.needs_user.iter().any(|(i, _)| i.rule_id == rule.id) {
-                yours += 1;
-                continue;
+            let case = format!("{} on {}{over}", rule.id, test.fixture.display());
+            match run(&fix_request(main, load, test.version)) {
+                Ok(outcome) => fixed.push(Fixed {
+                    rule_id: rule.id.clone(),
+                    fixture: test.fixture.clone(),
+                    case,
+                    outcome,
+                    _dir: dir,
+                    tree,
+                }),
+                Err(e) => failed.push(format!("{case}: chaudit fix failed: {e}")),
             }
-            if !mine_applied {
-                failures.push(format!("{case}: the fix was not applied ({:?})", outcome.needs_user));
-                continue;
+        }
+    }
+    (fixed, failed)
+}
+
+#[test]
+fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
+    let (mut cleared, mut started, mut engine_cases, mut rescued, mut yours) = (0, 0, 0, 0, 0);
+    let (fixed, mut failures) = fix_every_fixture(Layout::Alone);
+    let cases = fixed.len() + failures.len();
+    let mut proven = std::collections::BTreeSet::new();
+    for Fixed { rule_id, fixture, tree, case, outcome, .. } in fixed {
+        let mine_applied = outcome.applied.iter().any(|i| i.rule_id == rule_id);
+        let mine_remaining: Vec<_> = outcome.remaining.iter().filter(|(i, _)| i.rule_id == rule_id).collect();
+        // a fixture whose fix is the user's (the rule renders no fragment for it) is told so
+        if !mine_applied && outcome.needs_user.iter().any(|(i, _)| i.rule_id == rule_id) {
+            yours += 1;
+            continue;
+        }
+        if !mine_applied {
+            failures.push(format!("{case}: the fix was not applied ({:?})", outcome.needs_user));
+            continue;
+        }
+        if !mine_remaining.is_empty() || !outcome.introduced.is_empty() {
+            failures.push(format!(
+                "{case}: the re-audit still fires ({mine_remaining:?}) or reports new findings ({:?})",
+                outcome.introduced
+            ));
+            continue;
+        }
+        cleared += 1;
+        if has_yaml(&fixture) {
+            continue;
+        }
+        engine_cases += 1;
+        let original_dir = tempfile::tempdir().unwrap();
+        let original = support::engine_start(&copy_fixture(&fixture, original_dir.path()));
+        let fixed = support::engine_start(&tree);
+        if fixed.started {
+            started += 1;
+            if !original.started {
+                rescued += 1;
             }
-            if !mine_remaining.is_empty() || !outcome.introduced.is_empty() {
-                failures.push(format!(
-                    "{case}: the re-audit still fires ({mine_remaining:?}) or reports new findings ({:?})",
-                    outcome.introduced
-                ));
-                continue;
-            }
-            cleared += 1;
-            if has_yaml(&test.fixture) {
-                continue;
-            }
-            engine_cases += 1;
-            let original_dir = dir.path().join("original");
-            std::fs::create_dir_all(&original_dir).unwrap();
-            let original = support::engine_start(&copy_fixture(&test.fixture, &original_dir));
-            let fixed = support::engine_start(&tree);
-            if fixed.started {
-                started += 1;
-                if !original.started {
-                    rescued += 1;
-                }
-                proven.insert(rule.id.clone());
-            } else {
-                failures.push(format!(
-                    "{case}: the fixed tree does not start (the original {}): {:?}",
-                    if original.started { "did" } else { "did not either" },
-                    fixed.errors
-                ));
-            }
+            proven.insert(rule_id);
+        } else {
+            failures.push(format!(
+                "{case}: the fixed tree does not start (the original {}): {:?}",
+                if original.started { "did" } else { "did not either" },
+                fixed.errors
+            ));
         }
     }
     eprintln!(
@@ -136,45 +187,31 @@ fn every_config_fix_clears_its_finding_and_the_fixed_tree_starts() {
 
 /// Every rule's config fix where its must-fire fixture is a container's /etc/clickhouse-server
 /// over the official image (`--base image`, the image's entrypoint writing its users file
-/// from an empty environment): wherever the rule fires there, its fix clears it and brings
-/// no new finding. (A users fix that changes `default` ends the entrypoint's restriction of
+/// from an empty environment), its files mounted over the image's or its config.xml a
+/// config.d/ fragment: wherever the rule fires there, its fix clears it and brings no new
+/// finding. (A users fix that changes `default` ends the entrypoint's restriction of
 /// it to the container; the fix must keep it there itself.)
 #[test]
 fn every_config_fix_over_the_image_clears_its_finding_and_brings_nothing() {
-    let pack = RulePack::load(false, &[support::repo_root().join("rules")]).expect("the rule pack loads");
-    let (mut cases, mut fired) = (0, 0);
-    let mut failures = Vec::new();
-    for rule in pack.rules.iter().filter(|r| !r.remediation.config.is_empty()) {
-        for test in rule.tests.iter().filter(|t| t.expect == Expectation::Fires) {
-            let Some(_) = main_config(&test.fixture) else { continue };
-            let dir = tempfile::tempdir().unwrap();
-            let tree = copy_fixture(&test.fixture, dir.path());
-            let main = main_config(&tree).unwrap();
-            cases += 1;
-            let load = LoadOptions { base: Some(chaudit::config::Base::Image), ..LoadOptions::for_fixture(&tree) };
-            let case = format!("{} on {} over the image", rule.id, test.fixture.display());
-            let outcome = match run(&fix_request(main, load, test.version)) {
-                Ok(outcome) => outcome,
-                Err(e) => {
-                    failures.push(format!("{case}: chaudit fix failed: {e}"));
-                    continue;
-                }
-            };
-            // over the image's files and entrypoint the rule need not fire
-            if !outcome.applied.iter().any(|i| i.rule_id == rule.id) {
-                continue;
-            }
-            fired += 1;
-            let mine_remaining: Vec<_> = outcome.remaining.iter().filter(|(i, _)| i.rule_id == rule.id).collect();
-            if !mine_remaining.is_empty() || !outcome.introduced.is_empty() {
-                failures.push(format!(
-                    "{case}: the re-audit still fires ({mine_remaining:?}) or reports new findings ({:?})",
-                    outcome.introduced
-                ));
-            }
+    let (over, mut failures) = fix_every_fixture(Layout::OverImage);
+    let (fragments, fragment_failures) = fix_every_fixture(Layout::FragmentOverImage);
+    failures.extend(fragment_failures);
+    let (cases, mut fired) = (over.len() + fragments.len() + failures.len(), 0);
+    for Fixed { rule_id, case, outcome, .. } in over.into_iter().chain(fragments) {
+        // over the image's files and entrypoint the rule need not fire
+        if !outcome.applied.iter().any(|i| i.rule_id == rule_id) {
+            continue;
+        }
+        fired += 1;
+        let mine_remaining: Vec<_> = outcome.remaining.iter().filter(|(i, _)| i.rule_id == rule_id).collect();
+        if !mine_remaining.is_empty() || !outcome.introduced.is_empty() {
+            failures.push(format!(
+                "{case}: the re-audit still fires ({mine_remaining:?}) or reports new findings ({:?})",
+                outcome.introduced
+            ));
         }
     }
-    eprintln!("{cases} fixture(s) over the image; {fired} with the rule's finding, fixed");
+    eprintln!("{cases} fixture layout(s) over the image; {fired} with the rule's finding, fixed");
     assert!(fired > 0, "no fixture's rule fires over the image");
     assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
 }
