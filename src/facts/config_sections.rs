@@ -72,8 +72,8 @@ pub struct OpenSslClient {
 pub struct InterserverCredentials {
     /// a request without credentials is accepted: <allow_empty> is on, or the user and its password are both empty
     pub accepts_none: bool,
-    /// its <user>, when the <password> is empty: whoever names the user is accepted
-    pub passwordless_user: Option<String>,
+    /// its <user> has an empty <password>: whoever names the user is accepted (the name is not kept: the report masks it as part of the credentials)
+    pub empty_password: bool,
     /// the section
     pub at: Location,
 }
@@ -213,7 +213,7 @@ pub fn interserver_credentials(root: &Element, at: &dyn Fn(Origin) -> Location) 
     let allow_empty = section.child("allow_empty").is_some_and(|a| super::config::is_true(&a.value()));
     Some(InterserverCredentials {
         accepts_none: allow_empty || (user.is_empty() && password.is_empty()),
-        passwordless_user: (!user.is_empty() && password.is_empty()).then_some(user),
+        empty_password: !user.is_empty() && password.is_empty(),
         at: at(section.origin),
     })
 }
@@ -296,5 +296,5 @@ crate::fact_object!(LogSection { present, at, settings, ttl, engine });
 crate::fact_object!(LogUnknownElement { log, element, at, suggestion });
 crate::fact_object!(PlaintextCredential { element, kind, path, at });
 crate::fact_object!(OpenSslClient { verification_mode, invalid_certificate_handler, at });
-crate::fact_object!(InterserverCredentials { accepts_none, passwordless_user, at });
+crate::fact_object!(InterserverCredentials { accepts_none, empty_password, at });
 crate::fact_object!(Logger { level, at });
